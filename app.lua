@@ -1,0 +1,8 @@
+-- app.lua — who this app is. Every field is optional.
+return {
+  name = "gift-server",
+  version = "0.1.0",
+  title = "Gift ideas",
+  instructions = "Use suggest_gifts to find presents within a budget. "
+    .. "The gift catalog is the resource mcp://gift-server/resources/gift_catalog.",
+}

@@ -1,0 +1,249 @@
+/* app.c — load an app folder into a fresh lua_State (see app.h). */
+#include "app.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <lua-cjson.h>
+
+#include "lua_api.h"
+
+extern const struct {
+  const char *name;
+  const char *src;
+  size_t len;
+} luamcp_embedded[];
+
+/* Refuse only growth past the ceiling, as Lua's own test allocator does:
+   shrinking and freeing must always succeed. */
+static void *app_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  app *a = ud;
+  if (!ptr) osize = 0;
+  if (nsize == 0) {
+    free(ptr);
+    a->mem_used -= osize;
+    return NULL;
+  }
+  if (nsize > osize && a->mem_ceiling && a->mem_used + (nsize - osize) > a->mem_ceiling)
+    return NULL;
+  void *p = realloc(ptr, nsize);
+  if (p) a->mem_used = a->mem_used - osize + nsize;
+  return p;
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* The traceback goes to *traceback (when given); the message left on the
+   stack is the error's own first part, which names file:line. */
+int app_pcall(lua_State *L, int nargs, int nresults, buf *traceback) {
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  int status = lua_pcall(L, nargs, nresults, base);
+  lua_remove(L, base);
+  if (status != LUA_OK) {
+    size_t n;
+    const char *full = lua_tolstring(L, -1, &n);
+    if (!full) full = "(error)", n = 7;
+    const char *tb = strstr(full, "\nstack traceback:");
+    if (traceback) buf_put(traceback, full, n);
+    if (tb) {
+      lua_pushlstring(L, full, (size_t)(tb - full));
+      lua_remove(L, -2);
+    }
+  }
+  return status;
+}
+
+static bool read_file(const char *path, buf *out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_put(out, chunk, n);
+  bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}
+
+/* Load and run one script file in its own environment (a table that reads
+   through to _G). Pushes the environment and the chunk's first result. */
+static bool run_script(app *a, const char *path, const char *shown, buf *errors) {
+  lua_State *L = a->L;
+  buf src;
+  buf_init(&src);
+  if (!read_file(path, &src)) {
+    buf_printf(errors, "%s: cannot read: %s\n", shown, strerror(errno));
+    buf_free(&src);
+    return false;
+  }
+  char chunkname[1024];
+  snprintf(chunkname, sizeof chunkname, "@%s", shown);
+  int status = luaL_loadbufferx(L, src.p ? src.p : "", src.len, chunkname, "t");
+  buf_free(&src);
+  if (status != LUA_OK) {
+    buf_printf(errors, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_newtable(L); /* env */
+  lua_createtable(L, 0, 1);
+  lua_pushglobaltable(L);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setupvalue(L, -3, 1); /* the chunk's _ENV */
+  lua_insert(L, -2);        /* env, chunk */
+  if (app_pcall(L, 0, 1, NULL) != LUA_OK) {
+    buf_printf(errors, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 2);
+    return false;
+  }
+  return true;
+}
+
+static int is_lua_file(const struct dirent *d) {
+  size_t n = strlen(d->d_name);
+  return d->d_name[0] != '.' && n > 4 && strcmp(d->d_name + n - 4, ".lua") == 0;
+}
+
+static void join(char *out, size_t cap, const char *dir, const char *name) {
+  if (strcmp(dir, ".") == 0) snprintf(out, cap, "%s", name);
+  else snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* Run every .lua file of scripts/ in name order; report every failing file. */
+static bool load_scripts(app *a, buf *errors) {
+  char dir[4096];
+  join(dir, sizeof dir, a->dir, "scripts");
+  struct dirent **names;
+  int n = scandir(dir, &names, is_lua_file, alphasort);
+  if (n < 0) {
+    buf_printf(errors, "%s: cannot open the scripts folder: %s\n", dir, strerror(errno));
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    char path[4096 + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+    if (run_script(a, path, path, errors)) lua_pop(a->L, 2);
+    else ok = false;
+    free(names[i]);
+  }
+  free(names);
+  return ok;
+}
+
+static int get_ref(lua_State *L, int module, const char *name) {
+  lua_getfield(L, module, name);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+app *app_load(const char *dir, size_t page_size, buf *errors) {
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    buf_printf(errors, "%s: not an app folder (%s)\n", dir,
+               errno ? strerror(errno) : "not a directory");
+    return NULL;
+  }
+  app *a = calloc(1, sizeof *a);
+  a->dir = strdup(dir);
+  a->L = lua_newstate(app_alloc, a);
+  if (!a->L) {
+    buf_puts(errors, "cannot create a Lua state: out of memory\n");
+    app_free(a);
+    return NULL;
+  }
+  lua_State *L = a->L;
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_cjson);
+  lua_setfield(L, -2, "cjson");
+  lua_pop(L, 1);
+
+  /* scripts may require their own modules from DIR/lib */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  lua_pushfstring(L, "%s/lib/?.lua;%s/lib/?/init.lua;%s", dir, dir, lua_tostring(L, -1));
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+
+  /* the registration table that lua/mcp.lua fills */
+  lua_createtable(L, 0, 4);
+  int reg = lua_gettop(L);
+  static const char *const lists[] = {"tools", "resources", "templates", "prompts"};
+  for (size_t i = 0; i < 4; i++) {
+    lua_newtable(L);
+    lua_setfield(L, reg, lists[i]);
+  }
+  if (luaL_loadbufferx(L, luamcp_embedded[0].src, luamcp_embedded[0].len, "=mcp.lua", "t") !=
+      LUA_OK) {
+    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+    app_free(a);
+    return NULL;
+  }
+  lua_api_push_core(L);
+  lua_pushvalue(L, reg);
+  if (app_pcall(L, 2, 1, NULL) != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+    app_free(a);
+    return NULL;
+  }
+  int module = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, module);
+  lua_setfield(L, -2, "mcp");
+  lua_pop(L, 1);
+  a->tool_result = get_ref(L, module, "_tool_result");
+  a->prompt_result = get_ref(L, module, "_prompt_result");
+  a->resource_result = get_ref(L, module, "_resource_result");
+
+  /* app.lua: either returns a table, or sets globals in its environment */
+  char path[4096];
+  join(path, sizeof path, dir, "app.lua");
+  int info = 0;
+  bool ok = true;
+  if (access(path, F_OK) == 0) {
+    if (run_script(a, path, path, errors)) {
+      info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
+    } else {
+      ok = false;
+    }
+  }
+  if (!load_scripts(a, errors)) ok = false;
+  if (ok) a->reg = registry_build(L, reg, info, page_size, errors);
+  lua_settop(L, 0);
+  if (!ok || !a->reg) {
+    app_free(a);
+    return NULL;
+  }
+  lua_gc(L, LUA_GCCOLLECT);
+  return a;
+}
+
+void app_free(app *a) {
+  if (!a) return;
+  if (a->L) {
+    registry_free(a->reg, a->L);
+    lua_close(a->L);
+  }
+  free(a->dir);
+  free(a);
+}

@@ -1,0 +1,35 @@
+/* app.h — one loaded version of an app folder: its lua_State (with the
+ * memory-accounting allocator), the mcp module, and the registry snapshot
+ * built from its scripts. A reload makes a new app; the old one lives until
+ * its last in-flight call ends (refs). */
+#ifndef LUAMCP_APP_H
+#define LUAMCP_APP_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "registry.h"
+
+typedef struct app {
+  lua_State *L;
+  char *dir;
+  registry *reg;
+  int refs;
+  /* refs into L for the result shapers in lua/mcp.lua */
+  int tool_result, prompt_result, resource_result;
+  /* allocator accounting: bytes in use, and while a call runs, the most it
+     may reach (0 = no ceiling) */
+  size_t mem_used, mem_ceiling;
+} app;
+
+/* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns NULL and
+   appends one "file:line: message" line per problem to errors. */
+app *app_load(const char *dir, size_t page_size, buf *errors);
+void app_free(app *a);
+
+/* Call the function on top of L's stack with nargs under lua_pcall and a
+   traceback handler; on error leaves the message (first line: file:line:
+   message) and returns the status. The one protected-call helper. */
+int app_pcall(lua_State *L, int nargs, int nresults, buf *traceback);
+
+#endif

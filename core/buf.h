@@ -1,0 +1,30 @@
+/* buf.h — a growable byte buffer: the one way the core builds output. */
+#ifndef LUAMCP_BUF_H
+#define LUAMCP_BUF_H
+
+#include <stddef.h>
+
+typedef struct buf {
+  char *p;
+  size_t len, cap;
+} buf;
+
+void buf_init(buf *b);
+void buf_free(buf *b);
+/* Make room for n more bytes; aborts on out-of-memory (the core cannot
+   answer anything sensible without memory, and half a reply is worse). */
+void buf_reserve(buf *b, size_t n);
+void buf_put(buf *b, const void *p, size_t n);
+void buf_puts(buf *b, const char *s);
+void buf_printf(buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline void buf_putc(buf *b, char c) {
+  if (b->len == b->cap) buf_reserve(b, 1);
+  b->p[b->len++] = c;
+}
+
+/* Hand the bytes over (NUL-terminated); the buffer is empty afterwards. */
+char *buf_take(buf *b, size_t *len);
+
+#endif

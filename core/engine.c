@@ -1,0 +1,1097 @@
+/* engine.c — the engine thread: queue, dispatch, coroutine calls, timers
+ * (see engine.h). Only this thread touches the lua_State. */
+#include "engine.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "cursor.h"
+#include "json.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "lua_api.h"
+#include "validate.h"
+
+/* How often (VM instructions) the hook looks at the clock and cancellations. */
+#define HOOK_COUNT 1000
+
+typedef struct inmsg {
+  session *s;
+  char *data;
+  size_t len;
+  jsonrpc_msg m;
+} inmsg;
+
+typedef struct cancel_req {
+  session *s;
+  char *id;
+  size_t id_len;
+  struct cancel_req *next;
+} cancel_req;
+
+struct call {
+  engine *e;
+  session *s;
+  app *a;
+  call_kind kind;
+  lua_State *co;
+  int co_ref, ctx_ref;
+  int entry_ref; /* resource/prompt registration table, for shaping */
+  const reg_tool *tool;
+  char *id;
+  size_t id_len;
+  char *ptoken; /* raw progressToken, or NULL */
+  size_t ptoken_len;
+  char *uri;    /* resources/read: the URI asked for */
+  double last_progress;
+  bool sent_progress;
+  double deadline, wake_at;
+  bool cancelled, timed_out;
+  long long mem_grown;
+  call *prev, *next;
+};
+
+struct engine {
+  app *app;
+  engine_options opt;
+
+  pthread_mutex_t lock; /* guards the queue, finishing and cancels */
+  pthread_cond_t wake, space;
+  inmsg **q;
+  size_t qcap, qhead, qlen;
+  bool finishing;
+  cancel_req *cancels;
+  atomic_bool interrupt; /* cancels is non-empty: the hook should look */
+
+  /* engine thread only */
+  call *calls;
+  size_t ncalls;
+  session **dirty;
+  size_t ndirty, dirty_cap;
+};
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+engine *engine_new(app *a, const engine_options *opt) {
+  engine *e = calloc(1, sizeof *e);
+  e->app = a;
+  e->opt = *opt;
+  if (!e->opt.queue_cap) e->opt.queue_cap = 1024;
+  e->qcap = e->opt.queue_cap;
+  e->q = calloc(e->qcap, sizeof *e->q);
+  pthread_mutex_init(&e->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&e->wake, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_cond_init(&e->space, NULL);
+  atomic_init(&e->interrupt, false);
+  return e;
+}
+
+static void inmsg_free(inmsg *im) {
+  free(im->data);
+  free(im);
+}
+
+void engine_free(engine *e) {
+  for (size_t i = 0; i < e->qlen; i++) inmsg_free(e->q[(e->qhead + i) % e->qcap]);
+  free(e->q);
+  while (e->cancels) {
+    cancel_req *c = e->cancels;
+    e->cancels = c->next;
+    free(c->id);
+    free(c);
+  }
+  free(e->dirty);
+  pthread_mutex_destroy(&e->lock);
+  pthread_cond_destroy(&e->wake);
+  pthread_cond_destroy(&e->space);
+  app_free(e->app);
+  free(e);
+}
+
+/* {====================================================== output helpers */
+
+static buf *out_of(engine *e, session *s) {
+  if (!s->dirty) {
+    if (e->ndirty == e->dirty_cap) {
+      e->dirty_cap = e->dirty_cap ? e->dirty_cap * 2 : 8;
+      e->dirty = realloc(e->dirty, e->dirty_cap * sizeof *e->dirty);
+    }
+    e->dirty[e->ndirty++] = s;
+    s->dirty = true;
+  }
+  return &s->out;
+}
+
+static void flush_all(engine *e) {
+  for (size_t i = 0; i < e->ndirty; i++) session_flush(e->dirty[i]);
+  e->ndirty = 0;
+}
+
+static void reply_error(engine *e, session *s, json_span id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void reply_error(engine *e, session *s, json_span id, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  jsonrpc_write_error(out_of(e, s), id, code, msg, NULL);
+}
+
+static void reply_json(engine *e, session *s, json_span id, const char *json, size_t n) {
+  jsonrpc_write_result(out_of(e, s), id, json, n);
+}
+
+/* A tool result that reports a failure to the model (isError: true). */
+static void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
+  jsonrpc_begin_result(out, id);
+  buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+  json_encode_string(out, msg, n);
+  buf_puts(out, "}],\"isError\":true}");
+  jsonrpc_end_reply(out);
+}
+
+/* }====================================================== */
+
+/* {====================================================== submit (any thread) */
+
+static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
+  json_span id;
+  if (!m->params.n || !json_object_get(m->params, "requestId", &id)) return;
+  cancel_req *c = malloc(sizeof *c);
+  c->s = s;
+  c->id = strndup(id.p, id.n);
+  c->id_len = id.n;
+  pthread_mutex_lock(&e->lock);
+  c->next = e->cancels;
+  e->cancels = c;
+  atomic_store(&e->interrupt, true);
+  pthread_cond_signal(&e->wake);
+  pthread_mutex_unlock(&e->lock);
+}
+
+void engine_submit(engine *e, session *s, char *data, size_t len) {
+  inmsg *im = malloc(sizeof *im);
+  im->s = s;
+  im->data = data;
+  im->len = len;
+  jsonrpc_parse(data, len, &im->m);
+  const jsonrpc_msg *m = &im->m;
+  if (m->kind == JSONRPC_INVALID || (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping"))) {
+    buf b;
+    buf_init(&b);
+    if (m->kind == JSONRPC_INVALID) jsonrpc_write_error(&b, m->id, m->error_code, m->error_msg, NULL);
+    else jsonrpc_write_result(&b, m->id, "{}", 2);
+    session_write_now(s, b.p, b.len);
+    buf_free(&b);
+    inmsg_free(im);
+    return;
+  }
+  if (m->kind == JSONRPC_NOTIFICATION && jsonrpc_method_is(m, "notifications/cancelled")) {
+    add_cancel(e, s, m);
+    inmsg_free(im);
+    return;
+  }
+  pthread_mutex_lock(&e->lock);
+  while (e->qlen == e->qcap && !e->finishing) pthread_cond_wait(&e->space, &e->lock);
+  if (e->finishing) {
+    pthread_mutex_unlock(&e->lock);
+    inmsg_free(im);
+    return;
+  }
+  e->q[(e->qhead + e->qlen++) % e->qcap] = im;
+  pthread_cond_signal(&e->wake);
+  pthread_mutex_unlock(&e->lock);
+}
+
+void engine_finish(engine *e) {
+  pthread_mutex_lock(&e->lock);
+  e->finishing = true;
+  pthread_cond_broadcast(&e->wake);
+  pthread_cond_broadcast(&e->space);
+  pthread_mutex_unlock(&e->lock);
+}
+
+/* }====================================================== */
+
+/* {====================================================== calls */
+
+call *call_of(lua_State *co) { return *(call **)lua_getextraspace(co); }
+lua_State *call_thread(const call *c) { return c->co; }
+bool call_is_cancelled(const call *c) { return c->cancelled; }
+bool call_timed_out(const call *c) { return c->timed_out; }
+double call_timeout(const call *c) { return c->e->opt.call_timeout; }
+const char *call_protocol_version(const call *c) { return proto_name(c->s->version); }
+
+static bool same_id(const call *c, const cancel_req *r) {
+  return c->s == r->s && c->id_len == r->id_len && memcmp(c->id, r->id, r->id_len) == 0;
+}
+
+/* Is a cancellation for c waiting in the shared list? (hook side) */
+static bool cancel_pending(engine *e, const call *c) {
+  bool found = false;
+  pthread_mutex_lock(&e->lock);
+  for (cancel_req *r = e->cancels; r && !found; r = r->next) found = same_id(c, r);
+  pthread_mutex_unlock(&e->lock);
+  return found;
+}
+
+/* The count hook: ends a call that ran out of time or was cancelled, even
+   in a busy loop. It re-arms itself at every instruction once it fired, so
+   a script's own pcall cannot swallow the kill. */
+static void call_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  call *c = call_of(L);
+  if (!c) return;
+  if (!c->cancelled && atomic_load_explicit(&c->e->interrupt, memory_order_relaxed) &&
+      cancel_pending(c->e, c))
+    c->cancelled = true;
+  if (!c->cancelled && !c->timed_out && now() > c->deadline) c->timed_out = true;
+  if (c->cancelled || c->timed_out) {
+    lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+    if (c->cancelled) luaL_error(L, "call cancelled by the client");
+    luaL_error(L, "call timed out after %g s", c->e->opt.call_timeout);
+  }
+}
+
+static void copy_progress_token(call *c, json_span params) {
+  json_span meta, tok;
+  if (params.n && json_object_get(params, "_meta", &meta) && json_kind(meta) == '{' &&
+      json_object_get(meta, "progressToken", &tok) &&
+      (json_kind(tok) == '"' || json_kind(tok) == '-' || (json_kind(tok) >= '0' && json_kind(tok) <= '9'))) {
+    c->ptoken = strndup(tok.p, tok.n);
+    c->ptoken_len = tok.n;
+  }
+}
+
+/* A new call with its coroutine; the caller pushes the function and the
+   arguments onto c->co and calls call_resume. */
+static call *call_new(engine *e, inmsg *im, call_kind kind) {
+  app *a = e->app;
+  call *c = calloc(1, sizeof *c);
+  c->e = e;
+  c->s = im->s;
+  c->a = a;
+  c->kind = kind;
+  c->entry_ref = LUA_NOREF;
+  c->id = strndup(im->m.id.p, im->m.id.n);
+  c->id_len = im->m.id.n;
+  copy_progress_token(c, im->m.params);
+  c->deadline = now() + e->opt.call_timeout;
+  c->co = lua_newthread(a->L);
+  c->co_ref = luaL_ref(a->L, LUA_REGISTRYINDEX);
+  *(call **)lua_getextraspace(c->co) = c;
+  lua_sethook(c->co, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
+  lua_api_push_ctx(a->L, c);
+  c->ctx_ref = luaL_ref(a->L, LUA_REGISTRYINDEX);
+  a->refs++;
+  c->next = e->calls;
+  if (e->calls) e->calls->prev = c;
+  e->calls = c;
+  e->ncalls++;
+  return c;
+}
+
+static void call_end(engine *e, call *c) {
+  lua_State *L = c->a->L;
+  if (c->prev) c->prev->next = c->next;
+  else e->calls = c->next;
+  if (c->next) c->next->prev = c->prev;
+  e->ncalls--;
+  *(call **)lua_getextraspace(c->co) = NULL;
+  if (lua_status(c->co) == LUA_YIELD) lua_resetthread(c->co); /* runs its to-be-closed variables */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->ctx_ref);
+  lua_api_close_ctx(L, -1);
+  lua_pop(L, 1);
+  luaL_unref(L, LUA_REGISTRYINDEX, c->ctx_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, c->co_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, c->entry_ref);
+  c->a->refs--;
+  free(c->id);
+  free(c->ptoken);
+  free(c->uri);
+  free(c);
+}
+
+static json_span id_of(const call *c) { return (json_span){c->id, c->id_len}; }
+
+/* The handler failed: tools answer isError (so the model can react), the
+   other kinds a JSON-RPC internal error. */
+static void call_failed(engine *e, call *c, const char *msg) {
+  buf *out = out_of(e, c->s);
+  if (c->kind == CALL_TOOL) write_tool_error(out, id_of(c), msg, strlen(msg));
+  else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
+}
+
+/* Run the shaper (a function ref in lua/mcp.lua) on the results left on
+   the finished coroutine; leaves one table on co or returns false with the
+   error reported. */
+static bool shape(engine *e, call *c, int shaper, int nres, int extra) {
+  lua_State *co = c->co;
+  lua_rawgeti(co, LUA_REGISTRYINDEX, shaper);
+  lua_insert(co, -(nres + extra) - 1);
+  if (app_pcall(co, nres + extra, 1, NULL) != LUA_OK) {
+    call_failed(e, c, lua_tostring(co, -1));
+    return false;
+  }
+  return true;
+}
+
+static void encode_result(engine *e, call *c, int idx) {
+  buf *out = out_of(e, c->s);
+  size_t mark = out->len;
+  char err[256];
+  jsonrpc_begin_result(out, id_of(c));
+  if (!json_encode(c->co, idx, out, err, sizeof err)) {
+    out->len = mark;
+    char msg[400];
+    snprintf(msg, sizeof msg, "the handler's result cannot be sent: %s", err);
+    call_failed(e, c, msg);
+    return;
+  }
+  jsonrpc_end_reply(out);
+}
+
+static void finish_tool(engine *e, call *c, int nres) {
+  lua_State *co = c->co;
+  const reg_tool *t = c->tool;
+  if (nres >= 1 && lua_type(co, -nres) == LUA_TSTRING && t->output == LUA_NOREF) {
+    /* the common case, without a trip through Lua */
+    size_t n;
+    const char *s = lua_tolstring(co, -nres, &n);
+    buf *out = out_of(e, c->s);
+    jsonrpc_begin_result(out, id_of(c));
+    buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    json_encode_string(out, s, n);
+    buf_puts(out, "}]}");
+    jsonrpc_end_reply(out);
+    return;
+  }
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0) lua_pushnil(co);
+  if (!shape(e, c, c->a->tool_result, 1, 0)) return;
+  if (t->output != LUA_NOREF) {
+    lua_getfield(co, -1, "isError");
+    bool is_error = lua_toboolean(co, -1);
+    lua_pop(co, 1);
+    if (!is_error) {
+      lua_rawgeti(co, LUA_REGISTRYINDEX, t->output);
+      lua_getfield(co, -2, "structuredContent");
+      buf err;
+      buf_init(&err);
+      bool ok = !lua_isnil(co, -1);
+      if (!ok) buf_puts(&err, "the tool declares an outputSchema but returned no structured content");
+      else if (!schema_validate(co, -2, -1, &err)) ok = false;
+      lua_pop(co, 2);
+      if (!ok) {
+        buf msg;
+        buf_init(&msg);
+        buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
+        log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
+        write_tool_error(out_of(e, c->s), id_of(c), msg.p, msg.len);
+        buf_free(&msg);
+        buf_free(&err);
+        return;
+      }
+      buf_free(&err);
+    }
+  }
+  encode_result(e, c, -1);
+}
+
+static void finish_resource(engine *e, call *c, int nres) {
+  lua_State *co = c->co;
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0 || lua_isnil(co, -1)) {
+    buf d;
+    buf_init(&d);
+    buf_puts(&d, "{\"uri\":");
+    json_encode_string(&d, c->uri, strlen(c->uri));
+    buf_putc(&d, '}');
+    buf_putc(&d, '\0');
+    jsonrpc_write_error(out_of(e, c->s), id_of(c), MCP_RESOURCE_NOT_FOUND,
+                        "Resource not found", d.p);
+    buf_free(&d);
+    return;
+  }
+  lua_pushstring(co, c->uri);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, c->entry_ref);
+  lua_getfield(co, -1, "mime");
+  lua_remove(co, -2);
+  if (!shape(e, c, c->a->resource_result, 1, 2)) return;
+  lua_createtable(co, 0, 1);
+  lua_insert(co, -2);
+  lua_setfield(co, -2, "contents");
+  encode_result(e, c, -1);
+}
+
+static void finish_prompt(engine *e, call *c, int nres) {
+  lua_State *co = c->co;
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0) lua_pushnil(co);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, c->entry_ref);
+  lua_getfield(co, -1, "def");
+  lua_remove(co, -2);
+  if (!shape(e, c, c->a->prompt_result, 1, 1)) return;
+  encode_result(e, c, -1);
+}
+
+/* Completion values: a list of strings (at most 100 are sent). */
+static void finish_complete(engine *e, call *c, int nres) {
+  lua_State *co = c->co;
+  buf *out = out_of(e, c->s);
+  size_t total = 0;
+  jsonrpc_begin_result(out, id_of(c));
+  buf_puts(out, "{\"completion\":{\"values\":[");
+  if (nres >= 1 && lua_istable(co, -nres)) {
+    int t = lua_absindex(co, -nres);
+    total = lua_rawlen(co, t);
+    for (size_t i = 1; i <= total && i <= 100; i++) {
+      if (i > 1) buf_putc(out, ',');
+      lua_rawgeti(co, t, (lua_Integer)i);
+      size_t n;
+      const char *s = luaL_tolstring(co, -1, &n);
+      json_encode_string(out, s, n);
+      lua_pop(co, 2);
+    }
+  }
+  buf_printf(out, "],\"total\":%zu,\"hasMore\":%s}}", total, total > 100 ? "true" : "false");
+  jsonrpc_end_reply(out);
+}
+
+/* Resume c with nargs values on its stack; handle what it does next. */
+static void call_resume(engine *e, call *c, int nargs) {
+  app *a = c->a;
+  size_t before = a->mem_used;
+  if (e->opt.call_memory) {
+    long long room = (long long)e->opt.call_memory - c->mem_grown;
+    a->mem_ceiling = before + (size_t)(room > 0 ? room : 0);
+  }
+  int nres = 0;
+  int status = lua_resume(c->co, a->L, nargs, &nres);
+  a->mem_ceiling = 0;
+  c->mem_grown += (long long)a->mem_used - (long long)before;
+  if (status == LUA_YIELD) {
+    lua_pop(c->co, nres);
+    if (c->wake_at > 0) return; /* parked by ctx:sleep */
+    status = LUA_ERRRUN;
+    lua_pushliteral(c->co, "a handler may only yield through ctx methods (ctx:sleep)");
+  }
+  if (c->cancelled) {
+    /* the client asked us to stop: no answer at all (spec: SHOULD NOT) */
+    log_msg(LOG_INFO, "call %.*s cancelled", (int)c->id_len, c->id);
+  } else if (status == LUA_OK) {
+    switch (c->kind) {
+      case CALL_TOOL: finish_tool(e, c, nres); break;
+      case CALL_RESOURCE: finish_resource(e, c, nres); break;
+      case CALL_PROMPT: finish_prompt(e, c, nres); break;
+      case CALL_COMPLETE: finish_complete(e, c, nres); break;
+    }
+  } else {
+    const char *msg;
+    char tmp[200];
+    if (status == LUA_ERRMEM) {
+      snprintf(tmp, sizeof tmp, "the call ran out of memory (limit %zu MiB per call)",
+               e->opt.call_memory >> 20);
+      msg = tmp;
+    } else {
+      msg = lua_tostring(c->co, -1);
+      if (!msg) msg = "(error object is not a string)";
+    }
+    luaL_traceback(a->L, c->co, msg, 0);
+    log_msg(LOG_ERROR, "%s", lua_tostring(a->L, -1));
+    lua_pop(a->L, 1);
+    call_failed(e, c, msg);
+  }
+  call_end(e, c);
+}
+
+void call_sleep(call *c, double seconds) {
+  c->wake_at = now() + (seconds > 0 ? seconds : 0);
+}
+
+void call_log(call *c, int level, const char *msg, size_t len) {
+  engine *e = c->e;
+  log_msg(level, "%s: %.*s", e->app->reg->name, (int)len, msg);
+  if (level < c->s->log_level || c->s->dead) return;
+  buf p;
+  buf_init(&p);
+  buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
+  json_encode_string(&p, e->app->reg->name, strlen(e->app->reg->name));
+  buf_puts(&p, ",\"data\":");
+  json_encode_string(&p, msg, len);
+  buf_putc(&p, '}');
+  jsonrpc_write_notification(out_of(e, c->s), "notifications/message", p.p, p.len);
+  buf_free(&p);
+  session_flush(c->s); /* stream it now, not after the handler returns */
+}
+
+bool call_progress(call *c, double progress, double total, const char *message) {
+  if (!c->ptoken) return false;
+  if (c->sent_progress && !(progress > c->last_progress)) {
+    log_msg(LOG_WARNING, "ctx:progress(%g) dropped: progress must increase (last %g)", progress,
+            c->last_progress);
+    return true;
+  }
+  c->sent_progress = true;
+  c->last_progress = progress;
+  buf p;
+  buf_init(&p);
+  buf_puts(&p, "{\"progressToken\":");
+  buf_put(&p, c->ptoken, c->ptoken_len);
+  buf_puts(&p, ",\"progress\":");
+  json_encode_double(&p, progress);
+  if (!isnan(total)) {
+    buf_puts(&p, ",\"total\":");
+    json_encode_double(&p, total);
+  }
+  if (message) {
+    buf_puts(&p, ",\"message\":");
+    json_encode_string(&p, message, strlen(message));
+  }
+  buf_putc(&p, '}');
+  jsonrpc_write_notification(out_of(c->e, c->s), "notifications/progress", p.p, p.len);
+  buf_free(&p);
+  session_flush(c->s);
+  return true;
+}
+
+/* }====================================================== */
+
+/* {====================================================== methods */
+
+/* Unescape a string member of params into out; false when absent or not a
+   string. */
+static bool param_string(const jsonrpc_msg *m, const char *key, buf *out) {
+  json_span v;
+  out->len = 0;
+  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) != '"') return false;
+  json_string_unescape(v, out);
+  return true;
+}
+
+static void handle_initialize(engine *e, inmsg *im) {
+  session *s = im->s;
+  const jsonrpc_msg *m = &im->m;
+  if (s->initialized) {
+    reply_error(e, s, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
+    return;
+  }
+  buf v;
+  buf_init(&v);
+  if (!param_string(m, "protocolVersion", &v)) {
+    buf_free(&v);
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"protocolVersion\" (string) is required");
+    return;
+  }
+  int version = proto_from_name(v.p, v.len);
+  s->version = version ? version : PROTO_LATEST;
+  json_span caps, x;
+  if (json_object_get(m->params, "capabilities", &caps) && json_kind(caps) == '{') {
+    s->client_sampling = json_object_get(caps, "sampling", &x);
+    s->client_elicitation = json_object_get(caps, "elicitation", &x);
+    s->client_roots = json_object_get(caps, "roots", &x);
+  }
+  s->initialized = true;
+  log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
+  buf_free(&v);
+  buf *out = out_of(e, s);
+  jsonrpc_begin_result(out, m->id);
+  buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
+  buf_put(out, e->app->reg->init_tail, e->app->reg->init_tail_len);
+  jsonrpc_end_reply(out);
+}
+
+static void handle_list(engine *e, inmsg *im, reg_list list) {
+  const registry *r = e->app->reg;
+  const reg_pages *pg = &r->pages[list];
+  const jsonrpc_msg *m = &im->m;
+  size_t page = 0;
+  json_span cur;
+  if (m->params.n && json_object_get(m->params, "cursor", &cur) && json_kind(cur) != 'n') {
+    buf c;
+    buf_init(&c);
+    size_t off = 0;
+    bool ok = json_kind(cur) == '"';
+    if (ok) {
+      json_string_unescape(cur, &c);
+      ok = cursor_parse(r->cursor_key, list, c.p, c.len, &off) && off < pg->count &&
+           off % r->page_size == 0;
+    }
+    buf_free(&c);
+    if (!ok) {
+      reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+                  "Invalid params: unknown cursor (lists restart from the beginning)");
+      return;
+    }
+    page = off / r->page_size;
+  }
+  reply_json(e, im->s, m->id, pg->page[page], pg->page_len[page]);
+}
+
+static void handle_tools_list(engine *e, inmsg *im) { handle_list(e, im, REG_TOOLS); }
+static void handle_resources_list(engine *e, inmsg *im) { handle_list(e, im, REG_RESOURCES); }
+static void handle_templates_list(engine *e, inmsg *im) { handle_list(e, im, REG_TEMPLATES); }
+static void handle_prompts_list(engine *e, inmsg *im) { handle_list(e, im, REG_PROMPTS); }
+
+/* Decode params.<key> (an object) onto L, or push an empty table when it is
+   absent or null. False (nothing pushed) when it is not an object. */
+static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *key) {
+  json_span v;
+  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) == 'n') {
+    lua_newtable(L);
+    return true;
+  }
+  if (json_kind(v) != '{') return false;
+  return json_decode(L, v.p, v.n, NULL);
+}
+
+static void handle_tools_call(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  session *s = im->s;
+  lua_State *L = e->app->L;
+  buf name;
+  buf_init(&name);
+  if (!param_string(m, "name", &name)) {
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    goto done;
+  }
+  const reg_tool *t = registry_find_tool(e->app->reg, name.p, name.len);
+  if (!t) {
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %s", name.p);
+    goto done;
+  }
+  if (!push_object_param(L, m, "arguments")) {
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    goto done;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
+  buf err;
+  buf_init(&err);
+  bool valid = schema_validate(L, -1, -2, &err);
+  lua_pop(L, 1);
+  if (!valid) {
+    lua_pop(L, 1);
+    buf msg;
+    buf_init(&msg);
+    buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
+    /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
+       earlier versions answered a protocol error */
+    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, s), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(out_of(e, s), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+    buf_free(&msg);
+    buf_free(&err);
+    goto done;
+  }
+  buf_free(&err);
+  call *c = call_new(e, im, CALL_TOOL);
+  c->tool = t;
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, t->handler);
+  lua_xmove(L, c->co, 1); /* the arguments */
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, 2);
+done:
+  buf_free(&name);
+}
+
+/* RFC 6570 level 1: does uri match the template? Pushes a table of the
+   (percent-decoded) variables when it does. A variable matches one or more
+   characters other than '/'. */
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+static void push_decoded(lua_State *L, const char *p, size_t n) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < n; i++) {
+    int hi, lo;
+    if (p[i] == '%' && i + 2 < n && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+      luaL_addchar(&b, (char)(hi * 16 + lo));
+      i += 2;
+    } else {
+      luaL_addchar(&b, p[i]);
+    }
+  }
+  luaL_pushresult(&b);
+}
+
+static bool match_template(lua_State *L, const char *tpl, const char *uri, size_t n) {
+  const char *u = uri, *end = uri + n;
+  lua_newtable(L);
+  while (*tpl) {
+    if (*tpl != '{') {
+      if (u >= end || *u != *tpl) goto no;
+      tpl++, u++;
+      continue;
+    }
+    const char *close = strchr(tpl, '}');
+    if (!close) goto no;
+    const char *lit = close + 1; /* the literal that must follow the value */
+    size_t litlen = strcspn(lit, "{");
+    const char *v = u;
+    while (u < end && *u != '/' &&
+           !(litlen && (size_t)(end - u) >= litlen && memcmp(u, lit, litlen) == 0))
+      u++;
+    if (u == v) goto no;
+    lua_pushlstring(L, tpl + 1, (size_t)(close - tpl - 1));
+    push_decoded(L, v, (size_t)(u - v));
+    lua_rawset(L, -3);
+    tpl = lit;
+  }
+  if (u == end) return true;
+no:
+  lua_pop(L, 1);
+  return false;
+}
+
+static void handle_resources_read(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  const registry *r = e->app->reg;
+  lua_State *L = e->app->L;
+  buf uri;
+  buf_init(&uri);
+  if (!param_string(m, "uri", &uri)) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    buf_free(&uri);
+    return;
+  }
+  int entry = LUA_NOREF, nargs = 0;
+  const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
+  if (res) {
+    entry = res->entry;
+  } else {
+    for (size_t i = 0; i < r->ntemplates; i++) {
+      if (match_template(L, r->templates[i].uri_template, uri.p, uri.len)) {
+        entry = r->templates[i].entry;
+        nargs = 1;
+        break;
+      }
+    }
+  }
+  if (entry == LUA_NOREF) {
+    buf d;
+    buf_init(&d);
+    buf_puts(&d, "{\"uri\":");
+    json_encode_string(&d, uri.p, uri.len);
+    buf_putc(&d, '}');
+    buf_putc(&d, '\0');
+    jsonrpc_write_error(out_of(e, im->s), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
+    buf_free(&d);
+    buf_free(&uri);
+    return;
+  }
+  call *c = call_new(e, im, CALL_RESOURCE);
+  c->uri = buf_take(&uri, NULL);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
+  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, entry);
+  lua_getfield(c->co, -1, "read");
+  lua_remove(c->co, -2);
+  if (nargs) lua_xmove(L, c->co, 1); /* template variables */
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, nargs + 1);
+}
+
+static void handle_prompts_get(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  lua_State *L = e->app->L;
+  buf name;
+  buf_init(&name);
+  const reg_prompt *p = NULL;
+  if (!param_string(m, "name", &name)) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    goto done;
+  }
+  p = registry_find_prompt(e->app->reg, name.p, name.len);
+  if (!p) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
+    goto done;
+  }
+  if (!push_object_param(L, m, "arguments")) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    goto done;
+  }
+  /* every required argument must be there */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
+  lua_getfield(L, -1, "args");
+  size_t nargs = lua_rawlen(L, -1);
+  for (size_t i = 1; i <= nargs; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i);
+    lua_getfield(L, -1, "required");
+    bool required = lua_toboolean(L, -1);
+    lua_getfield(L, -2, "name");
+    lua_pushvalue(L, -1);
+    bool present = lua_rawget(L, -7) != LUA_TNIL;
+    if (required && !present) {
+      reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+                  "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
+      lua_settop(L, 0);
+      goto done;
+    }
+    lua_pop(L, 4);
+  }
+  lua_pop(L, 2);
+  call *c = call_new(e, im, CALL_PROMPT);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
+  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
+  lua_getfield(c->co, -1, "get");
+  lua_remove(c->co, -2);
+  lua_xmove(L, c->co, 1);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, 2);
+done:
+  buf_free(&name);
+}
+
+static void handle_complete(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  const registry *r = e->app->reg;
+  json_span ref, arg, type, v;
+  buf key, argname, value;
+  buf_init(&key), buf_init(&argname), buf_init(&value);
+  int entry = LUA_NOREF;
+  if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
+      !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
+      json_kind(arg) != '{') {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"ref\" and \"argument\" objects are required");
+    goto done;
+  }
+  if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
+  if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
+  if (!argname.len) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
+    goto done;
+  }
+  if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
+    json_string_unescape(v, &key);
+    const reg_prompt *p = registry_find_prompt(r, key.p, key.len);
+    if (p) entry = p->entry;
+  } else if (json_string_eq(type, "ref/resource") && json_object_get(ref, "uri", &v) &&
+             json_kind(v) == '"') {
+    json_string_unescape(v, &key);
+    for (size_t i = 0; i < r->ntemplates; i++)
+      if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
+  }
+  if (entry == LUA_NOREF) {
+    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
+                key.len ? key.p : "(none)");
+    goto done;
+  }
+  call *c = call_new(e, im, CALL_COMPLETE);
+  lua_State *co = c->co;
+  lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
+  lua_getfield(co, -1, "complete");
+  lua_getfield(co, -1, argname.p);
+  lua_replace(co, -3);
+  lua_pop(co, 1);
+  if (!lua_isfunction(co, -1)) {
+    lua_pop(co, 1);
+    lua_pushcfunction(co, lua_api_no_completions);
+  }
+  lua_pushlstring(co, value.p ? value.p : "", value.len);
+  json_span ctxv, args;
+  if (json_object_get(m->params, "context", &ctxv) && json_kind(ctxv) == '{' &&
+      json_object_get(ctxv, "arguments", &args) && json_kind(args) == '{')
+    json_decode(co, args.p, args.n, NULL);
+  else
+    lua_newtable(co);
+  call_resume(e, c, 2);
+done:
+  buf_free(&key), buf_free(&argname), buf_free(&value);
+}
+
+static void handle_set_level(engine *e, inmsg *im) {
+  buf lv;
+  buf_init(&lv);
+  int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
+  buf_free(&lv);
+  if (level < 0) {
+    reply_error(e, im->s, im->m.id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
+                "critical, alert, emergency");
+    return;
+  }
+  im->s->log_level = level;
+  reply_json(e, im->s, im->m.id, "{}", 2);
+}
+
+static void handle_subscription(engine *e, inmsg *im, bool subscribe) {
+  buf uri;
+  buf_init(&uri);
+  if (!param_string(&im->m, "uri", &uri)) {
+    reply_error(e, im->s, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+  } else {
+    if (subscribe) session_subscribe(im->s, uri.p, uri.len);
+    else session_unsubscribe(im->s, uri.p, uri.len);
+    reply_json(e, im->s, im->m.id, "{}", 2);
+  }
+  buf_free(&uri);
+}
+static void handle_subscribe(engine *e, inmsg *im) { handle_subscription(e, im, true); }
+static void handle_unsubscribe(engine *e, inmsg *im) { handle_subscription(e, im, false); }
+static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->s, im->m.id, "{}", 2); }
+
+static const struct {
+  const char *name;
+  void (*fn)(engine *, inmsg *);
+} methods[] = {
+    {"tools/call", handle_tools_call},
+    {"tools/list", handle_tools_list},
+    {"resources/read", handle_resources_read},
+    {"resources/list", handle_resources_list},
+    {"resources/templates/list", handle_templates_list},
+    {"resources/subscribe", handle_subscribe},
+    {"resources/unsubscribe", handle_unsubscribe},
+    {"prompts/get", handle_prompts_get},
+    {"prompts/list", handle_prompts_list},
+    {"completion/complete", handle_complete},
+    {"logging/setLevel", handle_set_level},
+    {"ping", handle_ping},
+};
+
+static void handle_request(engine *e, inmsg *im) {
+  session *s = im->s;
+  const jsonrpc_msg *m = &im->m;
+  if (jsonrpc_method_is(m, "initialize")) {
+    handle_initialize(e, im);
+    return;
+  }
+  for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
+    if (!jsonrpc_method_is(m, methods[i].name)) continue;
+    if (!s->initialized) {
+      reply_error(e, s, m->id, JSONRPC_INVALID_REQUEST,
+                  "Invalid Request: the session is not initialized (send initialize first)");
+      return;
+    }
+    methods[i].fn(e, im);
+    return;
+  }
+  buf name;
+  buf_init(&name);
+  json_string_unescape(m->method, &name);
+  reply_error(e, s, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
+  buf_free(&name);
+}
+
+static void dispatch(engine *e, inmsg *im) {
+  switch (im->m.kind) {
+    case JSONRPC_REQUEST: handle_request(e, im); break;
+    case JSONRPC_NOTIFICATION:
+      if (jsonrpc_method_is(&im->m, "notifications/initialized")) im->s->ready = true;
+      break;
+    default: /* replies to server->client requests: none are sent yet */
+      break;
+  }
+}
+
+/* }====================================================== */
+
+/* {====================================================== the loop */
+
+static void apply_cancels(engine *e) {
+  pthread_mutex_lock(&e->lock);
+  cancel_req *list = e->cancels;
+  e->cancels = NULL;
+  atomic_store(&e->interrupt, false);
+  pthread_mutex_unlock(&e->lock);
+  while (list) {
+    cancel_req *r = list;
+    list = r->next;
+    for (call *c = e->calls; c; c = c->next) {
+      if (!same_id(c, r)) continue;
+      c->cancelled = true;
+      log_msg(LOG_INFO, "call %.*s cancelled", (int)c->id_len, c->id);
+      call_end(e, c); /* parked (not running): drop it, no answer */
+      break;
+    }
+    free(r->id);
+    free(r);
+  }
+}
+
+/* Resume every parked call whose time has come (or whose deadline passed:
+   ctx:sleep then raises the timeout). */
+static void run_timers(engine *e) {
+  double t = now();
+  call *next;
+  for (call *c = e->calls; c; c = next) {
+    next = c->next;
+    if (c->wake_at <= 0) continue;
+    if (c->deadline <= t) c->timed_out = true;
+    if (c->wake_at <= t || c->timed_out) {
+      c->wake_at = 0;
+      call_resume(e, c, 0);
+    }
+  }
+}
+
+static double next_timer(const engine *e) {
+  double best = 0;
+  for (const call *c = e->calls; c; c = c->next) {
+    if (c->wake_at <= 0) continue;
+    double t = c->wake_at < c->deadline ? c->wake_at : c->deadline;
+    if (best == 0 || t < best) best = t;
+  }
+  return best;
+}
+
+void engine_run(engine *e) {
+  size_t cap = e->qcap;
+  inmsg **batch = malloc(cap * sizeof *batch);
+  for (;;) {
+    pthread_mutex_lock(&e->lock);
+    while (e->qlen == 0 && !e->cancels && !(e->finishing && e->ncalls == 0)) {
+      double t = next_timer(e);
+      if (t == 0) {
+        pthread_cond_wait(&e->wake, &e->lock);
+        continue;
+      }
+      if (t <= now()) break;
+      struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
+      pthread_cond_timedwait(&e->wake, &e->lock, &ts);
+    }
+    size_t n = e->qlen;
+    for (size_t i = 0; i < n; i++) batch[i] = e->q[(e->qhead + i) % e->qcap];
+    e->qhead = (e->qhead + n) % e->qcap;
+    e->qlen = 0;
+    bool done = e->finishing && n == 0 && e->ncalls == 0;
+    if (n) pthread_cond_broadcast(&e->space);
+    pthread_mutex_unlock(&e->lock);
+    if (done) break;
+
+    apply_cancels(e);
+    for (size_t i = 0; i < n; i++) {
+      dispatch(e, batch[i]);
+      inmsg_free(batch[i]);
+    }
+    run_timers(e);
+    flush_all(e);
+  }
+  free(batch);
+}
+
+/* }====================================================== */

@@ -1,0 +1,60 @@
+/* engine.h — the thread that owns the Lua state. Transports hand it whole
+ * messages through a bounded queue (engine_submit, any thread); it answers
+ * through each session's output channel, batching a wake-up's replies into
+ * one write. Every handler runs in its own coroutine ("call"): ctx:sleep
+ * parks it on a timer, other calls keep being served, and a count hook
+ * enforces the wall-clock limit and cancellation even in a busy loop. */
+#ifndef LUAMCP_ENGINE_H
+#define LUAMCP_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "app.h"
+#include "session.h"
+
+typedef struct engine_options {
+  size_t page_size;     /* items per list page */
+  double call_timeout;  /* seconds of wall clock per call */
+  size_t call_memory;   /* bytes a call may grow the Lua heap by; 0 = no cap */
+  size_t queue_cap;     /* messages waiting before submitters block */
+} engine_options;
+
+typedef struct engine engine;
+typedef struct call call;
+
+engine *engine_new(app *a, const engine_options *opt);
+/* Frees the engine and the app it serves. */
+void engine_free(engine *e);
+
+/* {====== any thread */
+/* Hand one message (malloc'd; ownership passes) to the engine. Parse errors
+   and ping are answered right here, so they are answered even while a
+   handler runs; notifications/cancelled takes effect at once likewise. */
+void engine_submit(engine *e, session *s, char *msg, size_t len);
+/* No more input will come: finish what is in flight, then engine_run returns. */
+void engine_finish(engine *e);
+/* }====== */
+
+/* Serve until engine_finish and the last call has ended. */
+void engine_run(engine *e);
+
+/* {====== for ctx methods (lua_api.c); engine thread only */
+typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;
+/* Send notifications/message to the call's client (if its level allows). */
+void call_log(call *c, int level, const char *msg, size_t len);
+/* Send notifications/progress when the request asked for it; false if it did
+   not (nothing sent). */
+bool call_progress(call *c, double progress, double total, const char *message);
+/* Arrange to be resumed after `seconds` (the caller then yields). */
+void call_sleep(call *c, double seconds);
+bool call_is_cancelled(const call *c);
+bool call_timed_out(const call *c);
+double call_timeout(const call *c);
+const char *call_protocol_version(const call *c);
+/* The call running on this coroutine, or NULL. */
+call *call_of(lua_State *co);
+lua_State *call_thread(const call *c);
+/* }====== */
+
+#endif

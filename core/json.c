@@ -1,0 +1,612 @@
+/* json.c — strict JSON parsing (validate or decode into Lua) and encoding
+ * from Lua. See json.h for the mapping and why this is not lua-cjson. */
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+/* {====================================================== parser */
+
+/* One parser serves both jobs: with L == NULL it only validates; with a
+   state it also pushes what it reads. */
+typedef struct parser {
+  const char *p, *end;
+  lua_State *L;
+  const char *err;
+  int depth;
+  buf scratch; /* unescaped strings and long numbers */
+} parser;
+
+static bool fail(parser *ps, const char *msg) {
+  if (!ps->err) ps->err = msg;
+  return false;
+}
+
+static void skip_ws(parser *ps) {
+  const char *p = ps->p;
+  while (p < ps->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  ps->p = p;
+}
+
+/* Length of the UTF-8 sequence at p (1..4), or 0 if it is not valid UTF-8
+   (overlong forms, surrogates and code points past U+10FFFF rejected). */
+static size_t utf8_seq_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned min;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000;
+  else return 0;
+  if ((size_t)(end - p) < n) return 0;
+  unsigned cp = c & (0x3F >> (n - 1));
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+static void put_utf8(buf *b, unsigned cp) {
+  if (cp < 0x80) buf_putc(b, (char)cp);
+  else if (cp < 0x800) {
+    buf_putc(b, (char)(0xC0 | (cp >> 6)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    buf_putc(b, (char)(0xE0 | (cp >> 12)));
+    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  } else {
+    buf_putc(b, (char)(0xF0 | (cp >> 18)));
+    buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
+    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  }
+}
+
+static int hex4(const char *p) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return -1;
+  }
+  return v;
+}
+
+/* Decode the escape at p (just after the backslash) into out (if non-NULL);
+   returns the pointer after it, or NULL. Lone surrogates become U+FFFD. */
+static const char *read_escape(const char *p, const char *end, buf *out) {
+  if (p >= end) return NULL;
+  char c = *p++;
+  const char *simple = strchr("\"\\/bfnrt", c);
+  if (c && simple) {
+    static const char map[] = "\"\\/\b\f\n\r\t";
+    if (out) buf_putc(out, map[simple - "\"\\/bfnrt"]);
+    return p;
+  }
+  if (c != 'u' || end - p < 4) return NULL;
+  int cp = hex4(p);
+  if (cp < 0) return NULL;
+  p += 4;
+  if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' &&
+      p[1] == 'u') {
+    int lo = hex4(p + 2);
+    if (lo >= 0xDC00 && lo <= 0xDFFF) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      p += 6;
+    }
+  }
+  if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+  if (out) put_utf8(out, (unsigned)cp);
+  return p;
+}
+
+/* Parse a string at ps->p (on the opening quote). With a state, push it. */
+static bool parse_string(parser *ps) {
+  const char *p = ps->p + 1, *end = ps->end;
+  const char *run = p;
+  bool escaped = false;
+  if (ps->L) ps->scratch.len = 0;
+  for (;;) {
+    if (p >= end) return fail(ps, "unterminated string");
+    unsigned char c = (unsigned char)*p;
+    if (c == '"') break;
+    if (c < 0x20) return fail(ps, "control character in string");
+    if (c == '\\') {
+      if (ps->L) buf_put(&ps->scratch, run, (size_t)(p - run));
+      escaped = true;
+      p = read_escape(p + 1, end, ps->L ? &ps->scratch : NULL);
+      if (!p) return fail(ps, "bad escape in string");
+      run = p;
+      continue;
+    }
+    if (c < 0x80) {
+      p++;
+      continue;
+    }
+    size_t n = utf8_seq_len((const unsigned char *)p, (const unsigned char *)end);
+    if (!n) return fail(ps, "invalid UTF-8 in string");
+    p += n;
+  }
+  if (ps->L) {
+    if (escaped) {
+      buf_put(&ps->scratch, run, (size_t)(p - run));
+      lua_pushlstring(ps->L, ps->scratch.p, ps->scratch.len);
+    } else {
+      lua_pushlstring(ps->L, ps->p + 1, (size_t)(p - (ps->p + 1)));
+    }
+  }
+  ps->p = p + 1;
+  return true;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static bool parse_number(parser *ps) {
+  const char *p = ps->p, *end = ps->end, *start = p;
+  bool neg = false, integral = true;
+  if (*p == '-') neg = true, p++;
+  if (p >= end || !is_digit(*p)) return fail(ps, "bad number");
+  if (*p == '0') p++;
+  else
+    while (p < end && is_digit(*p)) p++;
+  if (p < end && *p == '.') {
+    integral = false;
+    p++;
+    if (p >= end || !is_digit(*p)) return fail(ps, "bad number");
+    while (p < end && is_digit(*p)) p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    integral = false;
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (p >= end || !is_digit(*p)) return fail(ps, "bad number");
+    while (p < end && is_digit(*p)) p++;
+  }
+  ps->p = p;
+  if (!ps->L) return true;
+  if (integral) {
+    /* accumulate as unsigned; fall back to a float past int64 */
+    uint64_t v = 0;
+    bool overflow = false;
+    for (const char *q = start + neg; q < p; q++) {
+      unsigned d = (unsigned)(*q - '0');
+      if (v > (UINT64_MAX - d) / 10) { overflow = true; break; }
+      v = v * 10 + d;
+    }
+    uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (!overflow && v <= lim) {
+      lua_pushinteger(ps->L, neg ? (lua_Integer)(0 - v) : (lua_Integer)v);
+      return true;
+    }
+  }
+  ps->scratch.len = 0;
+  buf_put(&ps->scratch, start, (size_t)(p - start));
+  buf_putc(&ps->scratch, '\0');
+  lua_pushnumber(ps->L, strtod(ps->scratch.p, NULL));
+  return true;
+}
+
+static bool parse_literal(parser *ps, const char *lit, size_t n) {
+  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, lit, n) != 0)
+    return fail(ps, "unexpected character");
+  ps->p += n;
+  return true;
+}
+
+static bool parse_value(parser *ps);
+
+static bool parse_array(parser *ps) {
+  lua_State *L = ps->L;
+  ps->p++;
+  if (L) {
+    lua_createtable(L, 4, 0);
+    json_push_array_mt(L);
+    lua_setmetatable(L, -2);
+  }
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == ']') {
+    ps->p++;
+    return true;
+  }
+  for (lua_Integer i = 1;; i++) {
+    if (!parse_value(ps)) return false;
+    if (L) lua_rawseti(L, -2, i);
+    skip_ws(ps);
+    if (ps->p >= ps->end) return fail(ps, "unterminated array");
+    char c = *ps->p++;
+    if (c == ']') return true;
+    if (c != ',') return fail(ps, "expected ',' or ']' in array");
+  }
+}
+
+static bool parse_object(parser *ps) {
+  lua_State *L = ps->L;
+  ps->p++;
+  if (L) lua_createtable(L, 0, 4);
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == '}') {
+    ps->p++;
+    return true;
+  }
+  for (;;) {
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != '"') return fail(ps, "expected a key");
+    if (!parse_string(ps)) return false;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != ':') return fail(ps, "expected ':'");
+    ps->p++;
+    if (!parse_value(ps)) return false;
+    if (L) lua_rawset(L, -3);
+    skip_ws(ps);
+    if (ps->p >= ps->end) return fail(ps, "unterminated object");
+    char c = *ps->p++;
+    if (c == '}') return true;
+    if (c != ',') return fail(ps, "expected ',' or '}' in object");
+  }
+}
+
+static bool parse_value(parser *ps) {
+  skip_ws(ps);
+  if (ps->p >= ps->end) return fail(ps, "unexpected end of input");
+  switch (*ps->p) {
+    case '"': return parse_string(ps);
+    case '{':
+    case '[': {
+      if (++ps->depth > JSON_MAX_DEPTH) return fail(ps, "nesting too deep");
+      if (ps->L && !lua_checkstack(ps->L, 4)) return fail(ps, "nesting too deep");
+      bool ok = *ps->p == '{' ? parse_object(ps) : parse_array(ps);
+      ps->depth--;
+      return ok;
+    }
+    case 't':
+      if (!parse_literal(ps, "true", 4)) return false;
+      if (ps->L) lua_pushboolean(ps->L, 1);
+      return true;
+    case 'f':
+      if (!parse_literal(ps, "false", 5)) return false;
+      if (ps->L) lua_pushboolean(ps->L, 0);
+      return true;
+    case 'n':
+      if (!parse_literal(ps, "null", 4)) return false;
+      if (ps->L) json_pushnull(ps->L);
+      return true;
+    default:
+      if (*ps->p == '-' || is_digit(*ps->p)) return parse_number(ps);
+      return fail(ps, "unexpected character");
+  }
+}
+
+static bool parse_document(parser *ps) {
+  if (!parse_value(ps)) return false;
+  skip_ws(ps);
+  if (ps->p != ps->end) return fail(ps, "trailing characters after JSON value");
+  return true;
+}
+
+bool json_validate(const char *s, size_t n, const char **err, size_t *errpos) {
+  parser ps = {.p = s, .end = s + n};
+  buf_init(&ps.scratch);
+  bool ok = parse_document(&ps);
+  if (!ok) {
+    if (err) *err = ps.err;
+    if (errpos) *errpos = (size_t)(ps.p - s);
+  }
+  return ok;
+}
+
+bool json_decode(lua_State *L, const char *s, size_t n, const char **err) {
+  int top = lua_gettop(L);
+  parser ps = {.p = s, .end = s + n, .L = L};
+  buf_init(&ps.scratch);
+  bool ok = parse_document(&ps);
+  buf_free(&ps.scratch);
+  if (!ok) {
+    lua_settop(L, top);
+    if (err) *err = ps.err;
+  }
+  return ok;
+}
+
+/* }====================================================== */
+
+/* {====================================================== raw access */
+
+/* These walk text that has already been validated, so they only need to
+   find where each value ends. */
+static const char *raw_skip(const char *p, const char *end) {
+  parser ps = {.p = p, .end = end};
+  buf_init(&ps.scratch);
+  return parse_value(&ps) ? ps.p : NULL;
+}
+
+bool json_object_next(json_span obj, size_t *pos, json_span *key,
+                      json_span *value) {
+  const char *end = obj.p + obj.n;
+  const char *p = obj.p + (*pos ? *pos : 1);
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' ||
+                     *p == ','))
+    p++;
+  if (p >= end || *p != '"') return false;
+  const char *k = p;
+  p = raw_skip(p, end);
+  if (!p) return false;
+  key->p = k;
+  key->n = (size_t)(p - k);
+  while (p < end && *p != ':') p++;
+  p++;
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  const char *v = p;
+  p = raw_skip(p, end);
+  if (!p) return false;
+  value->p = v;
+  value->n = (size_t)(p - v);
+  *pos = (size_t)(p - obj.p);
+  return true;
+}
+
+bool json_string_eq(json_span tok, const char *s) {
+  size_t n = strlen(s);
+  if (tok.n < 2 || tok.p[0] != '"') return false;
+  if (tok.n == n + 2 && memcmp(tok.p + 1, s, n) == 0) return true;
+  if (!memchr(tok.p, '\\', tok.n)) return false;
+  buf b;
+  buf_init(&b);
+  json_string_unescape(tok, &b);
+  bool eq = b.len == n && memcmp(b.p, s, n) == 0;
+  buf_free(&b);
+  return eq;
+}
+
+bool json_object_get(json_span obj, const char *key, json_span *value) {
+  size_t pos = 0;
+  json_span k, v;
+  bool found = false;
+  while (json_object_next(obj, &pos, &k, &v))
+    if (json_string_eq(k, key)) *value = v, found = true; /* last one wins */
+  return found;
+}
+
+void json_string_unescape(json_span tok, buf *out) {
+  const char *p = tok.p + 1, *end = tok.p + tok.n - 1;
+  while (p < end) {
+    const char *bs = memchr(p, '\\', (size_t)(end - p));
+    if (!bs) {
+      buf_put(out, p, (size_t)(end - p));
+      break;
+    }
+    buf_put(out, p, (size_t)(bs - p));
+    p = read_escape(bs + 1, end, out);
+    if (!p) break;
+  }
+  buf_reserve(out, 1);
+  out->p[out->len] = '\0';
+}
+
+/* }====================================================== */
+
+/* {====================================================== encoder */
+
+static const char array_mt_key = 'A'; /* registry key: its address */
+
+void json_push_array_mt(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &array_mt_key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "array");
+  lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &array_mt_key);
+}
+
+void json_mark_array(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  json_push_array_mt(L);
+  lua_setmetatable(L, idx);
+}
+
+long long json_table_array_len(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getmetatable(L, idx)) {
+    json_push_array_mt(L);
+    bool marked = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (marked) return (long long)lua_rawlen(L, idx);
+  }
+  lua_Unsigned n = lua_rawlen(L, idx);
+  if (n == 0) return -1;
+  lua_Unsigned count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (!lua_isinteger(L, -1)) {
+      lua_pop(L, 1);
+      return -1;
+    }
+    lua_Integer k = lua_tointeger(L, -1);
+    if (k < 1 || (lua_Unsigned)k > n) {
+      lua_pop(L, 1);
+      return -1;
+    }
+    count++;
+  }
+  return count == n ? (long long)n : -1;
+}
+
+void json_encode_string(buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  buf_reserve(b, n + 2);
+  buf_putc(b, '"');
+  while (p < end) {
+    const unsigned char *run = p;
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    if (p > run) buf_put(b, run, (size_t)(p - run));
+    if (p >= end) break;
+    unsigned char c = *p;
+    if (c >= 0x80) {
+      size_t len = utf8_seq_len(p, end);
+      if (len) buf_put(b, p, len), p += len;
+      else buf_put(b, "\xEF\xBF\xBD", 3), p++; /* U+FFFD */
+      continue;
+    }
+    p++;
+    switch (c) {
+      case '"': buf_put(b, "\\\"", 2); break;
+      case '\\': buf_put(b, "\\\\", 2); break;
+      case '\n': buf_put(b, "\\n", 2); break;
+      case '\r': buf_put(b, "\\r", 2); break;
+      case '\t': buf_put(b, "\\t", 2); break;
+      case '\b': buf_put(b, "\\b", 2); break;
+      case '\f': buf_put(b, "\\f", 2); break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        buf_put(b, u, 6);
+      }
+    }
+  }
+  buf_putc(b, '"');
+}
+
+void json_encode_double(buf *b, double d) {
+  if (d == floor(d) && fabs(d) < 1e15) {
+    buf_printf(b, "%.0f", d);
+    if (d == 0 && signbit(d)) { /* keep "-0" out of replies: it reads as 0 */
+      b->len -= 2;
+      buf_putc(b, '0');
+    }
+    return;
+  }
+  char tmp[32];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+    if (prec == 17 || strtod(tmp, NULL) == d) break;
+  }
+  buf_puts(b, tmp);
+}
+
+typedef struct encoder {
+  lua_State *L;
+  buf *b;
+  char *err;
+  size_t errlen;
+} encoder;
+
+static bool enc_fail(encoder *e, const char *msg, const char *what) {
+  snprintf(e->err, e->errlen, "%s%s", msg, what ? what : "");
+  return false;
+}
+
+static bool encode_value(encoder *e, int idx, int depth);
+
+static bool encode_table(encoder *e, int idx, int depth) {
+  lua_State *L = e->L;
+  if (depth > JSON_MAX_DEPTH)
+    return enc_fail(e, "cannot encode: nesting too deep (a cycle?)", NULL);
+  if (!lua_checkstack(L, 4)) return enc_fail(e, "cannot encode: out of stack", NULL);
+  long long n = json_table_array_len(L, idx);
+  buf *b = e->b;
+  if (n >= 0) {
+    buf_putc(b, '[');
+    for (long long i = 1; i <= n; i++) {
+      if (i > 1) buf_putc(b, ',');
+      lua_rawgeti(L, idx, (lua_Integer)i);
+      if (lua_isnil(L, -1)) buf_put(b, "null", 4); /* a hole in a marked array */
+      else if (!encode_value(e, lua_gettop(L), depth + 1)) return false;
+      lua_pop(L, 1);
+    }
+    buf_putc(b, ']');
+    return true;
+  }
+  buf_putc(b, '{');
+  bool first = true;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (!first) buf_putc(b, ',');
+    first = false;
+    int kt = lua_type(L, -2);
+    if (kt == LUA_TSTRING) {
+      size_t kn;
+      const char *k = lua_tolstring(L, -2, &kn);
+      json_encode_string(b, k, kn);
+    } else if (kt == LUA_TNUMBER) {
+      /* tostring on a copy: lua_tolstring on the key would break lua_next */
+      lua_pushvalue(L, -2);
+      size_t kn;
+      const char *k = lua_tolstring(L, -1, &kn);
+      json_encode_string(b, k, kn);
+      lua_pop(L, 1);
+    } else {
+      return enc_fail(e, "cannot encode a table key of type ", luaL_typename(L, -2));
+    }
+    buf_putc(b, ':');
+    if (!encode_value(e, lua_gettop(L), depth + 1)) return false;
+    lua_pop(L, 1);
+  }
+  buf_putc(b, '}');
+  return true;
+}
+
+static bool encode_value(encoder *e, int idx, int depth) {
+  lua_State *L = e->L;
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+      size_t n;
+      const char *s = lua_tolstring(L, idx, &n);
+      json_encode_string(e->b, s, n);
+      return true;
+    }
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        buf_printf(e->b, "%lld", (long long)lua_tointeger(L, idx));
+      } else {
+        double d = lua_tonumber(L, idx);
+        if (isnan(d) || isinf(d))
+          return enc_fail(e, "cannot encode NaN or infinity as JSON", NULL);
+        json_encode_double(e->b, d);
+      }
+      return true;
+    case LUA_TBOOLEAN:
+      if (lua_toboolean(L, idx)) buf_put(e->b, "true", 4);
+      else buf_put(e->b, "false", 5);
+      return true;
+    case LUA_TNIL:
+      buf_put(e->b, "null", 4);
+      return true;
+    case LUA_TLIGHTUSERDATA:
+      if (lua_touserdata(L, idx) == NULL) {
+        buf_put(e->b, "null", 4);
+        return true;
+      }
+      break;
+    case LUA_TTABLE:
+      return encode_table(e, idx, depth);
+    default:
+      break;
+  }
+  return enc_fail(e, "cannot encode a value of type ", luaL_typename(L, idx));
+}
+
+bool json_encode(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
+  encoder e = {L, b, err, errlen};
+  int top = lua_gettop(L);
+  bool ok = encode_value(&e, lua_absindex(L, idx), 0);
+  lua_settop(L, top);
+  return ok;
+}
+
+/* }====================================================== */

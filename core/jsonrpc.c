@@ -1,0 +1,129 @@
+/* jsonrpc.c — JSON-RPC 2.0 framing (see jsonrpc.h). */
+#include "jsonrpc.h"
+
+#include <string.h>
+
+static void invalid(jsonrpc_msg *m, int code, const char *msg) {
+  m->kind = JSONRPC_INVALID;
+  m->error_code = code;
+  m->error_msg = msg;
+}
+
+/* An id we can echo: a string, or a number without fraction or exponent
+   (MCP: "string or integer"; null is not allowed). */
+static bool usable_id(json_span id) {
+  char c = json_kind(id);
+  if (c == '"') return true;
+  if (c != '-' && !(c >= '0' && c <= '9')) return false;
+  for (size_t i = 0; i < id.n; i++)
+    if (id.p[i] == '.' || id.p[i] == 'e' || id.p[i] == 'E') return false;
+  return true;
+}
+
+void jsonrpc_parse(const char *s, size_t n, jsonrpc_msg *m) {
+  memset(m, 0, sizeof *m);
+  const char *err;
+  if (!json_validate(s, n, &err, NULL)) {
+    invalid(m, JSONRPC_PARSE_ERROR, "Parse error: not valid JSON");
+    return;
+  }
+  json_span doc = {s, n};
+  while (doc.n && (*doc.p == ' ' || *doc.p == '\t' || *doc.p == '\r' || *doc.p == '\n'))
+    doc.p++, doc.n--;
+  while (doc.n && (doc.p[doc.n - 1] == ' ' || doc.p[doc.n - 1] == '\t' ||
+                   doc.p[doc.n - 1] == '\r' || doc.p[doc.n - 1] == '\n'))
+    doc.n--;
+  if (json_kind(doc) == '[') {
+    invalid(m, JSONRPC_INVALID_REQUEST,
+            "Invalid Request: batches are not supported (removed in 2025-06-18)");
+    return;
+  }
+  if (json_kind(doc) != '{') {
+    invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: expected a JSON object");
+    return;
+  }
+  json_span version = {0}, id = {0};
+  bool has_id = json_object_get(doc, "id", &id);
+  json_object_get(doc, "jsonrpc", &version);
+  json_object_get(doc, "method", &m->method);
+  json_object_get(doc, "params", &m->params);
+  json_object_get(doc, "result", &m->result);
+  json_object_get(doc, "error", &m->error);
+  if (has_id && usable_id(id)) m->id = id;
+  if (!json_string_eq(version, "2.0")) {
+    invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+    return;
+  }
+  if (has_id && !usable_id(id)) {
+    invalid(m, JSONRPC_INVALID_REQUEST,
+            "Invalid Request: \"id\" must be a string or an integer");
+    return;
+  }
+  if (m->method.n) {
+    if (json_kind(m->method) != '"') {
+      invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
+      return;
+    }
+    if (m->params.n && json_kind(m->params) != '{') {
+      invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"params\" must be an object");
+      return;
+    }
+    m->kind = has_id ? JSONRPC_REQUEST : JSONRPC_NOTIFICATION;
+    return;
+  }
+  if (has_id && (m->result.n || m->error.n)) {
+    m->kind = JSONRPC_RESPONSE;
+    return;
+  }
+  invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: no \"method\"");
+}
+
+bool jsonrpc_method_is(const jsonrpc_msg *m, const char *name) {
+  size_t n = strlen(name);
+  if (m->method.n == n + 2 && memcmp(m->method.p + 1, name, n) == 0) return true;
+  return m->method.n > n + 2 && json_string_eq(m->method, name);
+}
+
+static void put_id(buf *b, json_span id) {
+  if (id.n) buf_put(b, id.p, id.n);
+  else buf_put(b, "null", 4);
+}
+
+void jsonrpc_begin_result(buf *b, json_span id) {
+  buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  put_id(b, id);
+  buf_puts(b, ",\"result\":");
+}
+
+void jsonrpc_end_reply(buf *b) { buf_put(b, "}\n", 2); }
+
+void jsonrpc_write_result(buf *b, json_span id, const char *result_json,
+                          size_t result_len) {
+  jsonrpc_begin_result(b, id);
+  buf_put(b, result_json, result_len);
+  jsonrpc_end_reply(b);
+}
+
+void jsonrpc_write_error(buf *b, json_span id, int code, const char *msg,
+                         const char *data_json) {
+  buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  put_id(b, id);
+  buf_printf(b, ",\"error\":{\"code\":%d,\"message\":", code);
+  json_encode_string(b, msg, strlen(msg));
+  if (data_json) {
+    buf_puts(b, ",\"data\":");
+    buf_puts(b, data_json);
+  }
+  buf_put(b, "}}\n", 3);
+}
+
+void jsonrpc_write_notification(buf *b, const char *method,
+                                const char *params_json, size_t params_len) {
+  buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":");
+  json_encode_string(b, method, strlen(method));
+  if (params_json) {
+    buf_puts(b, ",\"params\":");
+    buf_put(b, params_json, params_len);
+  }
+  buf_put(b, "}\n", 2);
+}

@@ -1,0 +1,246 @@
+/* lua_api.c — C functions for lua/mcp.lua and the ctx object (see
+ * lua_api.h). Registration itself lives in lua/mcp.lua; this file holds
+ * what needs C: JSON, base64, schema validation and the call context. */
+#include "lua_api.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "base64.h"
+#include "engine.h"
+#include "json.h"
+#include "log.h"
+#include "validate.h"
+
+#define CTX_TYPE "mcp.ctx"
+
+/* {====================================================== core */
+
+static int core_json_encode(lua_State *L) {
+  luaL_checkany(L, 1);
+  buf b;
+  buf_init(&b);
+  char err[256];
+  bool ok = json_encode(L, 1, &b, err, sizeof err);
+  if (ok) lua_pushlstring(L, b.p ? b.p : "", b.len);
+  buf_free(&b);
+  if (!ok) return luaL_error(L, "%s", err);
+  return 1;
+}
+
+static int core_json_decode(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  const char *err;
+  if (!json_decode(L, s, n, &err)) return luaL_error(L, "invalid JSON: %s", err);
+  return 1;
+}
+
+static int core_base64_encode(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  buf b;
+  buf_init(&b);
+  base64_encode(&b, (const unsigned char *)s, n);
+  lua_pushlstring(L, b.p ? b.p : "", b.len);
+  buf_free(&b);
+  return 1;
+}
+
+static int core_base64_decode(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  buf b;
+  buf_init(&b);
+  bool ok = base64_decode(&b, s, n);
+  if (ok) lua_pushlstring(L, b.p ? b.p : "", b.len);
+  buf_free(&b);
+  if (!ok) return luaL_error(L, "invalid base64");
+  return 1;
+}
+
+/* schema_check(schema) -> true | false, message */
+static int core_schema_check(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  buf err;
+  buf_init(&err);
+  bool ok = schema_check(L, 1, &err);
+  lua_pushboolean(L, ok);
+  if (!ok) lua_pushlstring(L, err.p ? err.p : "", err.len);
+  buf_free(&err);
+  return ok ? 1 : 2;
+}
+
+/* validate(schema, value) -> true | false, message */
+static int core_validate(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  buf err;
+  buf_init(&err);
+  bool ok = schema_validate(L, 1, 2, &err);
+  lua_pushboolean(L, ok);
+  if (!ok) lua_pushlstring(L, err.p ? err.p : "", err.len);
+  buf_free(&err);
+  return ok ? 1 : 2;
+}
+
+static const luaL_Reg core_funcs[] = {
+    {"json_encode", core_json_encode},
+    {"json_decode", core_json_decode},
+    {"base64_encode", core_base64_encode},
+    {"base64_decode", core_base64_decode},
+    {"schema_check", core_schema_check},
+    {"validate", core_validate},
+    {NULL, NULL},
+};
+
+int lua_api_no_completions(lua_State *L) {
+  lua_newtable(L);
+  return 1;
+}
+
+/* }====================================================== */
+
+/* {====================================================== ctx */
+
+typedef struct ctx_ud {
+  call *c; /* NULL once the call has ended */
+} ctx_ud;
+
+static call *check_ctx(lua_State *L) {
+  ctx_ud *u = luaL_checkudata(L, 1, CTX_TYPE);
+  if (!u->c) luaL_error(L, "attempt to use a call context after its handler returned");
+  return u->c;
+}
+
+/* string.format(...) of the arguments from index i on */
+static const char *format_args(lua_State *L, int i, size_t *len) {
+  if (lua_gettop(L) > i) {
+    lua_getglobal(L, "string");
+    lua_getfield(L, -1, "format");
+    lua_remove(L, -2);
+    lua_insert(L, i);
+    lua_call(L, lua_gettop(L) - i, 1);
+  }
+  return luaL_tolstring(L, i, len);
+}
+
+static void log_at(lua_State *L, call *c, int level, int first) {
+  size_t n;
+  const char *msg = format_args(L, first, &n);
+  call_log(c, level, msg, n);
+}
+
+/* ctx:log(level, fmt, ...) */
+static int ctx_log(lua_State *L) {
+  call *c = check_ctx(L);
+  size_t n;
+  const char *name = luaL_checklstring(L, 2, &n);
+  int level = log_level_from_name(name, n);
+  if (level < 0) return luaL_argerror(L, 2, "not a log level (debug, info, notice, warning, error, critical, alert, emergency)");
+  luaL_checkany(L, 3);
+  log_at(L, c, level, 3);
+  return 0;
+}
+
+#define LEVEL_METHOD(fn, level)            \
+  static int fn(lua_State *L) {            \
+    call *c = check_ctx(L);                \
+    luaL_checkany(L, 2);                   \
+    log_at(L, c, level, 2);                \
+    return 0;                              \
+  }
+LEVEL_METHOD(ctx_debug, LOG_DEBUG)
+LEVEL_METHOD(ctx_info, LOG_INFO)
+LEVEL_METHOD(ctx_warning, LOG_WARNING)
+LEVEL_METHOD(ctx_error, LOG_ERROR)
+
+/* ctx:progress(progress [, total [, message]]) -> true when the client asked for progress */
+static int ctx_progress(lua_State *L) {
+  call *c = check_ctx(L);
+  double progress = luaL_checknumber(L, 2);
+  double total = luaL_optnumber(L, 3, NAN);
+  const char *message = luaL_optstring(L, 4, NULL);
+  if (isnan(progress) || isinf(progress)) return luaL_argerror(L, 2, "must be a finite number");
+  lua_pushboolean(L, call_progress(c, progress, total, message));
+  return 1;
+}
+
+static int sleep_done(lua_State *L, int status, lua_KContext k) {
+  (void)status, (void)k;
+  call *c = call_of(L);
+  if (c && call_timed_out(c)) return luaL_error(L, "call timed out after %g s", call_timeout(c));
+  return 0;
+}
+
+/* ctx:sleep(seconds): park this call; other calls run meanwhile. */
+static int ctx_sleep(lua_State *L) {
+  call *c = check_ctx(L);
+  double s = luaL_checknumber(L, 2);
+  if (L != call_thread(c))
+    return luaL_error(L, "ctx:sleep must be called from the handler itself, not a nested coroutine");
+  call_sleep(c, s);
+  return lua_yieldk(L, 0, 0, sleep_done);
+}
+
+static const luaL_Reg ctx_methods[] = {
+    {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
+    {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},
+    {"sleep", ctx_sleep},     {NULL, NULL},
+};
+
+/* Fields computed on access, methods from the method table (upvalue 1). */
+static int ctx_index(lua_State *L) {
+  ctx_ud *u = luaL_checkudata(L, 1, CTX_TYPE);
+  const char *key = luaL_checkstring(L, 2);
+  if (strcmp(key, "cancelled") == 0) {
+    lua_pushboolean(L, !u->c || call_is_cancelled(u->c));
+    return 1;
+  }
+  if (strcmp(key, "protocol_version") == 0) {
+    if (u->c) lua_pushstring(L, call_protocol_version(u->c));
+    else lua_pushnil(L);
+    return 1;
+  }
+  lua_getfield(L, lua_upvalueindex(1), key);
+  return 1;
+}
+
+static int ctx_tostring(lua_State *L) {
+  ctx_ud *u = luaL_checkudata(L, 1, CTX_TYPE);
+  lua_pushstring(L, u->c ? "mcp.ctx" : "mcp.ctx (closed)");
+  return 1;
+}
+
+void lua_api_push_ctx(lua_State *L, call *c) {
+  ctx_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->c = c;
+  if (luaL_newmetatable(L, CTX_TYPE)) {
+    luaL_newlib(L, ctx_methods);
+    lua_pushcclosure(L, ctx_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, ctx_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+}
+
+void lua_api_close_ctx(lua_State *L, int idx) {
+  ctx_ud *u = luaL_testudata(L, idx, CTX_TYPE);
+  if (u) u->c = NULL;
+}
+
+/* }====================================================== */
+
+void lua_api_push_core(lua_State *L) {
+  luaL_newlib(L, core_funcs);
+  json_pushnull(L);
+  lua_setfield(L, -2, "null");
+  json_push_array_mt(L);
+  lua_setfield(L, -2, "array_mt");
+  lua_newtable(L);
+  lua_setfield(L, -2, "state");
+}

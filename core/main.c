@@ -1,0 +1,269 @@
+/* main.c — the luamcp command line: serve, call, check. Options, stdout
+ * protection and signals live here; everything else is in the core. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "engine.h"
+#include "json.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "transport_stdio.h"
+
+static const char usage[] =
+    "luamcp " LUAMCP_VERSION " — MCP servers written in Lua\n"
+    "\n"
+    "Usage:\n"
+    "  luamcp serve [options] [DIR]          serve the app in DIR (default .) over stdio\n"
+    "  luamcp call [options] DIR TOOL [JSON]  run one tool call, print the result JSON\n"
+    "                                         (exit 1 when the result is an error)\n"
+    "  luamcp check DIR                       load every script, report problems (exit 1)\n"
+    "  luamcp --help | --version\n"
+    "\n"
+    "An app DIR holds scripts/*.lua (tools, resources, prompts), widgets/, and an\n"
+    "optional app.lua (name, version, title, instructions).\n"
+    "\n"
+    "Options:\n"
+    "  --page-size N       items per page of tools/list etc. (default 100)\n"
+    "  --timeout SECONDS   wall-clock limit of one call (default 30)\n"
+    "  --memory-limit MB   heap growth one call may cause (default 64; 0 = none)\n"
+    "  --queue N           messages waiting before input is paused (default 1024)\n"
+    "  --max-message MB    largest accepted message (default 64)\n"
+    "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
+    "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
+    "\n"
+    "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n";
+
+typedef struct options {
+  engine_options engine;
+  size_t max_message;
+  const char *args[4];
+  int nargs;
+} options;
+
+static void die_usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "luamcp: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'luamcp --help'.\n");
+  exit(2);
+}
+
+static double number_arg(const char *opt, const char *v) {
+  char *end;
+  errno = 0;
+  double d = v ? strtod(v, &end) : 0;
+  if (!v || errno || *end || d < 0) die_usage("%s needs a non-negative number", opt);
+  return d;
+}
+
+static void parse_options(int argc, char **argv, int first, options *o) {
+  o->engine = (engine_options){.page_size = 100, .call_timeout = 30,
+                               .call_memory = (size_t)64 << 20, .queue_cap = 1024};
+  o->max_message = (size_t)64 << 20;
+  const char *lv = getenv("LUAMCP_LOG_LEVEL");
+  if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--page-size") == 0) o->engine.page_size = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--timeout") == 0) o->engine.call_timeout = number_arg(a, v), i++;
+    else if (strcmp(a, "--memory-limit") == 0)
+      o->engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--queue") == 0) o->engine.queue_cap = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--max-message") == 0)
+      o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--log-level") == 0) {
+      int l = v ? log_level_from_name(v, strlen(v)) : -1;
+      if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
+      log_set_threshold(l);
+      i++;
+    } else if (a[0] == '-' && a[1] == '-') die_usage("unknown option %s", a);
+    else if (o->nargs < 4) o->args[o->nargs++] = a;
+    else die_usage("unexpected argument %s", a);
+  }
+  if (o->engine.page_size == 0) die_usage("%s must be at least 1", "--page-size");
+  if (o->engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
+  if (o->engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
+}
+
+static app *load_or_report(const char *dir, size_t page_size) {
+  buf errors;
+  buf_init(&errors);
+  app *a = app_load(dir, page_size, &errors);
+  if (!a) fprintf(stderr, "%.*s", (int)errors.len, errors.p ? errors.p : "");
+  buf_free(&errors);
+  return a;
+}
+
+/* Keep the real stdout for protocol (or results) and point fd 1 at stderr,
+   so no print() or library output can corrupt what we write. */
+static int protect_stdout(void) {
+  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0 || dup2(2, 1) < 0) {
+    perror("luamcp: stdout");
+    exit(1);
+  }
+  return fd;
+}
+
+/* SIGINT/SIGTERM: stop taking input, let calls in flight finish. */
+static void *signal_main(void *arg) {
+  engine *e = arg;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig;
+  if (sigwait(&set, &sig) == 0) {
+    log_msg(LOG_INFO, "%s: finishing calls in flight, then exiting", strsignal(sig));
+    engine_finish(e);
+  }
+  return NULL;
+}
+
+static int cmd_serve(options *o) {
+  const char *dir = o->nargs ? o->args[0] : ".";
+  if (o->nargs > 1) die_usage("serve takes one DIR, got also %s", o->args[1]);
+  int out = protect_stdout();
+  app *a = load_or_report(dir, o->engine.page_size);
+  if (!a) return 1;
+  log_msg(LOG_INFO, "serving %s over stdio (%zu tools, %zu resources, %zu templates, %zu prompts)",
+          dir, a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
+  engine *e = engine_new(a, &o->engine);
+  pthread_t sig;
+  pthread_create(&sig, NULL, signal_main, e);
+  transport_stdio_serve(e, 0, out, o->max_message);
+  pthread_cancel(sig);
+  pthread_join(sig, NULL);
+  engine_free(e);
+  close(out);
+  return 0;
+}
+
+/* {====== luamcp call: one request through the same engine, no client */
+
+typedef struct capture {
+  buf lines;
+} capture;
+
+static bool capture_write(void *ctx, const char *p, size_t n) {
+  buf_put(&((capture *)ctx)->lines, p, n);
+  return true;
+}
+
+/* Show notifications on stderr; print the reply's result on out. */
+static int report_reply(const char *p, size_t n, int out) {
+  int status = 1;
+  const char *end = p + n;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    jsonrpc_msg m;
+    jsonrpc_parse(p, len, &m);
+    if (m.kind == JSONRPC_NOTIFICATION && !jsonrpc_method_is(&m, "notifications/message")) {
+      fprintf(stderr, "%.*s\n", (int)len, p);
+    } else if (m.kind == JSONRPC_RESPONSE && m.result.n) {
+      json_span is_error;
+      bool failed = json_object_get(m.result, "isError", &is_error) && json_kind(is_error) == 't';
+      buf b;
+      buf_init(&b);
+      buf_put(&b, m.result.p, m.result.n);
+      buf_putc(&b, '\n');
+      ssize_t w = write(out, b.p, b.len);
+      buf_free(&b);
+      status = failed || w < 0 ? 1 : 0;
+    } else if (m.kind == JSONRPC_RESPONSE) {
+      json_span msg = {0};
+      json_object_get(m.error, "message", &msg);
+      buf b;
+      buf_init(&b);
+      if (msg.n) json_string_unescape(msg, &b);
+      fprintf(stderr, "luamcp: %s\n", b.p ? b.p : "error");
+      buf_free(&b);
+    }
+    p += len + 1;
+  }
+  return status;
+}
+
+static int cmd_call(options *o) {
+  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", "call needs DIR TOOL [JSON-ARGS]");
+  const char *dir = o->args[0], *tool = o->args[1], *args = o->nargs == 3 ? o->args[2] : "{}";
+  const char *err;
+  size_t errpos;
+  if (!json_validate(args, strlen(args), &err, &errpos)) {
+    fprintf(stderr, "luamcp: JSON-ARGS is not valid JSON: %s at byte %zu\n", err, errpos);
+    return 2;
+  }
+  int out = protect_stdout();
+  app *a = load_or_report(dir, o->engine.page_size);
+  if (!a) return 1;
+  capture cap;
+  buf_init(&cap.lines);
+  session s;
+  session_init(&s, capture_write, &cap);
+  s.initialized = true;
+  s.version = PROTO_LATEST;
+  engine *e = engine_new(a, &o->engine);
+  buf req;
+  buf_init(&req);
+  buf_puts(&req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":");
+  json_encode_string(&req, tool, strlen(tool));
+  buf_printf(&req, ",\"arguments\":%s}}", args);
+  size_t len;
+  char *msg = buf_take(&req, &len);
+  engine_submit(e, &s, msg, len);
+  engine_finish(e);
+  engine_run(e);
+  engine_free(e);
+  int status = report_reply(cap.lines.p, cap.lines.len, out);
+  session_destroy(&s);
+  buf_free(&cap.lines);
+  close(out);
+  return status;
+}
+
+/* }====== */
+
+static int cmd_check(options *o) {
+  if (o->nargs != 1) die_usage("%s", "check needs DIR");
+  app *a = load_or_report(o->args[0], o->engine.page_size);
+  if (!a) return 1;
+  const registry *r = a->reg;
+  printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],
+         r->ntools, r->nresources, r->ntemplates, r->nprompts);
+  app_free(a);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("luamcp %s\n", LUAMCP_VERSION);
+    return 0;
+  }
+  /* signals are taken by a thread with sigwait, never by a handler that
+     could interrupt the Lua VM; a vanished client is an EPIPE, not a kill */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  options o = {0};
+  parse_options(argc, argv, 2, &o);
+  if (strcmp(argv[1], "serve") == 0) return cmd_serve(&o);
+  if (strcmp(argv[1], "call") == 0) return cmd_call(&o);
+  if (strcmp(argv[1], "check") == 0) return cmd_check(&o);
+  die_usage("unknown command '%s'", argv[1]);
+  return 2;
+}

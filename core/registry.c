@@ -1,0 +1,255 @@
+/* registry.c — build the immutable snapshot of an app (see registry.h). */
+#include "registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "cursor.h"
+#include "json.h"
+
+static char *dup_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  const char *s = lua_tostring(L, -1);
+  char *out = s ? strdup(s) : NULL;
+  lua_pop(L, 1);
+  return out;
+}
+
+static int ref_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return LUA_NOREF;
+  }
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+static uint32_t hash_name(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static void index_tools(registry *r) {
+  size_t cap = 8;
+  while (cap < r->ntools * 2) cap *= 2;
+  r->tool_index = calloc(cap, sizeof *r->tool_index);
+  r->tool_index_cap = cap;
+  for (size_t i = 0; i < r->ntools; i++) {
+    const char *name = r->tools[i].name;
+    size_t h = hash_name(name, strlen(name)) & (cap - 1);
+    while (r->tool_index[h]) h = (h + 1) & (cap - 1);
+    r->tool_index[h] = (uint32_t)i + 1;
+  }
+}
+
+const reg_tool *registry_find_tool(const registry *r, const char *name, size_t len) {
+  if (!r->tool_index_cap) return NULL;
+  size_t mask = r->tool_index_cap - 1;
+  for (size_t h = hash_name(name, len) & mask; r->tool_index[h]; h = (h + 1) & mask) {
+    const reg_tool *t = &r->tools[r->tool_index[h] - 1];
+    if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) return t;
+  }
+  return NULL;
+}
+
+const reg_resource *registry_find_resource(const registry *r, const char *uri, size_t len) {
+  for (size_t i = 0; i < r->nresources; i++)
+    if (strlen(r->resources[i].uri) == len && memcmp(r->resources[i].uri, uri, len) == 0)
+      return &r->resources[i];
+  return NULL;
+}
+
+const reg_prompt *registry_find_prompt(const registry *r, const char *name, size_t len) {
+  for (size_t i = 0; i < r->nprompts; i++)
+    if (strlen(r->prompts[i].name) == len && memcmp(r->prompts[i].name, name, len) == 0)
+      return &r->prompts[i];
+  return NULL;
+}
+
+/* Encode each entry's `def` of the list at list_idx, then cut the entries
+   into pages of page_size, each a complete result object. */
+static bool encode_pages(lua_State *L, int list_idx, const char *key, int list,
+                         size_t page_size, uint64_t cursor_key, reg_pages *out,
+                         buf *err) {
+  size_t n = lua_rawlen(L, list_idx);
+  buf *entries = calloc(n ? n : 1, sizeof *entries);
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i++) {
+    lua_rawgeti(L, list_idx, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "def");
+    char msg[200];
+    buf_init(&entries[i]);
+    if (!json_encode(L, -1, &entries[i], msg, sizeof msg)) {
+      buf_printf(err, "%s entry %zu: %s\n", key, i + 1, msg);
+      ok = false;
+    }
+    lua_pop(L, 2);
+  }
+  out->count = n;
+  out->npages = n ? (n + page_size - 1) / page_size : 1;
+  out->page = calloc(out->npages, sizeof *out->page);
+  out->page_len = calloc(out->npages, sizeof *out->page_len);
+  for (size_t p = 0; p < out->npages && ok; p++) {
+    buf b;
+    buf_init(&b);
+    buf_printf(&b, "{\"%s\":[", key);
+    size_t first = p * page_size, last = first + page_size;
+    if (last > n) last = n;
+    for (size_t i = first; i < last; i++) {
+      if (i > first) buf_putc(&b, ',');
+      buf_put(&b, entries[i].p, entries[i].len);
+    }
+    buf_putc(&b, ']');
+    if (last < n) {
+      char c[CURSOR_MAX];
+      cursor_make(cursor_key, list, last, c);
+      buf_printf(&b, ",\"nextCursor\":\"%s\"", c);
+    }
+    buf_putc(&b, '}');
+    out->page[p] = buf_take(&b, &out->page_len[p]);
+  }
+  for (size_t i = 0; i < n; i++) buf_free(&entries[i]);
+  free(entries);
+  return ok;
+}
+
+static void encode_init_tail(lua_State *L, registry *r, int info_idx) {
+  buf b;
+  buf_init(&b);
+  buf_puts(&b, "\"capabilities\":{\"logging\":{}");
+  if (r->nprompts || r->ntemplates) buf_puts(&b, ",\"completions\":{}");
+  if (r->nprompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
+  if (r->nresources || r->ntemplates)
+    buf_puts(&b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+  buf_puts(&b, ",\"tools\":{\"listChanged\":true}}");
+  /* serverInfo: name and version are required; the rest pass through */
+  buf_puts(&b, ",\"serverInfo\":{\"name\":");
+  json_encode_string(&b, r->name, strlen(r->name));
+  char *version = info_idx ? dup_field(L, info_idx, "version") : NULL;
+  buf_puts(&b, ",\"version\":");
+  const char *v = version ? version : "0.0.0";
+  json_encode_string(&b, v, strlen(v));
+  free(version);
+  static const char *const extra[] = {"title", "description", "websiteUrl", "icons"};
+  for (size_t i = 0; info_idx && i < sizeof extra / sizeof *extra; i++) {
+    lua_getfield(L, info_idx, extra[i]);
+    if (!lua_isnil(L, -1)) {
+      char msg[200];
+      buf_printf(&b, ",\"%s\":", extra[i]);
+      if (!json_encode(L, -1, &b, msg, sizeof msg)) buf_puts(&b, "null");
+    }
+    lua_pop(L, 1);
+  }
+  buf_putc(&b, '}');
+  char *instructions = info_idx ? dup_field(L, info_idx, "instructions") : NULL;
+  if (instructions) {
+    buf_puts(&b, ",\"instructions\":");
+    json_encode_string(&b, instructions, strlen(instructions));
+    free(instructions);
+  }
+  buf_putc(&b, '}');
+  r->init_tail = buf_take(&b, &r->init_tail_len);
+}
+
+registry *registry_build(lua_State *L, int reg_idx, int info_idx,
+                         size_t page_size, buf *err) {
+  reg_idx = lua_absindex(L, reg_idx);
+  if (info_idx) info_idx = lua_absindex(L, info_idx);
+  if (info_idx && !lua_istable(L, info_idx)) info_idx = 0;
+  registry *r = calloc(1, sizeof *r);
+  r->cursor_key = cursor_new_key();
+  r->page_size = page_size ? page_size : SIZE_MAX / 2;
+  r->name = info_idx ? dup_field(L, info_idx, "name") : NULL;
+  if (!r->name) r->name = strdup("luamcp-app");
+  bool ok = true;
+
+  static const char *const lists[REG_NLISTS] = {"tools", "resources", "templates", "prompts"};
+  static const char *const keys[REG_NLISTS] = {"tools", "resources", "resourceTemplates", "prompts"};
+  for (int l = 0; l < REG_NLISTS; l++) {
+    lua_getfield(L, reg_idx, lists[l]);
+    int li = lua_gettop(L);
+    size_t n = lua_rawlen(L, li);
+    for (size_t i = 0; i < n; i++) {
+      lua_rawgeti(L, li, (lua_Integer)i + 1);
+      int e = lua_gettop(L);
+      switch (l) {
+        case REG_TOOLS:
+          if (!r->tools) r->tools = calloc(n, sizeof *r->tools);
+          r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
+                                   ref_field(L, e, "input"), ref_field(L, e, "output")};
+          r->ntools = i + 1;
+          break;
+        case REG_RESOURCES:
+          if (!r->resources) r->resources = calloc(n, sizeof *r->resources);
+          lua_pushvalue(L, e);
+          r->resources[i] = (reg_resource){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->nresources = i + 1;
+          break;
+        case REG_TEMPLATES:
+          if (!r->templates) r->templates = calloc(n, sizeof *r->templates);
+          lua_pushvalue(L, e);
+          r->templates[i] = (reg_template){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->ntemplates = i + 1;
+          break;
+        default:
+          if (!r->prompts) r->prompts = calloc(n, sizeof *r->prompts);
+          lua_pushvalue(L, e);
+          r->prompts[i] = (reg_prompt){dup_field(L, e, "name"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->nprompts = i + 1;
+          break;
+      }
+      lua_pop(L, 1);
+    }
+    if (!encode_pages(L, li, keys[l], l, r->page_size, r->cursor_key, &r->pages[l], err))
+      ok = false;
+    lua_pop(L, 1);
+  }
+  index_tools(r);
+  encode_init_tail(L, r, info_idx);
+  if (!ok) {
+    registry_free(r, L);
+    return NULL;
+  }
+  return r;
+}
+
+void registry_free(registry *r, lua_State *L) {
+  if (!r) return;
+  for (size_t i = 0; i < r->ntools; i++) {
+    free(r->tools[i].name);
+    if (L) {
+      luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].handler);
+      luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].input);
+      luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].output);
+    }
+  }
+  for (size_t i = 0; i < r->nresources; i++) {
+    free(r->resources[i].uri);
+    if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->resources[i].entry);
+  }
+  for (size_t i = 0; i < r->ntemplates; i++) {
+    free(r->templates[i].uri_template);
+    if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->templates[i].entry);
+  }
+  for (size_t i = 0; i < r->nprompts; i++) {
+    free(r->prompts[i].name);
+    if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->prompts[i].entry);
+  }
+  for (int l = 0; l < REG_NLISTS; l++) {
+    for (size_t p = 0; p < r->pages[l].npages; p++) free(r->pages[l].page[p]);
+    free(r->pages[l].page);
+    free(r->pages[l].page_len);
+  }
+  free(r->tools);
+  free(r->tool_index);
+  free(r->resources);
+  free(r->templates);
+  free(r->prompts);
+  free(r->init_tail);
+  free(r->name);
+  free(r);
+}

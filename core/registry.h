@@ -1,0 +1,78 @@
+/* registry.h — the immutable snapshot of what an app offers: tools,
+ * resources, templates, prompts, and its server info. Built once after every
+ * script of a load has run; list pages and the initialize answer are encoded
+ * here once, so the list methods and initialize never touch Lua. Handlers and schemas
+ * are references into the app's lua_State (LUA_REGISTRYINDEX). */
+#ifndef LUAMCP_REGISTRY_H
+#define LUAMCP_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef struct lua_State lua_State;
+
+typedef struct reg_tool {
+  char *name;
+  int handler, input, output; /* Lua refs; output is LUA_NOREF when absent */
+} reg_tool;
+
+typedef struct reg_resource {
+  char *uri;
+  int entry; /* ref to the registration table {read=, mime=, ...} */
+} reg_resource;
+
+typedef struct reg_template {
+  char *uri_template;
+  int entry; /* ref: {read=, mime=, vars=, complete=} */
+} reg_template;
+
+typedef struct reg_prompt {
+  char *name;
+  int entry; /* ref: {get=, args=, complete=, def=} */
+} reg_prompt;
+
+/* One list, pre-encoded page by page: each page is a complete result
+   object such as {"tools":[...],"nextCursor":"..."}. */
+typedef struct reg_pages {
+  size_t count, npages;
+  char **page;
+  size_t *page_len;
+} reg_pages;
+
+typedef enum reg_list { REG_TOOLS, REG_RESOURCES, REG_TEMPLATES, REG_PROMPTS, REG_NLISTS } reg_list;
+
+typedef struct registry {
+  reg_tool *tools;
+  size_t ntools;
+  uint32_t *tool_index; /* open-addressing hash of tool names -> index+1 */
+  size_t tool_index_cap;
+  reg_resource *resources;
+  size_t nresources;
+  reg_template *templates;
+  size_t ntemplates;
+  reg_prompt *prompts;
+  size_t nprompts;
+  reg_pages pages[REG_NLISTS];
+  size_t page_size; /* items per page (every page but the last is full) */
+  uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
+  /* initialize result minus protocolVersion: `"capabilities":...}` */
+  char *init_tail;
+  size_t init_tail_len;
+  char *name; /* serverInfo.name, used as the logger name */
+} registry;
+
+/* Build the snapshot from the registration table at reg_idx (filled by
+   lua/mcp.lua) and the app info table at info_idx (may be nil). Returns
+   NULL with a message in err on failure (e.g. a value that cannot be
+   encoded). */
+registry *registry_build(lua_State *L, int reg_idx, int info_idx,
+                         size_t page_size, buf *err);
+void registry_free(registry *r, lua_State *L);
+
+const reg_tool *registry_find_tool(const registry *r, const char *name, size_t len);
+const reg_resource *registry_find_resource(const registry *r, const char *uri, size_t len);
+const reg_prompt *registry_find_prompt(const registry *r, const char *name, size_t len);
+
+#endif

@@ -1,0 +1,1041 @@
+/* validate.c — JSON Schema validation and schema checking on Lua values (see validate.h). */
+#include "validate.h"
+
+#include <math.h>
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "json.h"
+
+/* Schema applications may nest this deep (one level per subschema entered
+   or $ref followed); past it we assume a $ref cycle. A decoded value nests
+   at most JSON_MAX_DEPTH, and a recursive schema spends about two levels on
+   each of its levels. */
+#define MAX_DEPTH (2 * JSON_MAX_DEPTH)
+/* Deep equality answers "different" past this nesting (cyclic Lua tables). */
+#define MAX_EQ_DEPTH (JSON_MAX_DEPTH + 8)
+/* Stack slots one schema level may use: the keyword values, plus a few. */
+#define LEVEL_SLOTS (KW_N + 16)
+/* An enum message lists at most this many values. */
+#define ENUM_SHOW 10
+
+/* {====================================================== keywords */
+
+/* The order here is the order keywords are applied in, which decides the
+   message when a value breaks several. */
+enum {
+  KW_SCHEMA, KW_REF, KW_TYPE, KW_ENUM, KW_CONST,
+  KW_MINIMUM, KW_EXCLUSIVEMINIMUM, KW_MAXIMUM, KW_EXCLUSIVEMAXIMUM,
+  KW_MULTIPLEOF, KW_MINLENGTH, KW_MAXLENGTH,
+  KW_REQUIRED, KW_MINPROPERTIES, KW_MAXPROPERTIES, KW_PROPERTIES,
+  KW_ADDITIONALPROPERTIES,
+  KW_MINITEMS, KW_MAXITEMS, KW_PREFIXITEMS, KW_ITEMS, KW_ADDITIONALITEMS,
+  KW_UNIQUEITEMS,
+  KW_ALLOF, KW_ANYOF, KW_ONEOF, KW_NOT,
+  KW_DEFS, KW_DEFINITIONS,
+  KW_N
+};
+
+#define KW(s) {s, sizeof(s) - 1}
+static const struct { const char *name; size_t len; } keywords[KW_N] = {
+  KW("$schema"), KW("$ref"), KW("type"), KW("enum"), KW("const"),
+  KW("minimum"), KW("exclusiveMinimum"), KW("maximum"), KW("exclusiveMaximum"),
+  KW("multipleOf"), KW("minLength"), KW("maxLength"),
+  KW("required"), KW("minProperties"), KW("maxProperties"), KW("properties"),
+  KW("additionalProperties"),
+  KW("minItems"), KW("maxItems"), KW("prefixItems"), KW("items"),
+  KW("additionalItems"), KW("uniqueItems"),
+  KW("allOf"), KW("anyOf"), KW("oneOf"), KW("not"),
+  KW("$defs"), KW("definitions"),
+};
+#undef KW
+
+static int keyword_id(const char *s, size_t n) {
+  for (int i = 0; i < KW_N; i++)
+    if (keywords[i].len == n && keywords[i].name[0] == s[0] &&
+        memcmp(keywords[i].name, s, n) == 0)
+      return i;
+  return -1;
+}
+
+/* Push the value of each keyword the schema table at s holds and note its
+   stack index in slot[] (0 when absent): one pass over the table, whatever
+   it holds, and no strings made for keywords it lacks. Pushes at most KW_N. */
+static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
+  memset(slot, 0, KW_N * sizeof *slot);
+  lua_pushnil(L);
+  while (lua_next(L, s)) {
+    int kw = -1;
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      size_t n;
+      const char *k = lua_tolstring(L, -2, &n);
+      kw = keyword_id(k, n);
+    }
+    if (kw < 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_insert(L, -2); /* keep the value below the key lua_next needs */
+    slot[kw] = lua_gettop(L) - 1;
+  }
+}
+
+/* Which $schema values we accept; draft-06/07 differ from 2019-09/2020-12
+   for our keywords only in that $ref hides its siblings. */
+enum { DIALECT_UNKNOWN, DIALECT_REF_ALONE, DIALECT_CURRENT };
+
+static int dialect(const char *s, size_t n) {
+  static const char *const ref_alone[] = {"json-schema.org/draft-07/schema",
+                                          "json-schema.org/draft-06/schema"};
+  static const char *const current[] = {"json-schema.org/draft/2020-12/schema",
+                                        "json-schema.org/draft/2019-09/schema"};
+  if (n > 8 && memcmp(s, "https://", 8) == 0) s += 8, n -= 8;
+  else if (n > 7 && memcmp(s, "http://", 7) == 0) s += 7, n -= 7;
+  else return DIALECT_UNKNOWN;
+  if (n && s[n - 1] == '#') n--;
+  for (int i = 0; i < 2; i++) {
+    if (strlen(ref_alone[i]) == n && memcmp(s, ref_alone[i], n) == 0)
+      return DIALECT_REF_ALONE;
+    if (strlen(current[i]) == n && memcmp(s, current[i], n) == 0)
+      return DIALECT_CURRENT;
+  }
+  return DIALECT_UNKNOWN;
+}
+
+/* }====================================================== */
+
+/* {====================================================== Lua values as JSON */
+
+enum { K_NULL, K_BOOLEAN, K_INTEGER, K_NUMBER, K_STRING, K_ARRAY, K_OBJECT, K_OTHER };
+static const char *const kind_names[] = {"null", "boolean", "number", "number",
+                                         "string", "array", "object"};
+
+/* The JSON kind of the value at idx (nil counts as null: it is what a
+   missing value looks like); *len gets an array's length. */
+static int kind_of(lua_State *L, int idx, lua_Integer *len) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNONE: case LUA_TNIL: return K_NULL;
+    case LUA_TBOOLEAN: return K_BOOLEAN;
+    case LUA_TNUMBER: return lua_isinteger(L, idx) ? K_INTEGER : K_NUMBER;
+    case LUA_TSTRING: return K_STRING;
+    case LUA_TLIGHTUSERDATA: return lua_touserdata(L, idx) ? K_OTHER : K_NULL;
+    case LUA_TTABLE: {
+      long long n = json_table_array_len(L, idx);
+      if (n < 0) return K_OBJECT;
+      *len = (lua_Integer)n;
+      return K_ARRAY;
+    }
+    default: return K_OTHER;
+  }
+}
+
+/* Length of the table at idx read where a keyword wants an array: a JSON
+   array, or an empty table (Lua cannot tell {} from []); else -1. */
+static lua_Integer array_len(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return -1;
+  long long n = json_table_array_len(L, idx);
+  if (n >= 0) return (lua_Integer)n;
+  lua_pushnil(L);
+  if (lua_next(L, idx)) {
+    lua_pop(L, 2);
+    return -1;
+  }
+  return 0;
+}
+
+/* A table read where a keyword wants an object: anything but a non-empty array. */
+static bool is_object(lua_State *L, int idx) {
+  return lua_istable(L, idx) && json_table_array_len(L, idx) <= 0;
+}
+
+/* A schema: a boolean, or a table that is not an array. */
+static bool is_schema(lua_State *L, int idx) {
+  return lua_isboolean(L, idx) ||
+         (lua_istable(L, idx) && json_table_array_len(L, idx) < 0);
+}
+
+/* The non-negative integer at idx (an integral float will do), or -1. */
+static lua_Integer count_arg(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TNUMBER) return -1;
+  int ok;
+  lua_Integer n = lua_tointegerx(L, idx, &ok);
+  return ok && n >= 0 ? n : -1;
+}
+
+/* JSON equality of the values at a and b: numbers compare by value
+   (1 == 1.0), arrays and objects never equal each other. */
+static bool json_equal(lua_State *L, int a, int b, int depth) {
+  if (lua_rawequal(L, a, b)) return true; /* also numbers across subtypes */
+  if (depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return false;
+  a = lua_absindex(L, a);
+  b = lua_absindex(L, b);
+  lua_Integer na = 0, nb = 0;
+  int ka = kind_of(L, a, &na), kb = kind_of(L, b, &nb);
+  if (ka != kb) return false;
+  if (ka == K_NULL) return true;
+  if (ka == K_ARRAY) {
+    if (na != nb) return false;
+    for (lua_Integer i = 1; i <= na; i++) {
+      lua_rawgeti(L, a, i);
+      lua_rawgeti(L, b, i);
+      bool eq = json_equal(L, -2, -1, depth + 1);
+      lua_pop(L, 2);
+      if (!eq) return false;
+    }
+    return true;
+  }
+  if (ka != K_OBJECT) return false; /* scalars that were not rawequal */
+  lua_Integer count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, a)) {
+    lua_pushvalue(L, -2);
+    lua_rawget(L, b);
+    bool eq = !lua_isnil(L, -1) && json_equal(L, -2, -1, depth + 1);
+    lua_pop(L, 2);
+    if (!eq) {
+      lua_pop(L, 1);
+      return false;
+    }
+    count++;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, b)) {
+    lua_pop(L, 1);
+    count--;
+  }
+  return count == 0;
+}
+
+/* Does the value at v (of kind k) have the JSON Schema type named t? */
+static bool has_type(lua_State *L, int v, int k, const char *t) {
+  switch (k) {
+    case K_NULL: return strcmp(t, "null") == 0;
+    case K_BOOLEAN: return strcmp(t, "boolean") == 0;
+    case K_INTEGER: return strcmp(t, "integer") == 0 || strcmp(t, "number") == 0;
+    case K_NUMBER: {
+      if (strcmp(t, "number") == 0) return true;
+      double d = lua_tonumber(L, v);
+      return strcmp(t, "integer") == 0 && isfinite(d) && d == floor(d);
+    }
+    case K_STRING: return strcmp(t, "string") == 0;
+    case K_ARRAY: return strcmp(t, "array") == 0;
+    case K_OBJECT: return strcmp(t, "object") == 0;
+    default: return false;
+  }
+}
+
+static bool is_type_name(const char *t) {
+  static const char *const names[] = {"null", "boolean", "integer", "number",
+                                      "string", "array", "object"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(t, names[i]) == 0) return true;
+  return false;
+}
+
+/* Is the number at v a multiple of the positive number at m? Floats are
+   binary, so 0.0075 / 0.0001 is 74.99999999999999: a quotient within a few
+   ulps of an integer counts. fmod is exact, and covers quotients that
+   overflow. */
+static bool is_multiple(lua_State *L, int v, int m) {
+  if (lua_isinteger(L, v) && lua_isinteger(L, m)) {
+    lua_Integer im = lua_tointeger(L, m);
+    if (im > 0) return lua_tointeger(L, v) % im == 0;
+  }
+  double dv = lua_tonumber(L, v), dm = lua_tonumber(L, m);
+  if (!(dm > 0) || !isfinite(dv)) return !(dm > 0); /* a bad multipleOf: ignore */
+  if (fmod(dv, dm) == 0) return true;
+  double q = dv / dm, r = nearbyint(q);
+  return isfinite(q) && fabs(q - r) <= 4 * DBL_EPSILON * fabs(r);
+}
+
+/* Code points in a UTF-8 string: the bytes that do not continue a sequence. */
+static size_t utf8_length(const char *s, size_t n) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++)
+    count += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return count;
+}
+
+/* }====================================================== */
+
+/* {====================================================== $ref */
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* A JSON pointer token that indexes an array: "0" or [1-9][0-9]*. */
+static bool array_index(const char *t, const char *end, lua_Integer *i) {
+  size_t n = (size_t)(end - t);
+  if (n == 0 || n > 18 || (t[0] == '0' && n > 1)) return false;
+  lua_Integer v = 0;
+  for (; t < end; t++) {
+    if (*t < '0' || *t > '9') return false;
+    v = v * 10 + (*t - '0');
+  }
+  *i = v;
+  return true;
+}
+
+/* Push the token [t, end) with ~1 -> '/' and ~0 -> '~' undone. */
+static void push_token(lua_State *L, const char *t, const char *end) {
+  if (!memchr(t, '~', (size_t)(end - t))) {
+    lua_pushlstring(L, t, (size_t)(end - t));
+    return;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (; t < end; t++) {
+    if (*t == '~' && t + 1 < end && (t[1] == '0' || t[1] == '1'))
+      luaL_addchar(&b, *++t == '0' ? '~' : '/');
+    else
+      luaL_addchar(&b, *t);
+  }
+  luaL_pushresult(&b);
+}
+
+/* Push what the local reference ref (a URI fragment holding a JSON pointer:
+   "#", "#/$defs/x", "#/a~1b/c%25d") names in the root schema at root.
+   Returns false, pushing nothing, when it is not local or names nothing.
+   (The fragment is %-decoded first, then split: RFC 6901, section 6.) */
+static bool ref_push(lua_State *L, int root, const char *ref, size_t n) {
+  if (n == 0 || ref[0] != '#') return false;
+  int top = lua_gettop(L);
+  const char *p = ref + 1, *end = ref + n;
+  if (memchr(p, '%', (size_t)(end - p))) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    while (p < end) {
+      int hi, lo;
+      if (*p == '%' && end - p >= 3 && (hi = hex_digit(p[1])) >= 0 &&
+          (lo = hex_digit(p[2])) >= 0) {
+        luaL_addchar(&b, (char)(hi << 4 | lo));
+        p += 3;
+      } else {
+        luaL_addchar(&b, *p++);
+      }
+    }
+    luaL_pushresult(&b);
+    size_t dn;
+    p = lua_tolstring(L, -1, &dn);
+    end = p + dn;
+  }
+  if (p < end && *p != '/') goto fail; /* "#name": an anchor */
+  lua_pushvalue(L, root);
+  while (p < end) {
+    const char *t = ++p;
+    while (p < end && *p != '/') p++;
+    int cur = lua_gettop(L);
+    if (!lua_istable(L, cur)) goto fail;
+    lua_Integer i;
+    if (json_table_array_len(L, cur) >= 0 && array_index(t, p, &i)) {
+      lua_rawgeti(L, cur, i + 1);
+    } else {
+      push_token(L, t, p);
+      lua_rawget(L, cur);
+    }
+    if (lua_isnil(L, -1)) goto fail;
+    lua_replace(L, cur);
+  }
+  if (lua_gettop(L) > top + 1) lua_replace(L, top + 1); /* drop the decoded text */
+  return true;
+fail:
+  lua_settop(L, top);
+  return false;
+}
+
+/* }====================================================== */
+
+/* {====================================================== paths and messages */
+
+/* One step of a path: a member name, or (key NULL) an array index. */
+typedef struct seg {
+  const char *key;
+  size_t n; /* the name's length, or the index */
+} seg;
+
+typedef struct walker {
+  lua_State *L;
+  int root;       /* absolute index of the root schema */
+  buf *err;       /* where the one message goes (may be NULL) */
+  int quiet;      /* > 0 while trying anyOf/oneOf/not branches: no messages */
+  bool fatal;     /* a broken schema or the depth limit: stop, even under not */
+  bool ref_alone; /* draft-06/07: a $ref hides its sibling keywords */
+  int depth, npath;
+  /* schema_check pushes two steps per level ("properties.x") */
+  seg path[2 * MAX_DEPTH + 4];
+} walker;
+
+static void push_name(walker *w, const char *k, size_t n) {
+  w->path[w->npath].key = k;
+  w->path[w->npath++].n = n;
+}
+
+static void push_index(walker *w, lua_Integer i) {
+  w->path[w->npath].key = NULL;
+  w->path[w->npath++].n = (size_t)i;
+}
+
+/* Push the member name at stack index key (kept there while it is used). */
+static void push_member(walker *w, int key) {
+  lua_State *L = w->L;
+  if (lua_type(L, key) == LUA_TSTRING) {
+    size_t n;
+    const char *k = lua_tolstring(L, key, &n);
+    push_name(w, k, n);
+  } else if (lua_isinteger(L, key)) {
+    push_index(w, lua_tointeger(L, key)); /* a Lua-made table, shown raw */
+  } else {
+    push_name(w, "?", 1);
+  }
+}
+
+/* Names print bare ("a.b"); anything else as a JSON string (a["x y"]). */
+static bool is_plain_name(const char *s, size_t n) {
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '-' || c >= 0x80))
+      return false;
+  }
+  return true;
+}
+
+static void put_path(buf *b, const walker *w) {
+  for (int i = 0; i < w->npath; i++) {
+    const seg *s = &w->path[i];
+    if (!s->key) {
+      buf_printf(b, "[%lld]", (long long)(lua_Integer)s->n);
+    } else if (is_plain_name(s->key, s->n)) {
+      if (i) buf_putc(b, '.');
+      buf_put(b, s->key, s->n);
+    } else {
+      buf_putc(b, '[');
+      json_encode_string(b, s->key, s->n);
+      buf_putc(b, ']');
+    }
+  }
+}
+
+/* Start a failure message: NULL while quiet, else the error buffer with
+   "path: " written. */
+static buf *report(walker *w) {
+  if (w->quiet || !w->err) return NULL;
+  if (w->npath) {
+    put_path(w->err, w);
+    buf_puts(w->err, ": ");
+  }
+  return w->err;
+}
+
+static void put_vfmt(buf *b, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n < 0) return;
+  buf_reserve(b, (size_t)n + 1);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+__attribute__((format(printf, 2, 3)))
+static bool failf(walker *w, const char *fmt, ...) {
+  buf *b = report(w);
+  if (b) {
+    va_list ap;
+    va_start(ap, fmt);
+    put_vfmt(b, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+/* A failure no branch may turn into success; reported even when quiet. */
+__attribute__((format(printf, 2, 3)))
+static bool fatalf(walker *w, const char *fmt, ...) {
+  w->fatal = true;
+  if (w->err) {
+    va_list ap;
+    va_start(ap, fmt);
+    put_vfmt(w->err, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+/* Append the number at idx as JSON would write it. */
+static void put_number(buf *b, lua_State *L, int idx) {
+  if (lua_isinteger(L, idx)) buf_printf(b, "%lld", (long long)lua_tointeger(L, idx));
+  else json_encode_double(b, lua_tonumber(L, idx));
+}
+
+/* Append the value at idx as JSON, or its Lua type name if it has none. */
+static void put_json(buf *b, lua_State *L, int idx) {
+  size_t len = b->len;
+  char e[64];
+  if (!json_encode(L, idx, b, e, sizeof e)) {
+    b->len = len;
+    buf_puts(b, luaL_typename(L, idx));
+  }
+}
+
+static const char *plural(lua_Integer n, const char *one, const char *many) {
+  return n == 1 ? one : many;
+}
+
+/* }====================================================== */
+
+/* {====================================================== validation */
+
+static bool validate_node(walker *w, int s, int v);
+
+/* Validate the value at v against the schema at s, one path step down. */
+static bool validate_member(walker *w, int s, int v, int key) {
+  push_member(w, key);
+  bool ok = validate_node(w, s, v);
+  w->npath--;
+  return ok;
+}
+
+static bool validate_element(walker *w, int s, int v, lua_Integer i) {
+  push_index(w, i);
+  bool ok = validate_node(w, s, v);
+  w->npath--;
+  return ok;
+}
+
+/* type: a name or a list of names. */
+static bool check_type(walker *w, int t, int v, int k) {
+  lua_State *L = w->L;
+  lua_Integer n = 0;
+  if (lua_type(L, t) == LUA_TSTRING) {
+    if (has_type(L, v, k, lua_tostring(L, t))) return true;
+  } else {
+    n = array_len(L, t);
+    if (n < 0) return true; /* not a type: schema_check reports it */
+    for (lua_Integer i = 1; i <= n; i++) {
+      bool ok = lua_rawgeti(L, t, i) == LUA_TSTRING && has_type(L, v, k, lua_tostring(L, -1));
+      lua_pop(L, 1);
+      if (ok) return true;
+    }
+  }
+  buf *b = report(w);
+  if (!b) return false;
+  buf_puts(b, "expected ");
+  if (lua_type(L, t) == LUA_TSTRING) {
+    buf_puts(b, lua_tostring(L, t));
+  } else {
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (lua_rawgeti(L, t, i) == LUA_TSTRING) {
+        if (i > 1) buf_puts(b, i == n ? " or " : ", ");
+        buf_puts(b, lua_tostring(L, -1));
+      }
+      lua_pop(L, 1);
+    }
+  }
+  buf_printf(b, ", got %s", k == K_OTHER ? luaL_typename(L, v) : kind_names[k]);
+  return false;
+}
+
+static bool check_enum(walker *w, int e, int v) {
+  lua_State *L = w->L;
+  lua_Integer n = array_len(L, e);
+  if (n < 0) return true;
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, e, i);
+    bool eq = json_equal(L, v, -1, 0);
+    lua_pop(L, 1);
+    if (eq) return true;
+  }
+  buf *b = report(w);
+  if (!b) return false;
+  buf_puts(b, n == 1 ? "must be " : "must be one of ");
+  for (lua_Integer i = 1; i <= n && i <= ENUM_SHOW; i++) {
+    if (i > 1) buf_puts(b, ", ");
+    lua_rawgeti(L, e, i);
+    put_json(b, L, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  if (n > ENUM_SHOW) buf_puts(b, ", ...");
+  if (n == 0) buf_puts(b, "nothing (empty enum)");
+  return false;
+}
+
+static bool fail_bound(walker *w, const char *rel, int bound) {
+  buf *b = report(w);
+  if (b) {
+    buf_printf(b, "must be %s ", rel);
+    put_number(b, w->L, bound);
+  }
+  return false;
+}
+
+static bool check_number(walker *w, const int *slot, int v) {
+  lua_State *L = w->L;
+  int x;
+#define NUMBER_SLOT(kw) ((x = slot[kw]) && lua_type(L, x) == LUA_TNUMBER)
+  if (NUMBER_SLOT(KW_MINIMUM) && lua_compare(L, v, x, LUA_OPLT))
+    return fail_bound(w, ">=", x);
+  if (NUMBER_SLOT(KW_EXCLUSIVEMINIMUM) && !lua_compare(L, x, v, LUA_OPLT))
+    return fail_bound(w, ">", x);
+  if (NUMBER_SLOT(KW_MAXIMUM) && lua_compare(L, x, v, LUA_OPLT))
+    return fail_bound(w, "<=", x);
+  if (NUMBER_SLOT(KW_EXCLUSIVEMAXIMUM) && !lua_compare(L, v, x, LUA_OPLT))
+    return fail_bound(w, "<", x);
+  if (NUMBER_SLOT(KW_MULTIPLEOF) && !is_multiple(L, v, x))
+    return fail_bound(w, "a multiple of", x);
+#undef NUMBER_SLOT
+  return true;
+}
+
+static bool check_string(walker *w, const int *slot, int v) {
+  lua_State *L = w->L;
+  lua_Integer min = slot[KW_MINLENGTH] ? count_arg(L, slot[KW_MINLENGTH]) : -1;
+  lua_Integer max = slot[KW_MAXLENGTH] ? count_arg(L, slot[KW_MAXLENGTH]) : -1;
+  if (min < 0 && max < 0) return true;
+  size_t n;
+  const char *s = lua_tolstring(L, v, &n);
+  lua_Integer len = (lua_Integer)utf8_length(s, n);
+  if (len < min)
+    return failf(w, "must be at least %lld %s long", (long long)min,
+                 plural(min, "character", "characters"));
+  if (max >= 0 && len > max)
+    return failf(w, "must be at most %lld %s long", (long long)max,
+                 plural(max, "character", "characters"));
+  return true;
+}
+
+static bool check_object(walker *w, const int *slot, int v) {
+  lua_State *L = w->L;
+  int x;
+  if ((x = slot[KW_REQUIRED])) {
+    lua_Integer n = array_len(L, x);
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (lua_rawgeti(L, x, i) == LUA_TSTRING) {
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, v) == LUA_TNIL)
+          return failf(w, "missing required property '%s'", lua_tostring(L, -2));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_Integer min = slot[KW_MINPROPERTIES] ? count_arg(L, slot[KW_MINPROPERTIES]) : -1;
+  lua_Integer max = slot[KW_MAXPROPERTIES] ? count_arg(L, slot[KW_MAXPROPERTIES]) : -1;
+  if (min >= 0 || max >= 0) {
+    lua_Integer count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+      lua_pop(L, 1);
+      count++;
+    }
+    if (count < min)
+      return failf(w, "must have at least %lld %s", (long long)min,
+                   plural(min, "property", "properties"));
+    if (max >= 0 && count > max)
+      return failf(w, "must have at most %lld %s", (long long)max,
+                   plural(max, "property", "properties"));
+  }
+  int props = slot[KW_PROPERTIES], extra = slot[KW_ADDITIONALPROPERTIES];
+  if (props && !lua_istable(L, props)) props = 0;
+  if (extra) {
+    /* every member: its own schema, else additionalProperties */
+    bool refuse = lua_isboolean(L, extra) && !lua_toboolean(L, extra);
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+      int key = lua_gettop(L) - 1, val = key + 1, sub = extra;
+      if (props) {
+        lua_pushvalue(L, key);
+        if (lua_rawget(L, props) != LUA_TNIL) sub = lua_gettop(L);
+      }
+      if (sub == extra && refuse) {
+        if (lua_type(L, key) == LUA_TSTRING)
+          return failf(w, "unexpected property '%s'", lua_tostring(L, key));
+        return failf(w, "unexpected property");
+      }
+      if (!validate_member(w, sub, val, key)) return false;
+      lua_settop(L, key);
+    }
+  } else if (props) {
+    /* only the members the schema names: usually fewer than the value has */
+    lua_pushnil(L);
+    while (lua_next(L, props)) {
+      int key = lua_gettop(L) - 1;
+      if (lua_type(L, key) == LUA_TSTRING) {
+        lua_pushvalue(L, key);
+        if (lua_rawget(L, v) != LUA_TNIL &&
+            !validate_member(w, key + 1, key + 2, key))
+          return false;
+      }
+      lua_settop(L, key);
+    }
+  }
+  return true;
+}
+
+static bool check_array(walker *w, const int *slot, int v, lua_Integer len) {
+  lua_State *L = w->L;
+  lua_Integer min = slot[KW_MINITEMS] ? count_arg(L, slot[KW_MINITEMS]) : -1;
+  lua_Integer max = slot[KW_MAXITEMS] ? count_arg(L, slot[KW_MAXITEMS]) : -1;
+  if (len < min)
+    return failf(w, "must have at least %lld %s", (long long)min, plural(min, "item", "items"));
+  if (max >= 0 && len > max)
+    return failf(w, "must have at most %lld %s", (long long)max, plural(max, "item", "items"));
+  /* 2020-12: prefixItems, then items for the rest; draft-07: an array of
+     items, then additionalItems for the rest */
+  int prefix = slot[KW_PREFIXITEMS], rest = slot[KW_ITEMS];
+  if (!prefix && rest && lua_istable(L, rest) && json_table_array_len(L, rest) >= 0) {
+    prefix = rest;
+    rest = slot[KW_ADDITIONALITEMS];
+  }
+  lua_Integer np = prefix ? array_len(L, prefix) : 0;
+  if (np < 0) np = 0;
+  if (rest && lua_isboolean(L, rest) && !lua_toboolean(L, rest) && len > np)
+    return failf(w, "must have at most %lld %s", (long long)np, plural(np, "item", "items"));
+  lua_Integer last = rest ? len : (np < len ? np : len);
+  for (lua_Integer i = 1; i <= last; i++) {
+    int top = lua_gettop(L), sub = rest;
+    if (i <= np) {
+      lua_rawgeti(L, prefix, i);
+      sub = top + 1;
+    }
+    lua_rawgeti(L, v, i); /* a hole in a marked array reads as null */
+    bool ok = validate_element(w, sub, lua_gettop(L), i - 1);
+    lua_settop(L, top);
+    if (!ok) return false;
+  }
+  int x = slot[KW_UNIQUEITEMS];
+  if (x && lua_toboolean(L, x) && lua_isboolean(L, x)) {
+    for (lua_Integer i = 1; i < len; i++) {
+      lua_rawgeti(L, v, i);
+      for (lua_Integer j = i + 1; j <= len; j++) {
+        lua_rawgeti(L, v, j);
+        bool eq = json_equal(L, -2, -1, 0);
+        lua_pop(L, 1);
+        if (eq)
+          return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
+                       (long long)(i - 1), (long long)(j - 1));
+      }
+      lua_pop(L, 1);
+    }
+  }
+  return true;
+}
+
+/* Try the schema at s quietly: does the value at v match it? Fatal
+   failures are left in w->fatal for the caller to pass on. */
+static bool matches(walker *w, int s, int v) {
+  w->quiet++;
+  bool ok = validate_node(w, s, v);
+  w->quiet--;
+  return ok;
+}
+
+static bool check_combinators(walker *w, const int *slot, int v) {
+  lua_State *L = w->L;
+  int x;
+  lua_Integer n;
+  if ((x = slot[KW_ALLOF]) && (n = array_len(L, x)) > 0) {
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, x, i);
+      bool ok = validate_node(w, lua_gettop(L), v);
+      lua_pop(L, 1);
+      if (!ok) return false;
+    }
+  }
+  if ((x = slot[KW_ANYOF]) && (n = array_len(L, x)) > 0) {
+    bool any = false;
+    for (lua_Integer i = 1; i <= n && !any; i++) {
+      lua_rawgeti(L, x, i);
+      any = matches(w, lua_gettop(L), v);
+      lua_pop(L, 1);
+      if (w->fatal) return false;
+    }
+    if (!any) return failf(w, "must match at least one schema in anyOf");
+  }
+  if ((x = slot[KW_ONEOF]) && (n = array_len(L, x)) > 0) {
+    lua_Integer first = -1, second = -1;
+    for (lua_Integer i = 1; i <= n && second < 0; i++) {
+      lua_rawgeti(L, x, i);
+      bool ok = matches(w, lua_gettop(L), v);
+      lua_pop(L, 1);
+      if (w->fatal) return false;
+      if (ok) *(first < 0 ? &first : &second) = i - 1;
+    }
+    if (first < 0) return failf(w, "must match exactly one schema in oneOf (matched none)");
+    if (second >= 0)
+      return failf(w, "must match exactly one schema in oneOf (matched %lld and %lld)",
+                   (long long)first, (long long)second);
+  }
+  if ((x = slot[KW_NOT])) {
+    bool ok = matches(w, x, v);
+    if (w->fatal) return false;
+    if (ok) return failf(w, "must not match the schema in not");
+  }
+  return true;
+}
+
+static bool apply(walker *w, const int *slot, int v) {
+  lua_State *L = w->L;
+  int x;
+  if ((x = slot[KW_REF]) && lua_type(L, x) == LUA_TSTRING) {
+    size_t n;
+    const char *ref = lua_tolstring(L, x, &n);
+    if (!ref_push(L, w->root, ref, n)) {
+      if (ref[0] != '#') return fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
+      return fatalf(w, "$ref '%s' does not resolve", ref);
+    }
+    bool ok = validate_node(w, lua_gettop(L), v);
+    lua_pop(L, 1);
+    if (!ok || w->ref_alone) return ok;
+  }
+  lua_Integer len = 0;
+  int k = kind_of(L, v, &len);
+  if ((x = slot[KW_TYPE]) && !check_type(w, x, v, k)) return false;
+  if ((x = slot[KW_ENUM]) && !check_enum(w, x, v)) return false;
+  if ((x = slot[KW_CONST]) && !json_equal(L, v, x, 0)) {
+    buf *b = report(w);
+    if (b) {
+      buf_puts(b, "must be ");
+      put_json(b, L, x);
+    }
+    return false;
+  }
+  switch (k) {
+    case K_INTEGER: case K_NUMBER:
+      if (!check_number(w, slot, v)) return false;
+      break;
+    case K_STRING:
+      if (!check_string(w, slot, v)) return false;
+      break;
+    case K_OBJECT:
+      if (!check_object(w, slot, v)) return false;
+      break;
+    case K_ARRAY:
+      if (!check_array(w, slot, v, len)) return false;
+      break;
+  }
+  return check_combinators(w, slot, v);
+}
+
+/* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */
+static bool validate_node(walker *w, int s, int v) {
+  lua_State *L = w->L;
+  if (lua_isboolean(L, s)) return lua_toboolean(L, s) || failf(w, "not allowed");
+  if (!lua_istable(L, s)) return true; /* not a schema: schema_check says so */
+  if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
+    return fatalf(w, "schema nesting too deep");
+  int top = lua_gettop(L), slot[KW_N];
+  scan_keywords(L, s, slot);
+  if (w->depth == 0 && slot[KW_SCHEMA] && lua_type(L, slot[KW_SCHEMA]) == LUA_TSTRING) {
+    size_t n;
+    const char *d = lua_tolstring(L, slot[KW_SCHEMA], &n);
+    w->ref_alone = dialect(d, n) == DIALECT_REF_ALONE;
+  }
+  w->depth++;
+  bool ok = apply(w, slot, v);
+  w->depth--;
+  lua_settop(L, top);
+  return ok;
+}
+
+static void walker_init(walker *w, lua_State *L, int root, buf *err) {
+  w->L = L;
+  w->root = root;
+  w->err = err;
+  w->quiet = w->depth = w->npath = 0;
+  w->fatal = w->ref_alone = false;
+}
+
+bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err) {
+  walker w; /* path[] is written before it is read: no need to clear it */
+  schema_idx = lua_absindex(L, schema_idx);
+  value_idx = lua_absindex(L, value_idx);
+  walker_init(&w, L, schema_idx, err);
+  int top = lua_gettop(L);
+  bool ok = validate_node(&w, schema_idx, value_idx);
+  lua_settop(L, top);
+  return ok;
+}
+
+/* }====================================================== */
+
+/* {====================================================== schema check */
+
+static bool check_node(walker *w, int s);
+
+static bool check_member(walker *w, int s, int key) {
+  push_member(w, key);
+  bool ok = check_node(w, s);
+  w->npath--;
+  return ok;
+}
+
+static bool check_element(walker *w, int s, lua_Integer i) {
+  push_index(w, i);
+  bool ok = check_node(w, s);
+  w->npath--;
+  return ok;
+}
+
+/* An array of schemas, non-empty where the keyword says so. */
+static bool check_schema_array(walker *w, int x, bool nonempty) {
+  lua_State *L = w->L;
+  lua_Integer n = array_len(L, x);
+  if (n < 0 || (nonempty && n == 0))
+    return failf(w, nonempty ? "must be a non-empty array of schemas" : "must be an array of schemas");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, x, i);
+    bool ok = check_element(w, lua_gettop(L), i - 1);
+    lua_pop(L, 1);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/* An object whose members are schemas (properties, $defs). */
+static bool check_schema_map(walker *w, int x) {
+  lua_State *L = w->L;
+  if (!is_object(L, x)) return failf(w, "must be an object");
+  lua_pushnil(L);
+  while (lua_next(L, x)) {
+    int key = lua_gettop(L) - 1;
+    if (lua_type(L, key) != LUA_TSTRING) return failf(w, "member names must be strings");
+    if (!check_member(w, key + 1, key)) return false;
+    lua_pop(L, 1);
+  }
+  return true;
+}
+
+static bool check_type_name(walker *w, int t, const char *wrong) {
+  if (lua_type(w->L, t) != LUA_TSTRING) return failf(w, "%s", wrong);
+  const char *name = lua_tostring(w->L, t);
+  return is_type_name(name) || failf(w, "unknown type '%s'", name);
+}
+
+static bool check_keyword(walker *w, int kw, int x, const int *slot) {
+  lua_State *L = w->L;
+  switch (kw) {
+    case KW_SCHEMA: {
+      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
+      size_t n;
+      const char *d = lua_tolstring(L, x, &n);
+      if (dialect(d, n) == DIALECT_UNKNOWN)
+        return failf(w, "unsupported dialect '%s' (use draft-07 or 2020-12)", d);
+      return true;
+    }
+    case KW_REF: {
+      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
+      size_t n;
+      const char *ref = lua_tolstring(L, x, &n);
+      if (n == 0 || ref[0] != '#')
+        return failf(w, "only local references (\"#...\") are supported, got '%s'", ref);
+      if (!ref_push(L, w->root, ref, n)) return failf(w, "'%s' does not resolve", ref);
+      bool ok = is_schema(L, -1);
+      lua_pop(L, 1);
+      return ok || failf(w, "'%s' does not point to a schema", ref);
+    }
+    case KW_TYPE: {
+      if (lua_type(L, x) == LUA_TSTRING) return check_type_name(w, x, "");
+      lua_Integer n = array_len(L, x);
+      if (n <= 0) return failf(w, "must be a type name or an array of type names");
+      for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, x, i);
+        push_index(w, i - 1);
+        bool ok = check_type_name(w, lua_gettop(L), "must be a type name");
+        w->npath--;
+        lua_pop(L, 1);
+        if (!ok) return false;
+      }
+      return true;
+    }
+    case KW_ENUM:
+      return array_len(L, x) >= 0 || failf(w, "must be an array");
+    case KW_CONST:
+      return true;
+    case KW_MULTIPLEOF:
+      if (lua_type(L, x) != LUA_TNUMBER || !(lua_tonumber(L, x) > 0))
+        return failf(w, "must be a number greater than 0");
+      return true;
+    case KW_MINIMUM: case KW_EXCLUSIVEMINIMUM:
+    case KW_MAXIMUM: case KW_EXCLUSIVEMAXIMUM:
+      return lua_type(L, x) == LUA_TNUMBER || failf(w, "must be a number");
+    case KW_MINLENGTH: case KW_MAXLENGTH: case KW_MINITEMS: case KW_MAXITEMS:
+    case KW_MINPROPERTIES: case KW_MAXPROPERTIES:
+      return count_arg(L, x) >= 0 || failf(w, "must be a non-negative integer");
+    case KW_UNIQUEITEMS:
+      return lua_isboolean(L, x) || failf(w, "must be a boolean");
+    case KW_REQUIRED: {
+      lua_Integer n = array_len(L, x);
+      if (n < 0) return failf(w, "must be an array of strings");
+      for (lua_Integer i = 1; i <= n; i++) {
+        bool ok = lua_rawgeti(L, x, i) == LUA_TSTRING;
+        lua_pop(L, 1);
+        if (!ok) {
+          push_index(w, i - 1);
+          return failf(w, "must be a string");
+        }
+      }
+      return true;
+    }
+    case KW_PROPERTIES: case KW_DEFS: case KW_DEFINITIONS:
+      return check_schema_map(w, x);
+    case KW_ITEMS:
+      if (lua_istable(L, x) && json_table_array_len(L, x) >= 0) {
+        if (slot[KW_PREFIXITEMS])
+          return failf(w, "must be a schema, not an array, next to prefixItems");
+        return check_schema_array(w, x, false);
+      }
+      return check_node(w, x);
+    case KW_PREFIXITEMS:
+      return check_schema_array(w, x, true);
+    case KW_ALLOF: case KW_ANYOF: case KW_ONEOF:
+      return check_schema_array(w, x, true);
+    default: /* additionalProperties, additionalItems, not */
+      return check_node(w, x);
+  }
+}
+
+/* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */
+static bool check_node(walker *w, int s) {
+  lua_State *L = w->L;
+  if (!is_schema(L, s)) return failf(w, "must be a schema (an object or a boolean)");
+  if (lua_isboolean(L, s)) return true;
+  if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
+    return fatalf(w, "schema nesting too deep (a cycle?)"); /* the path would be huge */
+  int top = lua_gettop(L), slot[KW_N];
+  scan_keywords(L, s, slot);
+  w->depth++;
+  bool ok = true;
+  for (int kw = 0; kw < KW_N && ok; kw++) {
+    if (!slot[kw]) continue;
+    push_name(w, keywords[kw].name, keywords[kw].len);
+    ok = check_keyword(w, kw, slot[kw], slot);
+    w->npath--;
+  }
+  w->depth--;
+  lua_settop(L, top);
+  return ok;
+}
+
+bool schema_check(lua_State *L, int schema_idx, buf *err) {
+  walker w;
+  schema_idx = lua_absindex(L, schema_idx);
+  walker_init(&w, L, schema_idx, err);
+  int top = lua_gettop(L);
+  bool ok = check_node(&w, schema_idx);
+  lua_settop(L, top);
+  return ok;
+}
+
+/* }====================================================== */

@@ -1,0 +1,512 @@
+-- mcp.lua — the script-facing half of require "mcp": registration of tools,
+-- resources, templates and prompts, JSON Schema builders, content helpers.
+-- Loaded once per app state by app.c with (core, reg): `core` holds the C
+-- functions (lua_api.c), `reg` is the table registry.c reads after every
+-- script has loaded. Registration is only possible while scripts load.
+
+local core, reg = ...
+local M = {}
+
+local array_mt = core.array_mt
+local type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select =
+      type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select
+local sort, concat = table.sort, table.concat
+
+M.null = core.null
+M.array_mt = array_mt
+M.json = { encode = core.json_encode, decode = core.json_decode }
+M.base64 = { encode = core.base64_encode, decode = core.base64_decode }
+M.state = core.state -- survives reloads (see README)
+
+--- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
+function M.as_array(t)
+  return setmetatable(t or {}, array_mt)
+end
+local as_array = M.as_array
+
+-- {===================================================== argument checking
+
+-- Errors raised at level 3 point at the script line that called mcp.xxx.
+local function argerr(fn, msg)
+  error(("mcp.%s: %s"):format(fn, msg), 4)
+end
+
+local function check_fields(fn, def, allowed)
+  if type(def) ~= "table" then
+    error(("mcp.%s expects a table, got %s"):format(fn, type(def)), 3)
+  end
+  for k in pairs(def) do
+    if not allowed[k] then argerr(fn, ("unknown field '%s'"):format(tostring(k))) end
+  end
+end
+
+local function field(fn, def, key, ty, optional)
+  local v = def[key]
+  if v == nil then
+    if optional then return nil end
+    argerr(fn, ("field '%s' missing"):format(key))
+  end
+  if type(v) ~= ty then
+    argerr(fn, ("field '%s' must be a %s, got %s"):format(key, ty, type(v)))
+  end
+  return v
+end
+
+local function set(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+
+-- Copy the optional descriptive fields shared by every listed primitive.
+local function copy_common(out, def)
+  for _, k in ipairs { "title", "description", "annotations", "icons", "_meta" } do
+    if def[k] ~= nil then out[k] = def[k] end
+  end
+  if def.icons then as_array(def.icons) end
+  return out
+end
+
+-- }=====================================================
+
+-- {===================================================== schema builders
+
+local builder_mt = { __name = "mcp.schema" }
+local optional_of = setmetatable({}, { __mode = "k" }) -- schema -> true
+
+local function is_builder(t) return getmetatable(t) == builder_mt end
+
+-- Keyword aliases: `min`/`max` mean the bound that fits the type.
+local bound_alias = {
+  string = { min = "minLength", max = "maxLength" },
+  array = { min = "minItems", max = "maxItems" },
+  number = { min = "minimum", max = "maximum" },
+  integer = { min = "minimum", max = "maximum" },
+}
+
+local builder_keys = set {
+  "description", "title", "default", "enum", "const", "examples", "format", "pattern",
+  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+  "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "items",
+  "min", "max", "optional", "additionalProperties", "minProperties", "maxProperties",
+}
+
+local function build(ty, opts, fn)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error(("mcp.%s expects an options table, got %s"):format(fn, type(opts)), 3)
+  end
+  local s = setmetatable({ type = ty }, builder_mt)
+  for k, v in pairs(opts) do
+    if not builder_keys[k] then
+      error(("mcp.%s: unknown option '%s'"):format(fn, tostring(k)), 3)
+    end
+    if k == "optional" then
+      if v then optional_of[s] = true end
+    elseif k == "min" or k == "max" then
+      local alias = bound_alias[ty] and bound_alias[ty][k]
+      if not alias then error(("mcp.%s: option '%s' does not apply"):format(fn, k), 3) end
+      s[alias] = v
+    else
+      s[k] = v
+    end
+  end
+  if s.enum then as_array(s.enum) end
+  if s.examples then as_array(s.examples) end
+  if s.default ~= nil then optional_of[s] = true end
+  return s
+end
+
+function M.string(opts) return build("string", opts, "string") end
+function M.number(opts) return build("number", opts, "number") end
+function M.integer(opts) return build("integer", opts, "integer") end
+function M.boolean(opts) return build("boolean", opts, "boolean") end
+
+--- mcp.enum{"a", "b", description = "..."}: a string limited to those values.
+function M.enum(values)
+  if type(values) ~= "table" or #values == 0 then
+    error("mcp.enum expects a list of values", 2)
+  end
+  local opts = {}
+  for k, v in pairs(values) do
+    if type(k) ~= "number" then opts[k] = v end
+  end
+  opts.enum = { table.unpack(values) }
+  return build("string", opts, "enum")
+end
+
+local object_of -- forward
+
+--- mcp.array(items_schema [, opts]) or mcp.array{items = ..., min = 1}
+local function is_opts(t)
+  if type(t) ~= "table" or is_builder(t) or t.type ~= nil then return false end
+  for k in pairs(t) do
+    if not builder_keys[k] then return false end
+  end
+  return true
+end
+
+function M.array(items, opts)
+  if opts == nil and is_opts(items) then
+    opts = {}
+    for k, v in pairs(items) do
+      if k ~= "items" then opts[k] = v end
+    end
+    items = items.items
+  end
+  local s = build("array", opts, "array")
+  if items ~= nil then
+    if type(items) ~= "table" then error("mcp.array: items must be a schema", 2) end
+    s.items = object_of(items, nil, 3)
+  end
+  return s
+end
+
+-- A table of fields -> an object schema; a builder or a raw schema as is.
+local function is_raw_schema(t)
+  return t.type ~= nil or t["$ref"] ~= nil or t.anyOf ~= nil or t.oneOf ~= nil
+      or t.allOf ~= nil or t.properties ~= nil or t["$schema"] ~= nil or t.enum ~= nil
+      or t.const ~= nil or next(t) == nil
+end
+
+function object_of(fields, opts, level)
+  if is_builder(fields) then return fields end
+  if is_raw_schema(fields) and next(fields) ~= nil then return fields end
+  local s = build("object", opts, "object")
+  local props, required = {}, as_array {}
+  for name, fs in pairs(fields) do
+    if type(name) ~= "string" then
+      error("mcp.object: field names must be strings", level)
+    end
+    if type(fs) ~= "table" then
+      error(("field '%s': expected a schema (e.g. mcp.string()), got %s"):format(name, type(fs)), level)
+    end
+    if not is_builder(fs) and not is_raw_schema(fs) then fs = object_of(fs, nil, level + 1) end
+    props[name] = fs
+    if not optional_of[fs] then required[#required + 1] = name end
+  end
+  sort(required)
+  s.properties = props
+  if #required > 0 then s.required = required end
+  return s
+end
+
+--- mcp.object{ field = schema, ... } [, opts]
+function M.object(fields, opts)
+  if type(fields) ~= "table" then error("mcp.object expects a table of fields", 2) end
+  return object_of(fields, opts, 3)
+end
+
+--- mcp.optional(schema): the same schema, not required in its object.
+function M.optional(s)
+  optional_of[s] = true
+  return s
+end
+
+-- Raw JSON Schema tables: mark the keywords whose value is a JSON array, so
+-- an empty Lua table still encodes as [] there.
+local array_keywords = set { "required", "enum", "anyOf", "oneOf", "allOf", "prefixItems", "examples" }
+local schema_map_keywords = set { "properties", "$defs", "definitions", "patternProperties", "dependentSchemas" }
+local function mark_schema_arrays(s, seen)
+  if type(s) ~= "table" or seen[s] then return end
+  seen[s] = true
+  for k, v in pairs(s) do
+    if type(v) == "table" then
+      if array_keywords[k] or (k == "type" and #v > 0) or (k == "items" and #v > 0) then
+        as_array(v)
+        for _, sub in ipairs(v) do mark_schema_arrays(sub, seen) end
+      elseif schema_map_keywords[k] then
+        for _, sub in pairs(v) do mark_schema_arrays(sub, seen) end
+      else
+        mark_schema_arrays(v, seen)
+      end
+    end
+  end
+end
+
+-- Turn what a script gave as `input`/`output` into a checked object schema.
+local function to_schema(fn, key, v)
+  if v == nil then return nil end
+  if type(v) ~= "table" then argerr(fn, ("field '%s' must be a table"):format(key)) end
+  local s = object_of(v, nil, 5)
+  mark_schema_arrays(s, {})
+  local ok, msg = core.schema_check(s)
+  if not ok then argerr(fn, ("field '%s': %s"):format(key, msg)) end
+  if s.type ~= "object" then argerr(fn, ("field '%s' must describe an object (type = \"object\")"):format(key)) end
+  return s
+end
+
+-- }=====================================================
+
+-- {===================================================== content helpers
+
+local function with(block, opts)
+  if opts then
+    for k, v in pairs(opts) do block[k] = v end
+  end
+  return block
+end
+
+function M.text(s, opts) return with({ type = "text", text = tostring(s) }, opts) end
+--- mcp.image(bytes, mimeType [, opts]): bytes are raw; they are base64-encoded here.
+function M.image(bytes, mime, opts)
+  return with({ type = "image", data = core.base64_encode(bytes), mimeType = mime }, opts)
+end
+function M.audio(bytes, mime, opts)
+  return with({ type = "audio", data = core.base64_encode(bytes), mimeType = mime }, opts)
+end
+--- mcp.link{uri=, name=, title?, description?, mimeType?, size?}: a resource_link block.
+function M.link(def)
+  local b = { type = "resource_link" }
+  for k, v in pairs(def) do b[k] = v end
+  return b
+end
+--- mcp.embed{uri=, text= | blob= (raw bytes), mimeType?}: an embedded resource block.
+function M.embed(def)
+  local r = { uri = def.uri, mimeType = def.mimeType or def.mime, _meta = def._meta }
+  if def.blob then r.blob = core.base64_encode(def.blob) else r.text = def.text or "" end
+  return { type = "resource", resource = r, annotations = def.annotations }
+end
+
+local content_types = set { "text", "image", "audio", "resource_link", "resource" }
+local function is_block(v) return type(v) == "table" and content_types[v.type] ~= nil end
+
+-- Normalise a string, a block or a list of blocks into a content array.
+local function to_content(v)
+  if v == nil then return as_array {} end
+  if type(v) ~= "table" then return as_array { M.text(v) } end
+  if is_block(v) then return as_array { v } end
+  for i, b in ipairs(v) do
+    if type(b) ~= "table" then v[i] = M.text(b) end
+  end
+  return as_array(v)
+end
+
+local result_mt = { __name = "mcp.result" }
+
+--- mcp.result{content = ..., structured = ..., isError = ..., _meta = ...}
+function M.result(def)
+  return setmetatable({
+    content = def.content, structuredContent = def.structured or def.structuredContent,
+    isError = def.isError, _meta = def._meta,
+  }, result_mt)
+end
+
+--- return mcp.fail("message"): a tool result with isError = true.
+function M.fail(msg, ...)
+  if select("#", ...) > 0 then msg = msg:format(...) end
+  return setmetatable({ content = tostring(msg), isError = true }, result_mt)
+end
+
+-- What the engine calls with a tool handler's return value: a table shaped
+-- like CallToolResult (arrays marked).
+function M._tool_result(v)
+  if getmetatable(v) == result_mt then
+    local r = { content = to_content(v.content), structuredContent = v.structuredContent,
+                _meta = v._meta }
+    if v.isError then r.isError = true end
+    if r.structuredContent ~= nil and v.content == nil then
+      r.content = as_array { M.text(core.json_encode(r.structuredContent)) }
+    end
+    return r
+  end
+  if type(v) == "table" and not is_block(v) and #v == 0 and next(v) ~= nil then
+    -- a plain table: structured content, with its JSON as the text fallback
+    return { content = as_array { M.text(core.json_encode(v)) }, structuredContent = v }
+  end
+  return { content = to_content(v) }
+end
+
+--- mcp.user(content) / mcp.assistant(content): prompt messages.
+local function message(role, c)
+  if type(c) ~= "table" then c = M.text(c) end
+  return { role = role, content = c }
+end
+function M.user(c) return message("user", c) end
+function M.assistant(c) return message("assistant", c) end
+
+function M._prompt_result(v, def)
+  if type(v) == "table" and v.messages then
+    local out = { description = v.description or def.description, messages = as_array(v.messages) }
+    for i, m in ipairs(out.messages) do
+      if type(m) ~= "table" or m.role == nil then out.messages[i] = M.user(m) end
+    end
+    return out
+  end
+  if type(v) ~= "table" or v.role ~= nil then v = { v } end
+  local msgs = as_array {}
+  for i, m in ipairs(v) do
+    msgs[i] = (type(m) == "table" and m.role) and m or M.user(m)
+  end
+  return { description = def.description, messages = msgs }
+end
+
+-- A resource read's return value -> the `contents` array.
+function M._resource_result(v, uri, mime)
+  local function item(x)
+    if type(x) == "string" then return { uri = uri, mimeType = mime, text = x } end
+    if type(x) == "table" and (x.text ~= nil or x.blob ~= nil) then
+      local it = { uri = x.uri or uri, mimeType = x.mimeType or x.mime or mime, _meta = x._meta }
+      if x.blob ~= nil then it.blob = core.base64_encode(x.blob) else it.text = tostring(x.text) end
+      return it
+    end
+    -- any other value: its JSON
+    return { uri = uri, mimeType = mime or "application/json", text = core.json_encode(x) }
+  end
+  if type(v) == "table" and #v > 0 and type(v[1]) == "table" and (v[1].text or v[1].blob) then
+    local out = as_array {}
+    for i, x in ipairs(v) do out[i] = item(x) end
+    return out
+  end
+  return as_array { item(v) }
+end
+
+-- }=====================================================
+
+-- {===================================================== registration
+
+local names = { tool = {}, resource = {}, template = {}, prompt = {} }
+
+local function source_of(level)
+  local info = debug.getinfo(level, "Sl")
+  return info and (info.short_src .. ":" .. info.currentline) or "?"
+end
+
+local function unique(kind, key)
+  if names[kind][key] then
+    argerr(kind, ("duplicate %s '%s' (first registered at %s)"):format(kind, key, names[kind][key]))
+  end
+  names[kind][key] = source_of(4)
+end
+
+local tool_keys = set { "name", "title", "description", "input", "output", "inputSchema",
+  "outputSchema", "annotations", "icons", "_meta", "handler" }
+
+function M.tool(def)
+  check_fields("tool", def, tool_keys)
+  local name = field("tool", def, "name", "string")
+  if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
+    argerr("tool", ("name '%s' must be 1-128 characters of A-Z a-z 0-9 _ . -"):format(name))
+  end
+  local handler = field("tool", def, "handler", "function")
+  field("tool", def, "title", "string", true)
+  field("tool", def, "description", "string", true)
+  unique("tool", name)
+  local input = to_schema("tool", "input", def.input or def.inputSchema)
+      or { type = "object", additionalProperties = false }
+  local output = to_schema("tool", "output", def.output or def.outputSchema)
+  -- defaults of top-level fields are filled in before the handler runs
+  local defaults
+  for k, s in pairs(input.properties or {}) do
+    if type(s) == "table" and s.default ~= nil then
+      defaults = defaults or {}
+      defaults[k] = s.default
+    end
+  end
+  local run = handler
+  if defaults then
+    run = function(args, ctx)
+      for k, v in pairs(defaults) do
+        if args[k] == nil then args[k] = v end
+      end
+      return handler(args, ctx)
+    end
+  end
+  local listing = copy_common({ name = name, inputSchema = input, outputSchema = output }, def)
+  reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input, output = output }
+end
+
+local resource_keys = set { "uri", "name", "title", "description", "mime", "mimeType", "size",
+  "annotations", "icons", "_meta", "read", "text" }
+
+function M.resource(def)
+  check_fields("resource", def, resource_keys)
+  local uri = field("resource", def, "uri", "string")
+  if uri:find("{", 1, true) then argerr("resource", "uri has a {variable}: use mcp.template") end
+  local name = field("resource", def, "name", "string", true) or uri:match("([^/]+)/*$") or uri
+  local mime = def.mimeType or def.mime
+  local read = def.read
+  if read == nil then
+    local text = field("resource", def, "text", "string")
+    read = function() return text end
+  elseif type(read) ~= "function" then
+    argerr("resource", "field 'read' must be a function")
+  end
+  unique("resource", uri)
+  local listing = copy_common({ uri = uri, name = name, mimeType = mime, size = def.size }, def)
+  reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime }
+end
+
+local template_keys = set { "uri", "uriTemplate", "name", "title", "description", "mime", "mimeType",
+  "annotations", "icons", "_meta", "read", "complete" }
+
+function M.template(def)
+  check_fields("template", def, template_keys)
+  local uri = def.uri or def.uriTemplate
+  if type(uri) ~= "string" then argerr("template", "field 'uri' missing") end
+  local vars = {}
+  for v in uri:gmatch("{([^}]*)}") do
+    if not v:match("^[%a_][%w_]*$") then
+      argerr("template", ("'{%s}': only simple {name} variables are supported"):format(v))
+    end
+    vars[#vars + 1] = v
+  end
+  if #vars == 0 then argerr("template", "uri has no {variable}: use mcp.resource") end
+  local name = field("template", def, "name", "string", true) or uri
+  local read = field("template", def, "read", "function")
+  local complete = field("template", def, "complete", "table", true) or {}
+  for k, f in pairs(complete) do
+    if type(f) ~= "function" then argerr("template", ("complete.%s must be a function"):format(k)) end
+  end
+  unique("template", uri)
+  local mime = def.mimeType or def.mime
+  local listing = copy_common({ uriTemplate = uri, name = name, mimeType = mime }, def)
+  reg.templates[#reg.templates + 1] = { uri = uri, def = listing, read = read, mime = mime,
+    vars = vars, complete = complete }
+end
+
+local prompt_keys = set { "name", "title", "description", "args", "arguments", "get", "icons",
+  "_meta", "complete" }
+
+function M.prompt(def)
+  check_fields("prompt", def, prompt_keys)
+  local name = field("prompt", def, "name", "string")
+  local get = field("prompt", def, "get", "function")
+  local args = def.args or def.arguments or {}
+  if type(args) ~= "table" then argerr("prompt", "field 'args' must be a table") end
+  local list, complete = as_array {}, {}
+  local function add(aname, s)
+    if type(s) ~= "table" then s = {} end
+    local a = { name = aname, title = s.title, description = s.description,
+                required = not (optional_of[s] or s.required == false) }
+    list[#list + 1] = a
+    if type(s.complete) == "function" then complete[aname] = s.complete
+    elseif s.enum then
+      local values = s.enum
+      complete[aname] = function(prefix)
+        local out = {}
+        for _, v in ipairs(values) do
+          if tostring(v):sub(1, #prefix) == prefix then out[#out + 1] = tostring(v) end
+        end
+        return out
+      end
+    end
+  end
+  if #args > 0 then -- a list: { {name = "tone", ...}, ... } keeps its order
+    for _, a in ipairs(args) do add(a.name, a) end
+  else
+    local keys = {}
+    for k in pairs(args) do keys[#keys + 1] = k end
+    sort(keys)
+    for _, k in ipairs(keys) do add(k, args[k]) end
+  end
+  for k, f in pairs(def.complete or {}) do complete[k] = f end
+  unique("prompt", name)
+  local listing = copy_common({ name = name, arguments = list }, def)
+  reg.prompts[#reg.prompts + 1] = { name = name, def = listing, get = get, args = list,
+    complete = complete }
+end
+
+-- }=====================================================
+
+return M
