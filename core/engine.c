@@ -2,6 +2,7 @@
  * (see engine.h). Only this thread touches the lua_State. */
 #include "engine.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -10,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -23,6 +27,10 @@
 
 /* How often (VM instructions) the hook looks at the clock and cancellations. */
 #define HOOK_COUNT 1000
+/* How often (seconds) a busy handler's hook reads the inputs, so ping and
+   notifications/cancelled are seen while it runs. */
+#define HOOK_INPUT_INTERVAL 0.005
+#define MAX_INPUTS 4
 
 typedef struct inmsg {
   session *s;
@@ -65,7 +73,8 @@ struct engine {
   engine_options opt;
 
   pthread_mutex_t lock; /* guards the queue, finishing and cancels */
-  pthread_cond_t wake, space;
+  pthread_cond_t space;
+  int wakefd; /* eventfd: other threads wake the loop's poll() */
   inmsg **q;
   size_t qcap, qhead, qlen;
   bool finishing;
@@ -73,6 +82,16 @@ struct engine {
   atomic_bool interrupt; /* cancels is non-empty: the hook should look */
 
   /* engine thread only */
+  struct {
+    int fd;
+    engine_input_fn fn;
+    void *ctx;
+  } inputs[MAX_INPUTS];
+  size_t ninputs;
+  double last_input_poll;
+  call *running; /* the call inside lua_resume, if any */
+  inmsg **deferred; /* read while a call ran; dispatched after it */
+  size_t ndeferred, deferred_cap;
   call *calls;
   size_t ncalls;
   session **dirty;
@@ -93,12 +112,8 @@ engine *engine_new(app *a, const engine_options *opt) {
   e->qcap = e->opt.queue_cap;
   e->q = calloc(e->qcap, sizeof *e->q);
   pthread_mutex_init(&e->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&e->wake, &ca);
-  pthread_condattr_destroy(&ca);
   pthread_cond_init(&e->space, NULL);
+  e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   atomic_init(&e->interrupt, false);
   return e;
 }
@@ -117,9 +132,11 @@ void engine_free(engine *e) {
     free(c->id);
     free(c);
   }
+  for (size_t i = 0; i < e->ndeferred; i++) inmsg_free(e->deferred[i]);
+  free(e->deferred);
   free(e->dirty);
+  close(e->wakefd);
   pthread_mutex_destroy(&e->lock);
-  pthread_cond_destroy(&e->wake);
   pthread_cond_destroy(&e->space);
   app_free(e->app);
   free(e);
@@ -172,6 +189,28 @@ static void write_tool_error(buf *out, json_span id, const char *msg, size_t n) 
 
 /* {====================================================== submit (any thread) */
 
+static void wake(engine *e) {
+  uint64_t one = 1;
+  while (write(e->wakefd, &one, sizeof one) < 0 && errno == EINTR) {}
+}
+
+/* Messages answered without the engine's state: parse errors and ping. */
+static bool answered_at_once(const jsonrpc_msg *m, buf *out) {
+  if (m->kind == JSONRPC_INVALID) {
+    jsonrpc_write_error(out, m->id, m->error_code, m->error_msg, NULL);
+    return true;
+  }
+  if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping")) {
+    jsonrpc_write_result(out, m->id, "{}", 2);
+    return true;
+  }
+  return false;
+}
+
+static bool is_cancel(const jsonrpc_msg *m) {
+  return m->kind == JSONRPC_NOTIFICATION && jsonrpc_method_is(m, "notifications/cancelled");
+}
+
 static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
   json_span id;
   if (!m->params.n || !json_object_get(m->params, "requestId", &id)) return;
@@ -183,8 +222,8 @@ static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
   c->next = e->cancels;
   e->cancels = c;
   atomic_store(&e->interrupt, true);
-  pthread_cond_signal(&e->wake);
   pthread_mutex_unlock(&e->lock);
+  wake(e);
 }
 
 void engine_submit(engine *e, session *s, char *data, size_t len) {
@@ -194,17 +233,15 @@ void engine_submit(engine *e, session *s, char *data, size_t len) {
   im->len = len;
   jsonrpc_parse(data, len, &im->m);
   const jsonrpc_msg *m = &im->m;
-  if (m->kind == JSONRPC_INVALID || (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping"))) {
-    buf b;
-    buf_init(&b);
-    if (m->kind == JSONRPC_INVALID) jsonrpc_write_error(&b, m->id, m->error_code, m->error_msg, NULL);
-    else jsonrpc_write_result(&b, m->id, "{}", 2);
+  buf b;
+  buf_init(&b);
+  if (answered_at_once(m, &b)) {
     session_write_now(s, b.p, b.len);
     buf_free(&b);
     inmsg_free(im);
     return;
   }
-  if (m->kind == JSONRPC_NOTIFICATION && jsonrpc_method_is(m, "notifications/cancelled")) {
+  if (is_cancel(m)) {
     add_cancel(e, s, m);
     inmsg_free(im);
     return;
@@ -217,19 +254,21 @@ void engine_submit(engine *e, session *s, char *data, size_t len) {
     return;
   }
   e->q[(e->qhead + e->qlen++) % e->qcap] = im;
-  pthread_cond_signal(&e->wake);
   pthread_mutex_unlock(&e->lock);
+  wake(e);
 }
 
 void engine_finish(engine *e) {
   pthread_mutex_lock(&e->lock);
   e->finishing = true;
-  pthread_cond_broadcast(&e->wake);
   pthread_cond_broadcast(&e->space);
   pthread_mutex_unlock(&e->lock);
+  wake(e);
 }
 
 /* }====================================================== */
+
+static void poll_inputs(engine *e, int timeout_ms);
 
 /* {====================================================== calls */
 
@@ -260,10 +299,17 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   call *c = call_of(L);
   if (!c) return;
+  engine *e = c->e;
+  double t = now();
+  if (e->ninputs && t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
+    e->last_input_poll = t;
+    poll_inputs(e, 0);
+    flush_all(e); /* pings answered while the handler runs */
+  }
   if (!c->cancelled && atomic_load_explicit(&c->e->interrupt, memory_order_relaxed) &&
       cancel_pending(c->e, c))
     c->cancelled = true;
-  if (!c->cancelled && !c->timed_out && now() > c->deadline) c->timed_out = true;
+  if (!c->cancelled && !c->timed_out && t > c->deadline) c->timed_out = true;
   if (c->cancelled || c->timed_out) {
     lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
     if (c->cancelled) luaL_error(L, "call cancelled by the client");
@@ -271,10 +317,9 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   }
 }
 
-static void copy_progress_token(call *c, json_span params) {
-  json_span meta, tok;
-  if (params.n && json_object_get(params, "_meta", &meta) && json_kind(meta) == '{' &&
-      json_object_get(meta, "progressToken", &tok) &&
+static void copy_progress_token(call *c, json_span meta) {
+  json_span tok;
+  if (json_kind(meta) == '{' && json_object_get(meta, "progressToken", &tok) &&
       (json_kind(tok) == '"' || json_kind(tok) == '-' || (json_kind(tok) >= '0' && json_kind(tok) <= '9'))) {
     c->ptoken = strndup(tok.p, tok.n);
     c->ptoken_len = tok.n;
@@ -283,7 +328,7 @@ static void copy_progress_token(call *c, json_span params) {
 
 /* A new call with its coroutine; the caller pushes the function and the
    arguments onto c->co and calls call_resume. */
-static call *call_new(engine *e, inmsg *im, call_kind kind) {
+static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   app *a = e->app;
   call *c = calloc(1, sizeof *c);
   c->e = e;
@@ -293,7 +338,7 @@ static call *call_new(engine *e, inmsg *im, call_kind kind) {
   c->entry_ref = LUA_NOREF;
   c->id = strndup(im->m.id.p, im->m.id.n);
   c->id_len = im->m.id.n;
-  copy_progress_token(c, im->m.params);
+  copy_progress_token(c, meta);
   c->deadline = now() + e->opt.call_timeout;
   c->co = lua_newthread(a->L);
   c->co_ref = luaL_ref(a->L, LUA_REGISTRYINDEX);
@@ -485,7 +530,9 @@ static void call_resume(engine *e, call *c, int nargs) {
     a->mem_ceiling = before + (size_t)(room > 0 ? room : 0);
   }
   int nres = 0;
+  e->running = c;
   int status = lua_resume(c->co, a->L, nargs, &nres);
+  e->running = NULL;
   a->mem_ceiling = 0;
   c->mem_grown += (long long)a->mem_used - (long long)before;
   if (status == LUA_YIELD) {
@@ -576,6 +623,12 @@ bool call_progress(call *c, double progress, double total, const char *message) 
 /* }====================================================== */
 
 /* {====================================================== methods */
+
+static json_span meta_of(const jsonrpc_msg *m) {
+  json_span v = {0};
+  if (m->params.n) json_object_get(m->params, "_meta", &v);
+  return v;
+}
 
 /* Unescape a string member of params into out; false when absent or not a
    string. */
@@ -668,21 +721,34 @@ static void handle_tools_call(engine *e, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   session *s = im->s;
   lua_State *L = e->app->L;
+  static const char *const keys[] = {"name", "arguments", "_meta"};
+  json_span f[3] = {{0}};
+  if (m->params.n) json_object_fields(m->params, keys, f, 3);
+  if (json_kind(f[0]) != '"') {
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    return;
+  }
+  /* tool names are plain ASCII: look the raw token up, unescape only if needed */
   buf name;
   buf_init(&name);
-  if (!param_string(m, "name", &name)) {
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
-    goto done;
+  const reg_tool *t;
+  if (memchr(f[0].p, '\\', f[0].n)) {
+    json_string_unescape(f[0], &name);
+    t = registry_find_tool(e->app->reg, name.p, name.len);
+  } else {
+    t = registry_find_tool(e->app->reg, f[0].p + 1, f[0].n - 2);
   }
-  const reg_tool *t = registry_find_tool(e->app->reg, name.p, name.len);
+  buf_free(&name);
   if (!t) {
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %s", name.p);
-    goto done;
+    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    return;
   }
-  if (!push_object_param(L, m, "arguments")) {
+  if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
     reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
-    goto done;
+    return;
   }
+  if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
+  else lua_newtable(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
   buf err;
   buf_init(&err);
@@ -699,17 +765,15 @@ static void handle_tools_call(engine *e, inmsg *im) {
     else jsonrpc_write_error(out_of(e, s), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
-    goto done;
+    return;
   }
   buf_free(&err);
-  call *c = call_new(e, im, CALL_TOOL);
+  call *c = call_new(e, im, CALL_TOOL, f[2]);
   c->tool = t;
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, c->co, 1); /* the arguments */
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
   call_resume(e, c, 2);
-done:
-  buf_free(&name);
 }
 
 /* RFC 6570 level 1: does uri match the template? Pushes a table of the
@@ -802,7 +866,7 @@ static void handle_resources_read(engine *e, inmsg *im) {
     buf_free(&uri);
     return;
   }
-  call *c = call_new(e, im, CALL_RESOURCE);
+  call *c = call_new(e, im, CALL_RESOURCE, meta_of(m));
   c->uri = buf_take(&uri, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -853,7 +917,7 @@ static void handle_prompts_get(engine *e, inmsg *im) {
     lua_pop(L, 4);
   }
   lua_pop(L, 2);
-  call *c = call_new(e, im, CALL_PROMPT);
+  call *c = call_new(e, im, CALL_PROMPT, meta_of(m));
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
@@ -901,7 +965,7 @@ static void handle_complete(engine *e, inmsg *im) {
                 key.len ? key.p : "(none)");
     goto done;
   }
-  call *c = call_new(e, im, CALL_COMPLETE);
+  call *c = call_new(e, im, CALL_COMPLETE, meta_of(m));
   lua_State *co = c->co;
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
   lua_getfield(co, -1, "complete");
@@ -1012,6 +1076,13 @@ static void dispatch(engine *e, inmsg *im) {
 
 /* {====================================================== the loop */
 
+/* Mark the calls a cancellation names; parked ones are ended by reap(). */
+static void mark_cancelled(engine *e, session *s, json_span id) {
+  cancel_req r = {.s = s, .id = (char *)id.p, .id_len = id.n};
+  for (call *c = e->calls; c; c = c->next)
+    if (same_id(c, &r)) c->cancelled = true;
+}
+
 static void apply_cancels(engine *e) {
   pthread_mutex_lock(&e->lock);
   cancel_req *list = e->cancels;
@@ -1021,15 +1092,91 @@ static void apply_cancels(engine *e) {
   while (list) {
     cancel_req *r = list;
     list = r->next;
-    for (call *c = e->calls; c; c = c->next) {
-      if (!same_id(c, r)) continue;
-      c->cancelled = true;
-      log_msg(LOG_INFO, "call %.*s cancelled", (int)c->id_len, c->id);
-      call_end(e, c); /* parked (not running): drop it, no answer */
-      break;
-    }
+    mark_cancelled(e, r->s, (json_span){r->id, r->id_len});
     free(r->id);
     free(r);
+  }
+}
+
+/* End the parked calls whose client cancelled them: no answer is sent. */
+static void reap(engine *e) {
+  call *next;
+  for (call *c = e->calls; c; c = next) {
+    next = c->next;
+    if (c->cancelled && c != e->running) {
+      log_msg(LOG_INFO, "call %.*s cancelled", (int)c->id_len, c->id);
+      call_end(e, c);
+    }
+  }
+}
+
+void engine_accept(engine *e, session *s, const char *p, size_t n) {
+  inmsg im = {.s = s, .data = (char *)p, .len = n};
+  jsonrpc_parse(p, n, &im.m);
+  if (answered_at_once(&im.m, out_of(e, s))) return;
+  if (is_cancel(&im.m)) {
+    json_span id;
+    if (im.m.params.n && json_object_get(im.m.params, "requestId", &id)) mark_cancelled(e, s, id);
+    return;
+  }
+  if (!e->running) {
+    dispatch(e, &im);
+    return;
+  }
+  /* a handler is running (we are in its hook): keep the message for later */
+  inmsg *copy = malloc(sizeof *copy);
+  copy->s = s;
+  copy->data = malloc(n + 1);
+  memcpy(copy->data, p, n);
+  copy->data[n] = '\0';
+  copy->len = n;
+  jsonrpc_parse(copy->data, n, &copy->m);
+  if (e->ndeferred == e->deferred_cap) {
+    e->deferred_cap = e->deferred_cap ? e->deferred_cap * 2 : 16;
+    e->deferred = realloc(e->deferred, e->deferred_cap * sizeof *e->deferred);
+  }
+  e->deferred[e->ndeferred++] = copy;
+}
+
+void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx) {
+  if (e->ninputs == MAX_INPUTS) abort(); /* a programming error, not input */
+  e->inputs[e->ninputs].fd = fd;
+  e->inputs[e->ninputs].fn = fn;
+  e->inputs[e->ninputs].ctx = ctx;
+  e->ninputs++;
+}
+
+void engine_remove_input(engine *e, int fd) {
+  for (size_t i = 0; i < e->ninputs; i++) {
+    if (e->inputs[i].fd != fd) continue;
+    e->inputs[i] = e->inputs[--e->ninputs];
+    return;
+  }
+}
+
+/* Wait up to timeout_ms (-1: forever) for the inputs (and, outside a hook,
+   the wake eventfd); call the handler of each input that is readable. */
+static void poll_inputs(engine *e, int timeout_ms) {
+  struct pollfd fds[MAX_INPUTS + 1];
+  size_t n = 0;
+  bool with_wake = timeout_ms != 0;
+  if (with_wake) fds[n++] = (struct pollfd){.fd = e->wakefd, .events = POLLIN};
+  for (size_t i = 0; i < e->ninputs; i++)
+    fds[n++] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
+  if (n == 0) return;
+  if (poll(fds, n, timeout_ms) <= 0) return;
+  if (with_wake && fds[0].revents) {
+    uint64_t v;
+    while (read(e->wakefd, &v, sizeof v) < 0 && errno == EINTR) {}
+  }
+  /* handlers may remove their input: look each fd up again */
+  for (size_t k = with_wake; k < n; k++) {
+    if (!fds[k].revents) continue;
+    for (size_t i = 0; i < e->ninputs; i++)
+      if (e->inputs[i].fd == fds[k].fd) {
+        e->inputs[i].fn(e->inputs[i].ctx);
+        break;
+      }
   }
 }
 
@@ -1060,36 +1207,40 @@ static double next_timer(const engine *e) {
 }
 
 void engine_run(engine *e) {
-  size_t cap = e->qcap;
-  inmsg **batch = malloc(cap * sizeof *batch);
+  inmsg **batch = malloc(e->qcap * sizeof *batch);
   for (;;) {
     pthread_mutex_lock(&e->lock);
-    while (e->qlen == 0 && !e->cancels && !(e->finishing && e->ncalls == 0)) {
-      double t = next_timer(e);
-      if (t == 0) {
-        pthread_cond_wait(&e->wake, &e->lock);
-        continue;
-      }
-      if (t <= now()) break;
-      struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
-      pthread_cond_timedwait(&e->wake, &e->lock, &ts);
-    }
     size_t n = e->qlen;
     for (size_t i = 0; i < n; i++) batch[i] = e->q[(e->qhead + i) % e->qcap];
     e->qhead = (e->qhead + n) % e->qcap;
     e->qlen = 0;
-    bool done = e->finishing && n == 0 && e->ncalls == 0;
+    bool finishing = e->finishing;
     if (n) pthread_cond_broadcast(&e->space);
     pthread_mutex_unlock(&e->lock);
-    if (done) break;
 
     apply_cancels(e);
     for (size_t i = 0; i < n; i++) {
       dispatch(e, batch[i]);
       inmsg_free(batch[i]);
     }
+    for (size_t i = 0; i < e->ndeferred; i++) { /* may grow while we go */
+      dispatch(e, e->deferred[i]);
+      inmsg_free(e->deferred[i]);
+    }
+    e->ndeferred = 0;
+    reap(e);
     run_timers(e);
     flush_all(e);
+    if (finishing && e->ncalls == 0) break;
+
+    double t = next_timer(e);
+    int timeout = -1;
+    if (t > 0) {
+      double ms = (t - now()) * 1000.0;
+      timeout = ms <= 0 ? 0 : (int)ceil(ms);
+    }
+    if (finishing) e->ninputs = 0; /* stop taking input; finish what runs */
+    poll_inputs(e, timeout);
   }
   free(batch);
 }

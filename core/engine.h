@@ -3,7 +3,14 @@
  * through each session's output channel, batching a wake-up's replies into
  * one write. Every handler runs in its own coroutine ("call"): ctx:sleep
  * parks it on a timer, other calls keep being served, and a count hook
- * enforces the wall-clock limit and cancellation even in a busy loop. */
+ * enforces the wall-clock limit and cancellation even in a busy loop.
+ *
+ * Why poll() and not a reader thread for stdio (DESIGN.md had transports on
+ * their own threads): measured here, the two thread hand-offs per request
+ * (reader -> engine -> back) cost more than the whole Lua call; reading on
+ * the engine thread, and from the count hook while a handler runs, keeps
+ * ping/cancel responsive without them. Other transports (HTTP) still hand
+ * messages over with engine_submit, waking the poll through an eventfd. */
 #ifndef LUAMCP_ENGINE_H
 #define LUAMCP_ENGINE_H
 
@@ -38,6 +45,18 @@ void engine_finish(engine *e);
 
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
+
+/* {====== inputs read on the engine thread (stdio): no thread hand-off per
+   message. The engine polls fd and calls fn(ctx) when it is readable --
+   also from inside a long-running handler's hook, so ping and
+   notifications/cancelled are seen while it runs. fn reads and passes each
+   message to engine_accept. */
+typedef void (*engine_input_fn)(void *ctx);
+void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx);
+void engine_remove_input(engine *e, int fd);
+/* Engine thread: take one message (borrowed; copied only if it must wait). */
+void engine_accept(engine *e, session *s, const char *msg, size_t len);
+/* }====== */
 
 /* {====== for ctx methods (lua_api.c); engine thread only */
 typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;

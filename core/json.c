@@ -115,6 +115,10 @@ static const char *read_escape(const char *p, const char *end, buf *out) {
   return p;
 }
 
+/* Bytes a string scan must stop at: quote, backslash, controls, non-ASCII. */
+static const unsigned char string_stop[256] = {
+    [0 ... 31] = 1, ['"'] = 1, ['\\'] = 1, [128 ... 255] = 1};
+
 /* Parse a string at ps->p (on the opening quote). With a state, push it. */
 static bool parse_string(parser *ps) {
   const char *p = ps->p + 1, *end = ps->end;
@@ -122,6 +126,7 @@ static bool parse_string(parser *ps) {
   bool escaped = false;
   if (ps->L) ps->scratch.len = 0;
   for (;;) {
+    while (p < end && !string_stop[(unsigned char)*p]) p++;
     if (p >= end) return fail(ps, "unterminated string");
     unsigned char c = (unsigned char)*p;
     if (c == '"') break;
@@ -298,6 +303,53 @@ static bool parse_document(parser *ps) {
   return true;
 }
 
+/* Like parse_document, but when the text is an object, report each
+   top-level member as it goes: validation and lookup in one pass. */
+static bool scan_document(parser *ps, json_member_fn fn, void *ctx) {
+  skip_ws(ps);
+  if (!fn || ps->p >= ps->end || *ps->p != '{') return parse_document(ps);
+  ps->p++;
+  ps->depth = 1;
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == '}') ps->p++;
+  else
+    for (;;) {
+      skip_ws(ps);
+      if (ps->p >= ps->end || *ps->p != '"') return fail(ps, "expected a key");
+      json_span key = {ps->p, 0};
+      if (!parse_string(ps)) return false;
+      key.n = (size_t)(ps->p - key.p);
+      skip_ws(ps);
+      if (ps->p >= ps->end || *ps->p != ':') return fail(ps, "expected ':'");
+      ps->p++;
+      skip_ws(ps);
+      json_span value = {ps->p, 0};
+      if (!parse_value(ps)) return false;
+      value.n = (size_t)(ps->p - value.p);
+      fn(ctx, key, value);
+      skip_ws(ps);
+      if (ps->p >= ps->end) return fail(ps, "unterminated object");
+      char c = *ps->p++;
+      if (c == '}') break;
+      if (c != ',') return fail(ps, "expected ',' or '}' in object");
+    }
+  skip_ws(ps);
+  if (ps->p != ps->end) return fail(ps, "trailing characters after JSON value");
+  return true;
+}
+
+bool json_scan(const char *s, size_t n, json_member_fn fn, void *ctx, const char **err,
+               size_t *errpos) {
+  parser ps = {.p = s, .end = s + n};
+  buf_init(&ps.scratch);
+  bool ok = scan_document(&ps, fn, ctx);
+  if (!ok) {
+    if (err) *err = ps.err;
+    if (errpos) *errpos = (size_t)(ps.p - s);
+  }
+  return ok;
+}
+
 bool json_validate(const char *s, size_t n, const char **err, size_t *errpos) {
   parser ps = {.p = s, .end = s + n};
   buf_init(&ps.scratch);
@@ -370,6 +422,21 @@ bool json_string_eq(json_span tok, const char *s) {
   bool eq = b.len == n && memcmp(b.p, s, n) == 0;
   buf_free(&b);
   return eq;
+}
+
+size_t json_object_fields(json_span obj, const char *const *keys, json_span *values,
+                          size_t nkeys) {
+  size_t pos = 0, found = 0;
+  json_span k, v;
+  for (size_t i = 0; i < nkeys; i++) values[i] = (json_span){0};
+  while (json_object_next(obj, &pos, &k, &v))
+    for (size_t i = 0; i < nkeys; i++)
+      if (json_string_eq(k, keys[i])) {
+        if (!values[i].n) found++;
+        values[i] = v;
+        break;
+      }
+  return found;
 }
 
 bool json_object_get(json_span obj, const char *key, json_span *value) {

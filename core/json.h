@@ -40,6 +40,12 @@ typedef struct json_span {
  * static message and *errpos (if non-NULL) to the byte offset. */
 bool json_validate(const char *s, size_t n, const char **err, size_t *errpos);
 
+/* Validate like json_validate; when the text is an object, also call fn for
+   each top-level member (raw key with quotes, raw value) in one pass. */
+typedef void (*json_member_fn)(void *ctx, json_span key, json_span value);
+bool json_scan(const char *s, size_t n, json_member_fn fn, void *ctx, const char **err,
+               size_t *errpos);
+
 /* Decode one complete JSON text and push it. Returns true, or false with
  * nothing pushed and *err set to a static message. */
 bool json_decode(lua_State *L, const char *s, size_t n, const char **err);
@@ -48,6 +54,10 @@ bool json_decode(lua_State *L, const char *s, size_t n, const char **err);
  * first; returns false at the end. key is the raw key (with quotes). */
 bool json_object_next(json_span obj, size_t *pos, json_span *key,
                       json_span *value);
+/* Find several members in one walk: values[i] gets keys[i]'s value (n == 0
+   when absent). Returns how many were found. */
+size_t json_object_fields(json_span obj, const char *const *keys, json_span *values,
+                          size_t nkeys);
 /* Find a member by key (keys without escapes compare exactly). */
 bool json_object_get(json_span obj, const char *key, json_span *value);
 /* Does a raw JSON string token equal the C string? (handles escapes) */

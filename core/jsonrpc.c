@@ -20,37 +20,48 @@ static bool usable_id(json_span id) {
   return true;
 }
 
+/* Where jsonrpc_parse collects the top-level members. */
+typedef struct members {
+  jsonrpc_msg *m;
+  json_span version;
+  bool has_id;
+} members;
+
+static void on_member(void *ctx, json_span key, json_span value) {
+  members *mb = ctx;
+  jsonrpc_msg *m = mb->m;
+  /* keys are short and unescaped in practice; json_string_eq handles the rest */
+  if (json_string_eq(key, "id")) m->id = value, mb->has_id = true;
+  else if (json_string_eq(key, "method")) m->method = value;
+  else if (json_string_eq(key, "params")) m->params = value;
+  else if (json_string_eq(key, "jsonrpc")) mb->version = value;
+  else if (json_string_eq(key, "result")) m->result = value;
+  else if (json_string_eq(key, "error")) m->error = value;
+}
+
 void jsonrpc_parse(const char *s, size_t n, jsonrpc_msg *m) {
   memset(m, 0, sizeof *m);
-  const char *err;
-  if (!json_validate(s, n, &err, NULL)) {
+  members mb = {.m = m};
+  if (!json_scan(s, n, on_member, &mb, NULL, NULL)) {
+    memset(m, 0, sizeof *m);
     invalid(m, JSONRPC_PARSE_ERROR, "Parse error: not valid JSON");
     return;
   }
-  json_span doc = {s, n};
-  while (doc.n && (*doc.p == ' ' || *doc.p == '\t' || *doc.p == '\r' || *doc.p == '\n'))
-    doc.p++, doc.n--;
-  while (doc.n && (doc.p[doc.n - 1] == ' ' || doc.p[doc.n - 1] == '\t' ||
-                   doc.p[doc.n - 1] == '\r' || doc.p[doc.n - 1] == '\n'))
-    doc.n--;
-  if (json_kind(doc) == '[') {
+  size_t i = 0;
+  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) i++;
+  if (s[i] == '[') {
     invalid(m, JSONRPC_INVALID_REQUEST,
             "Invalid Request: batches are not supported (removed in 2025-06-18)");
     return;
   }
-  if (json_kind(doc) != '{') {
+  if (s[i] != '{') {
     invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: expected a JSON object");
     return;
   }
-  json_span version = {0}, id = {0};
-  bool has_id = json_object_get(doc, "id", &id);
-  json_object_get(doc, "jsonrpc", &version);
-  json_object_get(doc, "method", &m->method);
-  json_object_get(doc, "params", &m->params);
-  json_object_get(doc, "result", &m->result);
-  json_object_get(doc, "error", &m->error);
-  if (has_id && usable_id(id)) m->id = id;
-  if (!json_string_eq(version, "2.0")) {
+  json_span id = m->id;
+  bool has_id = mb.has_id;
+  if (has_id && !usable_id(id)) m->id = (json_span){0};
+  if (!json_string_eq(mb.version, "2.0")) {
     invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
     return;
   }

@@ -21,6 +21,8 @@
 #define MAX_EQ_DEPTH (JSON_MAX_DEPTH + 8)
 /* Stack slots one schema level may use: the keyword values, plus a few. */
 #define LEVEL_SLOTS (KW_N + 16)
+/* uniqueItems compares arrays up to this long pairwise, longer ones via a set. */
+#define UNIQUE_PAIRWISE 16
 /* An enum message lists at most this many values. */
 #define ENUM_SHOW 10
 
@@ -515,7 +517,7 @@ static bool validate_element(walker *w, int s, int v, lua_Integer i) {
 }
 
 /* type: a name or a list of names. */
-static bool check_type(walker *w, int t, int v, int k) {
+static bool validate_type(walker *w, int t, int v, int k) {
   lua_State *L = w->L;
   lua_Integer n = 0;
   if (lua_type(L, t) == LUA_TSTRING) {
@@ -547,7 +549,7 @@ static bool check_type(walker *w, int t, int v, int k) {
   return false;
 }
 
-static bool check_enum(walker *w, int e, int v) {
+static bool validate_enum(walker *w, int e, int v) {
   lua_State *L = w->L;
   lua_Integer n = array_len(L, e);
   if (n < 0) return true;
@@ -557,6 +559,7 @@ static bool check_enum(walker *w, int e, int v) {
     lua_pop(L, 1);
     if (eq) return true;
   }
+  if (n == 0) return failf(w, "no value allowed (empty enum)");
   buf *b = report(w);
   if (!b) return false;
   buf_puts(b, n == 1 ? "must be " : "must be one of ");
@@ -567,7 +570,6 @@ static bool check_enum(walker *w, int e, int v) {
     lua_pop(L, 1);
   }
   if (n > ENUM_SHOW) buf_puts(b, ", ...");
-  if (n == 0) buf_puts(b, "nothing (empty enum)");
   return false;
 }
 
@@ -580,7 +582,7 @@ static bool fail_bound(walker *w, const char *rel, int bound) {
   return false;
 }
 
-static bool check_number(walker *w, const int *slot, int v) {
+static bool validate_number(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
 #define NUMBER_SLOT(kw) ((x = slot[kw]) && lua_type(L, x) == LUA_TNUMBER)
@@ -598,7 +600,7 @@ static bool check_number(walker *w, const int *slot, int v) {
   return true;
 }
 
-static bool check_string(walker *w, const int *slot, int v) {
+static bool validate_string(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   lua_Integer min = slot[KW_MINLENGTH] ? count_arg(L, slot[KW_MINLENGTH]) : -1;
   lua_Integer max = slot[KW_MAXLENGTH] ? count_arg(L, slot[KW_MAXLENGTH]) : -1;
@@ -615,7 +617,7 @@ static bool check_string(walker *w, const int *slot, int v) {
   return true;
 }
 
-static bool check_object(walker *w, const int *slot, int v) {
+static bool validate_object(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
   if ((x = slot[KW_REQUIRED])) {
@@ -683,7 +685,58 @@ static bool check_object(walker *w, const int *slot, int v) {
   return true;
 }
 
-static bool check_array(walker *w, const int *slot, int v, lua_Integer len) {
+/* Find items *i < *j of the array at v (length len) that are equal. Short
+   arrays compare pairwise, allocating nothing; longer ones put scalars in a
+   set (a Lua table, where 1.0 and 1 are one key too), so a long list of
+   strings costs n rather than n^2; tables are still compared pairwise. */
+static bool find_duplicate(lua_State *L, int v, lua_Integer len, lua_Integer *i,
+                           lua_Integer *j) {
+  if (len <= UNIQUE_PAIRWISE) {
+    for (*i = 1; *i < len; ++*i) {
+      lua_rawgeti(L, v, *i);
+      for (*j = *i + 1; *j <= len; ++*j) {
+        lua_rawgeti(L, v, *j);
+        bool eq = json_equal(L, -2, -1, 0);
+        lua_pop(L, 1);
+        if (eq) return lua_pop(L, 1), true;
+      }
+      lua_pop(L, 1);
+    }
+    return false;
+  }
+  int top = lua_gettop(L);
+  lua_createtable(L, 0, len < 1024 ? (int)len : 1024);
+  int set = top + 1;
+  for (*j = 1; *j <= len; ++*j) {
+    int t = lua_rawgeti(L, v, *j), item = set + 1;
+    if (t == LUA_TTABLE) {
+      for (*i = 1; *i < *j; ++*i) {
+        bool eq = lua_rawgeti(L, v, *i) == LUA_TTABLE && json_equal(L, item, -1, 0);
+        lua_pop(L, 1);
+        if (eq) return lua_settop(L, top), true;
+      }
+    } else if (t != LUA_TNUMBER || !isnan(lua_tonumber(L, item))) { /* NaN: no key */
+      if (t == LUA_TNIL) { /* a hole reads as null */
+        lua_pop(L, 1);
+        json_pushnull(L);
+      }
+      lua_pushvalue(L, item);
+      if (lua_rawget(L, set) != LUA_TNIL) {
+        *i = lua_tointeger(L, -1);
+        return lua_settop(L, top), true;
+      }
+      lua_pop(L, 1);
+      lua_pushvalue(L, item);
+      lua_pushinteger(L, *j);
+      lua_rawset(L, set);
+    }
+    lua_settop(L, set);
+  }
+  lua_settop(L, top);
+  return false;
+}
+
+static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   lua_State *L = w->L;
   lua_Integer min = slot[KW_MINITEMS] ? count_arg(L, slot[KW_MINITEMS]) : -1;
   lua_Integer max = slot[KW_MAXITEMS] ? count_arg(L, slot[KW_MAXITEMS]) : -1;
@@ -716,18 +769,10 @@ static bool check_array(walker *w, const int *slot, int v, lua_Integer len) {
   }
   int x = slot[KW_UNIQUEITEMS];
   if (x && lua_toboolean(L, x) && lua_isboolean(L, x)) {
-    for (lua_Integer i = 1; i < len; i++) {
-      lua_rawgeti(L, v, i);
-      for (lua_Integer j = i + 1; j <= len; j++) {
-        lua_rawgeti(L, v, j);
-        bool eq = json_equal(L, -2, -1, 0);
-        lua_pop(L, 1);
-        if (eq)
-          return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
-                       (long long)(i - 1), (long long)(j - 1));
-      }
-      lua_pop(L, 1);
-    }
+    lua_Integer i, j;
+    if (find_duplicate(L, v, len, &i, &j))
+      return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
+                   (long long)(i - 1), (long long)(j - 1));
   }
   return true;
 }
@@ -741,7 +786,7 @@ static bool matches(walker *w, int s, int v) {
   return ok;
 }
 
-static bool check_combinators(walker *w, const int *slot, int v) {
+static bool validate_combinators(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
   lua_Integer n;
@@ -801,8 +846,8 @@ static bool apply(walker *w, const int *slot, int v) {
   }
   lua_Integer len = 0;
   int k = kind_of(L, v, &len);
-  if ((x = slot[KW_TYPE]) && !check_type(w, x, v, k)) return false;
-  if ((x = slot[KW_ENUM]) && !check_enum(w, x, v)) return false;
+  if ((x = slot[KW_TYPE]) && !validate_type(w, x, v, k)) return false;
+  if ((x = slot[KW_ENUM]) && !validate_enum(w, x, v)) return false;
   if ((x = slot[KW_CONST]) && !json_equal(L, v, x, 0)) {
     buf *b = report(w);
     if (b) {
@@ -813,19 +858,19 @@ static bool apply(walker *w, const int *slot, int v) {
   }
   switch (k) {
     case K_INTEGER: case K_NUMBER:
-      if (!check_number(w, slot, v)) return false;
+      if (!validate_number(w, slot, v)) return false;
       break;
     case K_STRING:
-      if (!check_string(w, slot, v)) return false;
+      if (!validate_string(w, slot, v)) return false;
       break;
     case K_OBJECT:
-      if (!check_object(w, slot, v)) return false;
+      if (!validate_object(w, slot, v)) return false;
       break;
     case K_ARRAY:
-      if (!check_array(w, slot, v, len)) return false;
+      if (!validate_array(w, slot, v, len)) return false;
       break;
   }
-  return check_combinators(w, slot, v);
+  return validate_combinators(w, slot, v);
 }
 
 /* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */

@@ -14,7 +14,11 @@
  * draft-06/07 a $ref ignores its sibling keywords, as those drafts say).
  * Every other keyword is ignored: notably pattern, patternProperties and
  * format (the regexes are ECMA-262, and Lua patterns are not regexes),
- * contains, if/then/else, dependencies, propertyNames, $id and anchors. */
+ * contains, if/then/else, dependencies, propertyNames, $id and anchors.
+ *
+ * Neither function calls metamethods or Lua code; like any API call that
+ * may allocate (here only while following a $ref), they can raise a Lua
+ * memory error. */
 #ifndef LUAMCP_VALIDATE_H
 #define LUAMCP_VALIDATE_H
 

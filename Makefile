@@ -1,0 +1,49 @@
+# A thin wrapper over CMake. `make run` and `make test` are the two commands
+# a new machine needs (see README.md).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
+
+.PHONY: all build asan run test bench deps-run deps-test npm clean
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+asan:
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLUAMCP_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+deps-run:
+	@tools/install-deps.sh run
+
+deps-test:
+	@tools/install-deps.sh test
+
+# the npm packages the tests use, exactly as pinned in tests/package-lock.json
+npm:
+	@cd tests && npm ci --no-audit --no-fund --loglevel=error
+
+run: deps-run build
+	@echo "== luamcp check ."
+	@$(BUILD)/luamcp check .
+	@echo "== luamcp call . suggest_gifts $(GIFT_CALL)"
+	@$(BUILD)/luamcp call . suggest_gifts $(GIFT_CALL) 2>/dev/null
+	@echo "== serving the example app over stdio (Ctrl-C to stop); paste JSON-RPC lines, or"
+	@echo "   point a client at: $(CURDIR)/$(BUILD)/luamcp serve $(CURDIR)"
+	@exec $(BUILD)/luamcp serve .
+
+test: deps-test npm asan
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+bench: deps-run npm build
+	@bench/run.sh
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
