@@ -379,11 +379,38 @@ bool json_decode(lua_State *L, const char *s, size_t n, const char **err) {
 /* {====================================================== raw access */
 
 /* These walk text that has already been validated, so they only need to
-   find where each value ends. */
+   find where each value ends: bracket and quote matching, no checks. */
 static const char *raw_skip(const char *p, const char *end) {
-  parser ps = {.p = p, .end = end};
-  buf_init(&ps.scratch);
-  return parse_value(&ps) ? ps.p : NULL;
+  int depth = 0;
+  do {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',' ||
+                       *p == ':'))
+      p++;
+    if (p >= end) return NULL;
+    switch (*p) {
+      case '"':
+        for (p++; p < end && *p != '"'; p++)
+          if (*p == '\\') p++;
+        if (p >= end) return NULL;
+        p++;
+        break;
+      case '{':
+      case '[':
+        depth++;
+        p++;
+        break;
+      case '}':
+      case ']':
+        depth--;
+        p++;
+        break;
+      default: /* number or literal */
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\r' && *p != '\t')
+          p++;
+    }
+  } while (depth > 0);
+  return depth == 0 ? p : NULL;
 }
 
 bool json_object_next(json_span obj, size_t *pos, json_span *key,

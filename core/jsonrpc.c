@@ -27,16 +27,20 @@ typedef struct members {
   bool has_id;
 } members;
 
+/* A raw key token equal to the literal (escaped keys take the slow path). */
+#define KEY_IS(k, lit) \
+  ((k).n == sizeof(lit) + 1 ? memcmp((k).p + 1, lit, sizeof(lit) - 1) == 0 \
+                            : (memchr((k).p, '\\', (k).n) && json_string_eq((k), lit)))
+
 static void on_member(void *ctx, json_span key, json_span value) {
   members *mb = ctx;
   jsonrpc_msg *m = mb->m;
-  /* keys are short and unescaped in practice; json_string_eq handles the rest */
-  if (json_string_eq(key, "id")) m->id = value, mb->has_id = true;
-  else if (json_string_eq(key, "method")) m->method = value;
-  else if (json_string_eq(key, "params")) m->params = value;
-  else if (json_string_eq(key, "jsonrpc")) mb->version = value;
-  else if (json_string_eq(key, "result")) m->result = value;
-  else if (json_string_eq(key, "error")) m->error = value;
+  if (KEY_IS(key, "id")) m->id = value, mb->has_id = true;
+  else if (KEY_IS(key, "method")) m->method = value;
+  else if (KEY_IS(key, "params")) m->params = value;
+  else if (KEY_IS(key, "jsonrpc")) mb->version = value;
+  else if (KEY_IS(key, "result")) m->result = value;
+  else if (KEY_IS(key, "error")) m->error = value;
 }
 
 void jsonrpc_parse(const char *s, size_t n, jsonrpc_msg *m) {

@@ -23,13 +23,28 @@ mcp.tool {
 }
 
 mcp.tool {
+  name = "work",
+  description = "Keeps the CPU busy for a while (no yielding), then answers",
+  input = { seconds = mcp.number { min = 0 } },
+  handler = function(args)
+    local t0, n = os.clock(), 0
+    while os.clock() - t0 < args.seconds do n = n + 1 end
+    return "worked"
+  end,
+}
+
+mcp.tool {
   name = "progress",
-  description = "Reports progress in steps",
-  input = { steps = mcp.integer { default = 3, min = 1 } },
+  description = "Reports progress in steps, optionally pausing after each",
+  input = {
+    steps = mcp.integer { default = 3, min = 1 },
+    pause = mcp.number { default = 0, min = 0 },
+  },
   handler = function(args, ctx)
     local sent
     for i = 1, args.steps do
       sent = ctx:progress(i, args.steps, ("step %d of %d"):format(i, args.steps))
+      if args.pause > 0 then ctx:sleep(args.pause) end
     end
     return ("progress sent: %s"):format(sent)
   end,

@@ -1,0 +1,160 @@
+// cli.test.mjs — the luamcp command line: help, version, check, call, and
+// their exit codes (0 ok, 1 a problem with the app or an isError result,
+// 2 a usage error).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, TEST_TIMEOUT, removeTemp, run, tempApp } from './helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+
+/** Expect a clean exit with this code (a signal or a sanitizer's code fails). */
+function exits(r, code) {
+  assert.equal(r.signal, null, `killed by ${r.signal}\n${r.stderr}`);
+  assert.equal(r.code, code, `exit ${r.code}, expected ${code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
+}
+
+test('luamcp --help: exit 0, usage on stdout naming serve, call and check', opts, async () => {
+  const r = await run(['--help']);
+  exits(r, 0);
+  for (const cmd of ['serve', 'call', 'check']) assert.match(r.stdout, new RegExp(`luamcp ${cmd}\\b`));
+  assert.match(r.stdout, /--timeout/);
+  assert.match(r.stdout, /--memory-limit/);
+  assert.match(r.stdout, /--page-size/);
+});
+
+test('luamcp --version: exit 0, prints the version', opts, async () => {
+  const r = await run(['--version']);
+  exits(r, 0);
+  assert.match(r.stdout, /^luamcp \d+\.\d+\.\d+/);
+});
+
+test('an unknown command or option: exit 2 with a hint on stderr', opts, async () => {
+  const cmd = await run(['frobnicate']);
+  exits(cmd, 2);
+  assert.match(cmd.stderr, /frobnicate/);
+  assert.equal(cmd.stdout, '');
+  const opt = await run(['check', '--no-such-option', EXAMPLE_APP]);
+  exits(opt, 2);
+  assert.match(opt.stderr, /--no-such-option/);
+});
+
+test('luamcp check: the example app and the test apps are fine (exit 0)', opts, async () => {
+  const example = await run(['check', '.']);
+  exits(example, 0);
+  assert.match(example.stdout, /ok/);
+  assert.match(example.stdout, /1 tools/);
+  for (const dir of [FEATURES_APP, PAGED_APP]) exits(await run(['check', dir]), 0);
+});
+
+// Each broken app: its one script, and the file:line the report must name.
+const broken = {
+  'a syntax error': {
+    file: 'syntax.lua',
+    line: 7,
+    text: 'local mcp = require "mcp"\n\nmcp.tool {\n  name = "unfinished",\n  handler = function() return 1 end\n\n',
+    message: /'}' expected/,
+  },
+  'a duplicate tool name': {
+    file: 'dupes.lua',
+    line: 7,
+    text:
+      'local mcp = require "mcp"\n\nmcp.tool { name = "twice", handler = function() return 1 end }\n\n' +
+      '-- the same name again\n\nmcp.tool { name = "twice", handler = function() return 2 end }\n',
+    message: /duplicate tool 'twice'.*dupes\.lua:3/,
+  },
+  'a missing handler': {
+    file: 'nohandler.lua',
+    line: 4,
+    text: 'local mcp = require "mcp"\n\n-- a tool without a handler\nmcp.tool {\n  name = "lazy",\n  description = "forgot its handler",\n}\n',
+    message: /handler/,
+  },
+  'a bad schema option (min = "x")': {
+    file: 'badmin.lua',
+    line: 3,
+    text: 'local mcp = require "mcp"\n\nmcp.tool {\n  name = "badmin",\n  input = { n = mcp.number { min = "x" } },\n  handler = function() return 1 end,\n}\n',
+    message: /minimum/,
+  },
+  'a bad raw schema type ("strin")': {
+    file: 'badtype.lua',
+    line: 3,
+    text: 'local mcp = require "mcp"\n\nmcp.tool {\n  name = "badtype",\n  input = { s = { type = "strin" } },\n  handler = function() return 1 end,\n}\n',
+    message: /strin/,
+  },
+};
+
+for (const [what, c] of Object.entries(broken)) {
+  test(`luamcp check: ${what} -> exit 1, stderr names scripts/${c.file}:${c.line}`, opts, async () => {
+    const dir = await tempApp({ [`scripts/${c.file}`]: c.text, 'scripts/fine.lua': 'local mcp = require "mcp"\nmcp.tool { name = "fine", handler = function() return "ok" end }\n' });
+    try {
+      const r = await run(['check', dir]);
+      exits(r, 1);
+      assert.ok(r.stderr.includes(`scripts/${c.file}:${c.line}:`), `stderr should name scripts/${c.file}:${c.line}:\n${r.stderr}`);
+      assert.match(r.stderr, c.message);
+      assert.doesNotMatch(r.stdout, /ok/);
+      // serve refuses the app the same way
+      const s = await run(['serve', dir]);
+      exits(s, 1);
+      assert.ok(s.stderr.includes(`scripts/${c.file}:${c.line}:`), s.stderr);
+      assert.equal(s.stdout, '', 'nothing on the protocol stream');
+    } finally {
+      await removeTemp(dir);
+    }
+  });
+}
+
+test('luamcp check: every failing script is reported, not only the first', opts, async () => {
+  const dir = await tempApp({
+    'scripts/a.lua': 'local mcp = require "mcp"\nmcp.tool { name = "a" }\n',
+    'scripts/b.lua': 'this is not lua\n',
+  });
+  try {
+    const r = await run(['check', dir]);
+    exits(r, 1);
+    assert.ok(r.stderr.includes('scripts/a.lua:2:'), r.stderr);
+    assert.ok(r.stderr.includes('scripts/b.lua:1:'), r.stderr);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('luamcp call: suggest_gifts prints the result JSON with structuredContent (exit 0)', opts, async () => {
+  const r = await run(['call', '.', 'suggest_gifts', '{"occasion":"birthday","budget":50}']);
+  exits(r, 0);
+  const result = JSON.parse(r.stdout);
+  assert.notEqual(result.isError, true);
+  assert.deepEqual(result.structuredContent.gifts.map((g) => g.id).sort(), ['catan', 'dice', 'tea']);
+  assert.equal(result.content[0].type, 'text');
+  assert.match(result.content[0].text, /3 gift ideas/);
+});
+
+test('luamcp call: nothing fits budget 1 -> isError result, exit 1', opts, async () => {
+  const r = await run(['call', '.', 'suggest_gifts', '{"occasion":"birthday","budget":1}']);
+  exits(r, 1);
+  const result = JSON.parse(r.stdout);
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /No birthday gifts fit/);
+});
+
+test('luamcp call: invalid JSON arguments -> exit 2', opts, async () => {
+  const r = await run(['call', '.', 'suggest_gifts', '{"occasion":"birthday",']);
+  exits(r, 2);
+  assert.match(r.stderr, /JSON/);
+  assert.equal(r.stdout, '');
+});
+
+test('luamcp call: an unknown tool -> exit 1 with the error on stderr', opts, async () => {
+  const r = await run(['call', '.', 'no_such_tool', '{}']);
+  exits(r, 1);
+  assert.match(r.stderr, /no_such_tool/);
+});
+
+test('luamcp call: a tool with no arguments, and a Lua error naming file:line', opts, async () => {
+  const ok = await run(['call', FEATURES_APP, 'no_params']);
+  exits(ok, 0);
+  assert.deepEqual(JSON.parse(ok.stdout), { content: [{ type: 'text', text: 'no params needed' }] });
+  const bad = await run(['call', FEATURES_APP, 'broken', '{}']);
+  exits(bad, 1);
+  assert.equal(JSON.parse(bad.stdout).isError, true);
+  assert.match(JSON.parse(bad.stdout).content[0].text, /scripts\/broken\.lua:7:/);
+});
