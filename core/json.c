@@ -183,7 +183,33 @@ static bool parse_number(parser *ps) {
     while (p < end && is_digit(*p)) p++;
   }
   ps->p = p;
-  if (!ps->L) return true;
+  if (integral && p - start - neg <= 18) { /* fits in an int64: no overflow possible */
+    if (!ps->L) return true;
+  } else {
+    /* a float (or a huge integer): refuse what a double cannot hold, in
+       both modes, so validation and decoding agree */
+    char tmp[64];
+    size_t len = (size_t)(p - start);
+    double d;
+    if (len < sizeof tmp) {
+      memcpy(tmp, start, len);
+      tmp[len] = '\0';
+      d = strtod(tmp, NULL);
+    } else {
+      buf b;
+      buf_init(&b);
+      buf_put(&b, start, len);
+      buf_putc(&b, '\0');
+      d = strtod(b.p, NULL);
+      buf_free(&b);
+    }
+    if (isinf(d)) return fail(ps, "number out of range");
+    if (!ps->L) return true;
+    if (!integral) {
+      lua_pushnumber(ps->L, d);
+      return true;
+    }
+  }
   if (integral) {
     /* accumulate as unsigned; fall back to a float past int64 */
     uint64_t v = 0;

@@ -187,6 +187,7 @@ export class RawServer {
       limit,
       `${what}; lines so far: ${JSON.stringify(this.lines).slice(0, 2000)}`,
     ).catch((err) => {
+      err.stderrShown = true;
       err.message += `\n--- server stderr ---\n${this.stderr}`;
       throw err;
     });
@@ -258,7 +259,7 @@ export async function withRaw(args, body, opts) {
     return await body(srv);
   } catch (err) {
     failed = true;
-    if (!srv.ended) err.message += `\n--- server stderr ---\n${srv.stderr}`;
+    if (!err.stderrShown) err.message += `\n--- server stderr ---\n${srv.stderr}`;
     throw err;
   } finally {
     if (failed) {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, TEST_TIMEOUT, WAIT, RawServer, rawMember, withRaw, within } from './helpers.mjs';
+import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, SCALE, TEST_TIMEOUT, WAIT, RawServer, rawMember, withRaw, within } from './helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 
@@ -313,12 +313,14 @@ test('notifications/cancelled: a spinning call gets no reply; the server keeps s
 test('pipelined requests, written while a CPU-bound call runs, all get their reply', opts, () =>
   withRaw([FEATURES_APP], async (srv) => {
     await srv.initialize();
-    const batch = [{ jsonrpc: '2.0', id: 'work', method: 'tools/call', params: { name: 'work', arguments: { seconds: 0.05 } } }];
+    const batch = [{ jsonrpc: '2.0', id: 'work', method: 'tools/call', params: { name: 'work', arguments: { seconds: 0.2 * SCALE } } }];
     for (let i = 0; i < 20; i++) {
       batch.push({ jsonrpc: '2.0', id: i, method: i % 2 ? 'ping' : 'tools/call', params: i % 2 ? undefined : { name: 'echo', arguments: { text: `n${i}` } } });
     }
-    srv.send(batch.map((m) => JSON.stringify(m)).join('\n')); // one write, many lines
-    await srv.take((l) => l.includes('"work"') === false && false, 'nothing', 1).catch(() => {}); // let the call start
+    // one write, many lines: the rest of the batch waits in the input buffer while "work" runs
+    srv.send(batch.map((m) => JSON.stringify(m)).join('\n'));
+    await srv.take((l) => l.includes('"working"'), 'the CPU-bound call to start');
+    // and these arrive while it runs
     const more = [];
     for (let i = 20; i < 40; i++) more.push(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `n${i}` } } }));
     srv.send(more.join('\n'));

@@ -58,6 +58,8 @@ static void test_validate(void) {
   CHECK(!valid("[NaN]"));
   CHECK(!valid("[Infinity]"));
   CHECK(!valid("[0x10]"));
+  CHECK(!valid("[1e400]")); /* past a double: refused, not read as infinity */
+  CHECK(valid("[1e300, 123456789012345678901234567890]"));
   CHECK(!valid("[01]"));
   CHECK(!valid("[1.]"));
   CHECK(!valid("['x']"));

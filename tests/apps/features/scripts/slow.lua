@@ -26,7 +26,8 @@ mcp.tool {
   name = "work",
   description = "Keeps the CPU busy for a while (no yielding), then answers",
   input = { seconds = mcp.number { min = 0 } },
-  handler = function(args)
+  handler = function(args, ctx)
+    ctx:info("working")
     local t0, n = os.clock(), 0
     while os.clock() - t0 < args.seconds do n = n + 1 end
     return "worked"
