@@ -26,14 +26,27 @@ local as_array = M.as_array
 
 -- {===================================================== argument checking
 
--- Errors raised at level 3 point at the script line that called mcp.xxx.
+-- Raise msg at the first stack level outside this file: the script line
+-- that called mcp.xxx, however deep inside mcp.lua the mistake was found.
+local getinfo = debug.getinfo
+local function raise(msg)
+  local level = 2
+  while true do
+    local info = getinfo(level, "S")
+    if not info then level = 2 break end
+    if info.source ~= "=mcp.lua" and info.what ~= "C" then break end
+    level = level + 1
+  end
+  error(msg, level)
+end
+
 local function argerr(fn, msg)
-  error(("mcp.%s: %s"):format(fn, msg), 4)
+  raise(("mcp.%s: %s"):format(fn, msg))
 end
 
 local function check_fields(fn, def, allowed)
   if type(def) ~= "table" then
-    error(("mcp.%s expects a table, got %s"):format(fn, type(def)), 3)
+    raise(("mcp.%s expects a table, got %s"):format(fn, type(def)))
   end
   for k in pairs(def) do
     if not allowed[k] then argerr(fn, ("unknown field '%s'"):format(tostring(k))) end
@@ -94,18 +107,18 @@ local builder_keys = set {
 local function build(ty, opts, fn)
   opts = opts or {}
   if type(opts) ~= "table" then
-    error(("mcp.%s expects an options table, got %s"):format(fn, type(opts)), 3)
+    raise(("mcp.%s expects an options table, got %s"):format(fn, type(opts)))
   end
   local s = setmetatable({ type = ty }, builder_mt)
   for k, v in pairs(opts) do
     if not builder_keys[k] then
-      error(("mcp.%s: unknown option '%s'"):format(fn, tostring(k)), 3)
+      raise(("mcp.%s: unknown option '%s'"):format(fn, tostring(k)))
     end
     if k == "optional" then
       if v then optional_of[s] = true end
     elseif k == "min" or k == "max" then
       local alias = bound_alias[ty] and bound_alias[ty][k]
-      if not alias then error(("mcp.%s: option '%s' does not apply"):format(fn, k), 3) end
+      if not alias then raise(("mcp.%s: option '%s' does not apply"):format(fn, k)) end
       s[alias] = v
     else
       s[k] = v
@@ -125,7 +138,7 @@ function M.boolean(opts) return build("boolean", opts, "boolean") end
 --- mcp.enum{"a", "b", description = "..."}: a string limited to those values.
 function M.enum(values)
   if type(values) ~= "table" or #values == 0 then
-    error("mcp.enum expects a list of values", 2)
+    raise("mcp.enum expects a list of values")
   end
   local opts = {}
   for k, v in pairs(values) do
@@ -156,7 +169,7 @@ function M.array(items, opts)
   end
   local s = build("array", opts, "array")
   if items ~= nil then
-    if type(items) ~= "table" then error("mcp.array: items must be a schema", 2) end
+    if type(items) ~= "table" then raise("mcp.array: items must be a schema") end
     s.items = object_of(items, nil, 3)
   end
   return s
@@ -176,10 +189,10 @@ function object_of(fields, opts, level)
   local props, required = {}, as_array {}
   for name, fs in pairs(fields) do
     if type(name) ~= "string" then
-      error("mcp.object: field names must be strings", level)
+      raise("mcp.object: field names must be strings")
     end
     if type(fs) ~= "table" then
-      error(("field '%s': expected a schema (e.g. mcp.string()), got %s"):format(name, type(fs)), level)
+      raise(("field '%s': expected a schema (e.g. mcp.string()), got %s"):format(name, type(fs)))
     end
     if not is_builder(fs) and not is_raw_schema(fs) then fs = object_of(fs, nil, level + 1) end
     props[name] = fs
@@ -193,7 +206,7 @@ end
 
 --- mcp.object{ field = schema, ... } [, opts]
 function M.object(fields, opts)
-  if type(fields) ~= "table" then error("mcp.object expects a table of fields", 2) end
+  if type(fields) ~= "table" then raise("mcp.object expects a table of fields") end
   return object_of(fields, opts, 3)
 end
 
