@@ -18,7 +18,7 @@ typedef struct stdio_transport {
   session s;
   int in_fd, out_fd;
   size_t max_message;
-  buf in;          /* bytes read, not yet a whole line */
+  buf in;          /* bytes read, not yet handed over */
   size_t scanned;  /* prefix of `in` known to hold no newline */
   bool skipping;   /* inside an oversized line: drop it to its end */
 } stdio_transport;
@@ -56,39 +56,57 @@ static void reject_oversized(stdio_transport *t) {
   buf_free(&b);
 }
 
-/* The input is readable: read once, hand over every complete line. */
+/* Hand over the lines of work[0..n) (every one ends with '\n'); the first
+   is the tail of an oversized line when skip_first is set. */
+static void accept_lines(stdio_transport *t, const char *p, size_t n, bool skip_first) {
+  const char *end = p + n, *nl;
+  while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+    if (!skip_first) accept_line(t, p, (size_t)(nl - p));
+    skip_first = false;
+    p = nl + 1;
+  }
+}
+
+/* The input is readable: read once, hand over every complete line.
+   Re-entrant: a handler dispatched from here may run long enough for the
+   engine's hook to call us again, so the complete lines are first moved
+   out of t->in into a buffer of this invocation's own. */
 static void on_readable(void *ctx) {
   stdio_transport *t = ctx;
-  buf *in = &t->in;
-  buf_reserve(in, 65536);
-  ssize_t r = read(t->in_fd, in->p + in->len, in->cap - in->len - 1);
+  buf_reserve(&t->in, 65536);
+  ssize_t r = read(t->in_fd, t->in.p + t->in.len, t->in.cap - t->in.len - 1);
   if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (r <= 0) {
     if (r < 0) log_msg(LOG_WARNING, "stdin: %s", strerror(errno));
-    if (in->len && !t->skipping) accept_line(t, in->p, in->len); /* no final '\n' */
-    in->len = 0;
     engine_remove_input(t->e, t->in_fd);
     engine_finish(t->e);
+    buf work = t->in; /* a last line without '\n' */
+    bool skip = t->skipping;
+    buf_init(&t->in);
+    if (work.len && !skip) accept_line(t, work.p, work.len);
+    buf_free(&work);
     return;
   }
-  in->len += (size_t)r;
-  size_t start = 0;
-  char *nl;
-  while ((nl = memchr(in->p + t->scanned, '\n', in->len - t->scanned))) {
-    size_t end = (size_t)(nl - in->p);
-    if (!t->skipping) accept_line(t, in->p + start, end - start);
-    t->skipping = false;
-    start = t->scanned = end + 1;
+  t->in.len += (size_t)r;
+  char *last = memrchr(t->in.p + t->scanned, '\n', t->in.len - t->scanned);
+  if (!last) {
+    t->scanned = t->in.len;
+    if (t->in.len > t->max_message && !t->skipping) {
+      reject_oversized(t);
+      t->skipping = true;
+    }
+    if (t->skipping) t->in.len = t->scanned = 0;
+    return;
   }
-  t->scanned = in->len;
-  if (in->len - start > t->max_message && !t->skipping) {
-    reject_oversized(t);
-    t->skipping = true;
-  }
-  if (t->skipping) start = in->len;
-  memmove(in->p, in->p + start, in->len - start);
-  in->len -= start;
-  t->scanned -= start;
+  buf work = t->in;
+  size_t whole = (size_t)(last - work.p) + 1;
+  buf_init(&t->in);
+  buf_put(&t->in, work.p + whole, work.len - whole);
+  t->scanned = 0;
+  bool skip = t->skipping;
+  t->skipping = false;
+  accept_lines(t, work.p, whole, skip);
+  buf_free(&work);
 }
 
 void transport_stdio_serve(engine *e, int in_fd, int out_fd, size_t max_message) {
