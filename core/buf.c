@@ -30,6 +30,7 @@ void buf_put(buf *b, const void *p, size_t n) {
   buf_reserve(b, n);
   memcpy(b->p + b->len, p, n);
   b->len += n;
+  b->p[b->len] = '\0';
 }
 
 void buf_puts(buf *b, const char *s) { buf_put(b, s, strlen(s)); }

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+/* Once anything is written, p is NUL-terminated (p[len] == 0), so the
+   text can be passed where a C string is expected. */
 typedef struct buf {
   char *p;
   size_t len, cap;
@@ -20,8 +22,9 @@ void buf_printf(buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static inline void buf_putc(buf *b, char c) {
-  if (b->len == b->cap) buf_reserve(b, 1);
+  if (b->cap - b->len < 2) buf_reserve(b, 1);
   b->p[b->len++] = c;
+  b->p[b->len] = '\0';
 }
 
 /* Hand the bytes over (NUL-terminated); the buffer is empty afterwards. */

@@ -281,8 +281,12 @@ call *call_of(lua_State *co) { return *(call **)lua_getextraspace(co); }
 lua_State *call_thread(const call *c) { return c->co; }
 bool call_is_cancelled(const call *c) { return c->cancelled; }
 bool call_timed_out(const call *c) { return c->timed_out; }
-double call_timeout(const call *c) { return c->e->opt.call_timeout; }
 const char *call_protocol_version(const call *c) { return proto_name(c->s->version); }
+
+/* lua_pushfstring knows no %g: format the limit here. */
+void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]) {
+  snprintf(out, TIMEOUT_MSG_MAX, "call timed out after %g s", c->e->opt.call_timeout);
+}
 
 static bool same_id(const call *c, const cancel_req *r) {
   return c->s == r->s && c->id_len == r->id_len && memcmp(c->id, r->id, r->id_len) == 0;
@@ -318,7 +322,9 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   if (c->cancelled || c->timed_out) {
     lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
     if (c->cancelled) luaL_error(L, "call cancelled by the client");
-    luaL_error(L, "call timed out after %g s", c->e->opt.call_timeout);
+    char msg[TIMEOUT_MSG_MAX];
+    timeout_message(c, msg);
+    luaL_error(L, "%s", msg);
   }
 }
 

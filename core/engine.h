@@ -69,7 +69,8 @@ bool call_progress(call *c, double progress, double total, const char *message);
 void call_sleep(call *c, double seconds);
 bool call_is_cancelled(const call *c);
 bool call_timed_out(const call *c);
-double call_timeout(const call *c);
+#define TIMEOUT_MSG_MAX 64
+void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 const char *call_protocol_version(const call *c);
 /* The call running on this coroutine, or NULL. */
 call *call_of(lua_State *co);

@@ -172,7 +172,11 @@ static int ctx_progress(lua_State *L) {
 static int sleep_done(lua_State *L, int status, lua_KContext k) {
   (void)status, (void)k;
   call *c = call_of(L);
-  if (c && call_timed_out(c)) return luaL_error(L, "call timed out after %g s", call_timeout(c));
+  if (c && call_timed_out(c)) {
+    char msg[TIMEOUT_MSG_MAX];
+    timeout_message(c, msg);
+    return luaL_error(L, "%s", msg);
+  }
   return 0;
 }
 

@@ -380,7 +380,14 @@ export async function connectSdk(args, { capabilities = {}, cwd = REPO_ROOT } = 
   const client = new Client({ name: 'luamcp-integration', version: '0.0.0' }, { capabilities });
   const errors = [];
   client.onerror = (err) => errors.push(err);
-  await client.connect(transport, { timeout: WAIT });
+  try {
+    await client.connect(transport, { timeout: WAIT });
+  } catch (err) {
+    if (transport.child && transport.child.exitCode === null) transport.child.kill('SIGKILL');
+    if (transport.exited) await transport.exited;
+    err.message += `\n--- server stderr ---\n${stderr}`;
+    throw err;
+  }
   const conn = {
     client,
     transport,
@@ -414,14 +421,14 @@ export async function withSdk(args, body, opts) {
       } catch {
         conn.transport.child.kill('SIGKILL');
       }
-      await client_close(conn);
+      await closeClient(conn);
     } else {
       assertCleanExit(await conn.close(), conn.stderr());
     }
   }
 }
 
-async function client_close(conn) {
+async function closeClient(conn) {
   try {
     await conn.client.close();
   } catch {

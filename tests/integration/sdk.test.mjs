@@ -10,6 +10,7 @@ import {
   CompleteResultSchema,
   ErrorCode,
   GetPromptResultSchema,
+  InitializeResultSchema,
   LATEST_PROTOCOL_VERSION,
   ListToolsResultSchema,
   LoggingMessageNotificationSchema,
@@ -79,7 +80,7 @@ test('initialize: the optional serverInfo fields of app.lua pass through', opts,
 test('initialize: an older protocol version is echoed (raw client)', opts, async () => {
   for (const version of ['2024-11-05', '2025-06-18']) {
     await withRaw([EXAMPLE_APP], async (srv) => {
-      const result = await srv.initialize(version);
+      const result = InitializeResultSchema.parse(await srv.initialize(version));
       assert.equal(result.protocolVersion, version);
       assert.equal(result.serverInfo.name, 'gift-server');
       const r = await srv.call(1, 'tools/call', { name: 'suggest_gifts', arguments: { occasion: 'wedding', budget: 40 } });
@@ -130,6 +131,21 @@ test('callTool: nothing fits the budget -> an isError result (a business failure
     assert.equal(result.isError, true);
     assert.match(text(result), /No birthday gifts fit a budget of \$1/);
     assert.equal(result.structuredContent, undefined);
+  }));
+
+test('callTool: output that breaks the declared outputSchema is refused by the server (isError)', opts, () =>
+  withSdk([FEATURES_APP], async ({ client }) => {
+    const { tools } = await client.listTools(undefined, req);
+    assert.deepEqual(tools.find((t) => t.name === 'bad_output').outputSchema, {
+      type: 'object',
+      properties: { n: { type: 'integer' } },
+      required: ['n'],
+    });
+    const result = await client.callTool({ name: 'bad_output', arguments: {} }, undefined, req);
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent, undefined);
+    assert.match(text(result), /bad_output/);
+    assert.match(text(result), /\bn\b/);
   }));
 
 test('callTool: unknown tool -> -32602', opts, () =>
@@ -508,7 +524,7 @@ test('--memory-limit: a handler building a huge table gets an isError result; th
 
 test('ctx:sleep does not block: two sleeping calls run concurrently', opts, () =>
   withSdk([FEATURES_APP], async ({ client }) => {
-    const seconds = 0.3 * SCALE;
+    const seconds = Math.round(300 * SCALE) / 1000;
     await client.ping(req); // warm up
     const t0 = performance.now();
     const [a, b] = await Promise.all([

@@ -49,3 +49,10 @@ mcp.tool {
     return { n = 3, zero = 0, neg = -7, f = 0.1, half = 0.5, big = 2 ^ 53, maxint = math.maxinteger }
   end,
 }
+
+mcp.tool {
+  name = "bad_output",
+  description = "Declares an outputSchema, then returns something else",
+  output = { n = mcp.integer() },
+  handler = function() return { n = "three" } end,
+}
