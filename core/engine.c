@@ -692,13 +692,13 @@ static void handle_initialize(engine *e, inmsg *im) {
   buf *out = out_of(e, s);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
-  buf_put(out, e->app->reg->init_tail, e->app->reg->init_tail_len);
+  buf_put(out, e->app->reg->init_tail[s->version], e->app->reg->init_tail_len[s->version]);
   jsonrpc_end_reply(out);
 }
 
 static void handle_list(engine *e, inmsg *im, reg_list list) {
   const registry *r = e->app->reg;
-  const reg_pages *pg = &r->pages[list];
+  const reg_pages *pg = &r->pages[list][im->s->version];
   const jsonrpc_msg *m = &im->m;
   size_t page = 0;
   json_span cur;

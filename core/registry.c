@@ -70,9 +70,40 @@ const reg_prompt *registry_find_prompt(const registry *r, const char *name, size
   return NULL;
 }
 
-/* Encode each entry's `def` of the list at list_idx, then cut the entries
-   into pages of page_size, each a complete result object. */
-static bool encode_pages(lua_State *L, int list_idx, const char *key, int list,
+/* Fields that protocol version v does not know, per list; they are left
+   out of what that version's clients are sent. */
+static bool field_unknown_to(int v, int list, const char *key) {
+  if (strcmp(key, "icons") == 0) return v < PROTO_2025_11_25;
+  if (strcmp(key, "title") == 0 || strcmp(key, "outputSchema") == 0) return v < PROTO_2025_06_18;
+  if (strcmp(key, "annotations") == 0) return list == REG_TOOLS && v < PROTO_2025_03_26;
+  return false;
+}
+
+/* Encode the table at idx without the keys version v lacks. */
+static bool encode_for(lua_State *L, int idx, int v, int list, buf *b, char *err, size_t errlen) {
+  static const char *const gated[] = {"icons", "title", "outputSchema", "annotations"};
+  idx = lua_absindex(L, idx);
+  int saved = lua_gettop(L);
+  for (size_t i = 0; i < sizeof gated / sizeof *gated; i++) {
+    if (!field_unknown_to(v, list, gated[i])) continue;
+    lua_getfield(L, idx, gated[i]); /* keep the value to put it back */
+    lua_pushnil(L);
+    lua_setfield(L, idx, gated[i]);
+  }
+  bool ok = json_encode(L, idx, b, err, errlen);
+  int k = saved;
+  for (size_t i = 0; i < sizeof gated / sizeof *gated; i++) {
+    if (!field_unknown_to(v, list, gated[i])) continue;
+    lua_pushvalue(L, ++k);
+    lua_setfield(L, idx, gated[i]);
+  }
+  lua_settop(L, saved);
+  return ok;
+}
+
+/* Encode each entry's `def` of the list at list_idx for version v, then cut
+   the entries into pages of page_size, each a complete result object. */
+static bool encode_pages(lua_State *L, int list_idx, const char *key, int list, int v,
                          size_t page_size, uint64_t cursor_key, reg_pages *out,
                          buf *err) {
   size_t n = lua_rawlen(L, list_idx);
@@ -83,7 +114,7 @@ static bool encode_pages(lua_State *L, int list_idx, const char *key, int list,
     lua_getfield(L, -1, "def");
     char msg[200];
     buf_init(&entries[i]);
-    if (!json_encode(L, -1, &entries[i], msg, sizeof msg)) {
+    if (!encode_for(L, -1, v, list, &entries[i], msg, sizeof msg)) {
       buf_printf(err, "%s entry %zu: %s\n", key, i + 1, msg);
       ok = false;
     }
@@ -117,7 +148,7 @@ static bool encode_pages(lua_State *L, int list_idx, const char *key, int list,
   return ok;
 }
 
-static void encode_init_tail(lua_State *L, registry *r, int info_idx) {
+static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v) {
   buf b;
   buf_init(&b);
   buf_puts(&b, "\"capabilities\":{\"logging\":{}");
@@ -131,11 +162,14 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx) {
   json_encode_string(&b, r->name, strlen(r->name));
   char *version = info_idx ? dup_field(L, info_idx, "version") : NULL;
   buf_puts(&b, ",\"version\":");
-  const char *v = version ? version : "0.0.0";
-  json_encode_string(&b, v, strlen(v));
+  const char *shown = version ? version : "0.0.0";
+  json_encode_string(&b, shown, strlen(shown));
   free(version);
   static const char *const extra[] = {"title", "description", "websiteUrl", "icons"};
+  static const int since[] = {PROTO_2025_06_18, PROTO_2025_11_25, PROTO_2025_11_25,
+                              PROTO_2025_11_25};
   for (size_t i = 0; info_idx && i < sizeof extra / sizeof *extra; i++) {
+    if (v < since[i]) continue;
     lua_getfield(L, info_idx, extra[i]);
     if (!lua_isnil(L, -1)) {
       char msg[200];
@@ -152,7 +186,7 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx) {
     free(instructions);
   }
   buf_putc(&b, '}');
-  r->init_tail = buf_take(&b, &r->init_tail_len);
+  r->init_tail[v] = buf_take(&b, &r->init_tail_len[v]);
 }
 
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
@@ -204,12 +238,13 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
       }
       lua_pop(L, 1);
     }
-    if (!encode_pages(L, li, keys[l], l, r->page_size, r->cursor_key, &r->pages[l], err))
-      ok = false;
+    for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++)
+      if (!encode_pages(L, li, keys[l], l, v, r->page_size, r->cursor_key, &r->pages[l][v], err))
+        ok = false;
     lua_pop(L, 1);
   }
   index_tools(r);
-  encode_init_tail(L, r, info_idx);
+  for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v);
   if (!ok) {
     registry_free(r, L);
     return NULL;
@@ -239,17 +274,19 @@ void registry_free(registry *r, lua_State *L) {
     free(r->prompts[i].name);
     if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->prompts[i].entry);
   }
-  for (int l = 0; l < REG_NLISTS; l++) {
-    for (size_t p = 0; p < r->pages[l].npages; p++) free(r->pages[l].page[p]);
-    free(r->pages[l].page);
-    free(r->pages[l].page_len);
-  }
+  for (int l = 0; l < REG_NLISTS; l++)
+    for (int v = 0; v < PROTO_COUNT; v++) {
+      reg_pages *pg = &r->pages[l][v];
+      for (size_t p = 0; p < pg->npages; p++) free(pg->page[p]);
+      free(pg->page);
+      free(pg->page_len);
+    }
   free(r->tools);
   free(r->tool_index);
   free(r->resources);
   free(r->templates);
   free(r->prompts);
-  free(r->init_tail);
+  for (int v = 0; v < PROTO_COUNT; v++) free(r->init_tail[v]);
   free(r->name);
   free(r);
 }

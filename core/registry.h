@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "protocol.h"
 
 typedef struct lua_State lua_State;
 
@@ -54,12 +55,13 @@ typedef struct registry {
   size_t ntemplates;
   reg_prompt *prompts;
   size_t nprompts;
-  reg_pages pages[REG_NLISTS];
+  /* per list and protocol version: fields a version lacks are left out */
+  reg_pages pages[REG_NLISTS][PROTO_COUNT];
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
-  /* initialize result minus protocolVersion: `"capabilities":...}` */
-  char *init_tail;
-  size_t init_tail_len;
+  /* initialize result minus protocolVersion, per version: `"capabilities":...}` */
+  char *init_tail[PROTO_COUNT];
+  size_t init_tail_len[PROTO_COUNT];
   char *name; /* serverInfo.name, used as the logger name */
 } registry;
 

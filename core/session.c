@@ -6,19 +6,6 @@
 
 #include "log.h"
 
-static const char *const proto_names[] = {NULL, "2024-11-05", "2025-03-26", "2025-06-18",
-                                          "2025-11-25"};
-
-const char *proto_name(int version) {
-  return version > PROTO_NONE && version <= PROTO_LATEST ? proto_names[version] : NULL;
-}
-
-int proto_from_name(const char *s, unsigned long n) {
-  for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++)
-    if (n == 10 && memcmp(proto_names[v], s, 10) == 0) return v;
-  return PROTO_NONE;
-}
-
 void session_init(session *s, session_write_fn write, void *write_ctx) {
   memset(s, 0, sizeof *s);
   buf_init(&s->out);

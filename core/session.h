@@ -9,14 +9,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
-
-/* Protocol versions we speak, oldest first; 0 means "not negotiated". */
-enum { PROTO_NONE, PROTO_2024_11_05, PROTO_2025_03_26, PROTO_2025_06_18, PROTO_2025_11_25,
-       PROTO_LATEST = PROTO_2025_11_25 };
-
-const char *proto_name(int version);
-/* The version for a requested name (exact match), or PROTO_NONE. */
-int proto_from_name(const char *s, unsigned long n);
+#include "protocol.h"
 
 /* Returns false when the peer is gone (the session is then dead). */
 typedef bool (*session_write_fn)(void *ctx, const char *p, size_t n);

@@ -136,6 +136,29 @@ test('version negotiation: supported versions are echoed, an unknown one gets 20
   }
 });
 
+test('lists leave out the fields an older protocol version does not know', opts, async () => {
+  // title/outputSchema arrived in 2025-06-18, tool annotations in 2025-03-26
+  const expect = {
+    '2024-11-05': { title: false, outputSchema: false, annotations: false, serverTitle: false },
+    '2025-03-26': { title: false, outputSchema: false, annotations: true, serverTitle: false },
+    '2025-06-18': { title: true, outputSchema: true, annotations: true, serverTitle: true },
+    '2025-11-25': { title: true, outputSchema: true, annotations: true, serverTitle: true },
+  };
+  for (const [version, has] of Object.entries(expect)) {
+    await withRaw([EXAMPLE_APP], async (srv) => {
+      const init = await srv.initialize(version);
+      assert.equal('title' in init.serverInfo, has.serverTitle, `serverInfo.title under ${version}`);
+      const [tool] = (await srv.call(1, 'tools/list', {})).result.tools;
+      assert.equal(tool.name, 'suggest_gifts');
+      assert.ok(tool.inputSchema, version);
+      for (const field of ['title', 'outputSchema', 'annotations'])
+        assert.equal(field in tool, has[field], `${field} under ${version}`);
+      const [prompt] = (await srv.call(2, 'prompts/list', {})).result.prompts;
+      assert.equal('title' in prompt, has.title, `prompt title under ${version}`);
+    });
+  }
+});
+
 test('notifications get no reply', opts, () =>
   withRaw([EXAMPLE_APP], async (srv) => {
     await srv.initialize();
