@@ -310,10 +310,10 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   if (!c) return;
   engine *e = c->e;
   double t = now();
-  if (e->ninputs && t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
+  if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
     poll_inputs(e, 0);
-    flush_all(e); /* pings answered while the handler runs */
+    flush_all(e); /* pings answered and notifications sent while the handler runs */
   }
   if (!c->cancelled && atomic_load_explicit(&c->e->interrupt, memory_order_relaxed) &&
       cancel_pending(c->e, c))
@@ -599,7 +599,10 @@ void call_sleep(call *c, double seconds) {
 
 void call_log(call *c, int level, const char *msg, size_t len) {
   engine *e = c->e;
-  log_msg(level, "%s: %.*s", e->app->reg->name, (int)len, msg);
+  /* mirrored on stderr from warning up (everything with --log-level debug):
+     a line per info message would cost more than the call */
+  if (level >= LOG_WARNING || log_threshold() == LOG_DEBUG)
+    log_msg(level, "%s: %.*s", e->app->reg->name, (int)len, msg);
   if (level < c->s->log_level || c->s->dead) return;
   buf p;
   buf_init(&p);
@@ -610,7 +613,8 @@ void call_log(call *c, int level, const char *msg, size_t len) {
   buf_putc(&p, '}');
   jsonrpc_write_notification(out_of(e, c->s), "notifications/message", p.p, p.len);
   buf_free(&p);
-  session_flush(c->s); /* stream it now, not after the handler returns */
+  /* not flushed here: the loop flushes after the handler returns or parks,
+     and the hook every HOOK_INPUT_INTERVAL while it runs */
 }
 
 bool call_progress(call *c, double progress, double total, const char *message) {
@@ -639,7 +643,6 @@ bool call_progress(call *c, double progress, double total, const char *message) 
   buf_putc(&p, '}');
   jsonrpc_write_notification(out_of(c->e, c->s), "notifications/progress", p.p, p.len);
   buf_free(&p);
-  session_flush(c->s);
   return true;
 }
 
