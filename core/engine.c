@@ -35,8 +35,14 @@
    share of a call's cost (allocation and GC). */
 #define THREAD_POOL 64
 
+/* What the queue carries: a JSON-RPC message, or a transport's word about
+   a session (it ended; a GET stream opened for it). */
+typedef enum inmsg_type { MSG_RPC, MSG_END_SESSION, MSG_ATTACH } inmsg_type;
+
 typedef struct inmsg {
-  session *s;
+  inmsg_type type;
+  session *s;     /* holds a reference */
+  outlet *reply;  /* where the answer goes; NULL for notifications/responses */
   char *data;
   size_t len;
   jsonrpc_msg m;
@@ -51,7 +57,8 @@ typedef struct cancel_req {
 
 struct call {
   engine *e;
-  session *s;
+  session *s; /* holds a reference */
+  outlet *out; /* the request's answer, and what it emits on the way */
   app *a;
   call_kind kind;
   lua_State *co;
@@ -93,13 +100,16 @@ struct engine {
   size_t ninputs;
   double last_input_poll;
   call *running; /* the call inside lua_resume, if any */
+  size_t calls_started; /* to tell a request answered at once from one that runs */
+  session **sessions; /* initialized sessions (each holds a reference) */
+  size_t nsessions, sessions_cap;
   inmsg **deferred; /* read while a call ran; dispatched after it */
   size_t ndeferred, deferred_cap;
   call *calls;
   size_t ncalls;
   int pool[THREAD_POOL]; /* refs of idle coroutines of app->L */
   size_t npool;
-  session **dirty;
+  outlet **dirty;
   size_t ndirty, dirty_cap;
 };
 
@@ -124,6 +134,7 @@ engine *engine_new(app *a, const engine_options *opt) {
 }
 
 static void inmsg_free(inmsg *im) {
+  session_unref(im->s);
   free(im->data);
   free(im);
 }
@@ -134,12 +145,15 @@ void engine_free(engine *e) {
   while (e->cancels) {
     cancel_req *c = e->cancels;
     e->cancels = c->next;
+    session_unref(c->s);
     free(c->id);
     free(c);
   }
   for (size_t i = 0; i < e->ndeferred; i++) inmsg_free(e->deferred[i]);
   free(e->deferred);
   free(e->dirty);
+  for (size_t i = 0; i < e->nsessions; i++) session_unref(e->sessions[i]);
+  free(e->sessions);
   close(e->wakefd);
   pthread_mutex_destroy(&e->lock);
   pthread_cond_destroy(&e->space);
@@ -149,26 +163,48 @@ void engine_free(engine *e) {
 
 /* {====================================================== output helpers */
 
-static buf *out_of(engine *e, session *s) {
-  if (!s->dirty) {
+static buf *out_of(engine *e, outlet *o) {
+  if (!o->dirty) {
     if (e->ndirty == e->dirty_cap) {
       e->dirty_cap = e->dirty_cap ? e->dirty_cap * 2 : 8;
       e->dirty = realloc(e->dirty, e->dirty_cap * sizeof *e->dirty);
     }
-    e->dirty[e->ndirty++] = s;
-    s->dirty = true;
+    e->dirty[e->ndirty++] = o;
+    o->dirty = true;
   }
-  return &s->out;
+  return &o->out;
+}
+
+static void flush_outlet(outlet *o) {
+  if (o->out.len && !o->dead && !o->write(o, o->out.p, o->out.len)) o->dead = true;
+  o->out.len = 0;
+  o->dirty = false;
 }
 
 static void flush_all(engine *e) {
-  for (size_t i = 0; i < e->ndirty; i++) session_flush(e->dirty[i]);
+  for (size_t i = 0; i < e->ndirty; i++) flush_outlet(e->dirty[i]);
   e->ndirty = 0;
 }
 
-static void reply_error(engine *e, session *s, json_span id, int code, const char *fmt, ...)
+/* The request o answers is over: hand over what is left and let the
+   transport close it. o must not be used afterwards. */
+static void request_done(engine *e, outlet *o) {
+  if (!o || !o->finish) return;
+  if (o->dirty) {
+    for (size_t i = 0; i < e->ndirty; i++)
+      if (e->dirty[i] == o) {
+        e->dirty[i] = e->dirty[--e->ndirty];
+        break;
+      }
+    flush_outlet(o);
+  }
+  buf_free(&o->out);
+  o->finish(o);
+}
+
+static void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static void reply_error(engine *e, session *s, json_span id, int code, const char *fmt, ...) {
+static void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -177,7 +213,7 @@ static void reply_error(engine *e, session *s, json_span id, int code, const cha
   jsonrpc_write_error(out_of(e, s), id, code, msg, NULL);
 }
 
-static void reply_json(engine *e, session *s, json_span id, const char *json, size_t n) {
+static void reply_json(engine *e, outlet *s, json_span id, const char *json, size_t n) {
   jsonrpc_write_result(out_of(e, s), id, json, n);
 }
 
@@ -221,6 +257,7 @@ static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
   if (!m->params.n || !json_object_get(m->params, "requestId", &id)) return;
   cancel_req *c = malloc(sizeof *c);
   c->s = s;
+  session_ref(s);
   c->id = strndup(id.p, id.n);
   c->id_len = id.n;
   pthread_mutex_lock(&e->lock);
@@ -231,36 +268,51 @@ static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
   wake(e);
 }
 
-void engine_submit(engine *e, session *s, char *data, size_t len) {
-  inmsg *im = malloc(sizeof *im);
-  im->s = s;
-  im->data = data;
-  im->len = len;
-  jsonrpc_parse(data, len, &im->m);
-  const jsonrpc_msg *m = &im->m;
-  buf b;
-  buf_init(&b);
-  if (answered_at_once(m, &b)) {
-    session_write_now(s, b.p, b.len);
-    buf_free(&b);
-    inmsg_free(im);
-    return;
-  }
-  if (is_cancel(m)) {
-    add_cancel(e, s, m);
-    inmsg_free(im);
-    return;
-  }
+/* Queue im (blocking while the queue is full). When the engine is
+   finishing, the message is dropped and its request outlet finished. */
+static void enqueue(engine *e, inmsg *im) {
   pthread_mutex_lock(&e->lock);
   while (e->qlen == e->qcap && !e->finishing) pthread_cond_wait(&e->space, &e->lock);
   if (e->finishing) {
     pthread_mutex_unlock(&e->lock);
+    if (im->reply && im->reply->finish) im->reply->finish(im->reply);
     inmsg_free(im);
     return;
   }
   e->q[(e->qhead + e->qlen++) % e->qcap] = im;
   pthread_mutex_unlock(&e->lock);
   wake(e);
+}
+
+static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, size_t len) {
+  inmsg *im = calloc(1, sizeof *im);
+  im->type = type;
+  im->s = s;
+  session_ref(s);
+  im->reply = reply;
+  im->data = data;
+  im->len = len;
+  return im;
+}
+
+void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len) {
+  inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
+  jsonrpc_parse(data, len, &im->m);
+  if (is_cancel(&im->m)) { /* takes effect at once, even in a busy handler */
+    add_cancel(e, s, &im->m);
+    inmsg_free(im);
+    return;
+  }
+  enqueue(e, im);
+}
+
+void engine_end_session(engine *e, session *s) {
+  atomic_store(&s->ended, true);
+  enqueue(e, inmsg_new(MSG_END_SESSION, s, NULL, NULL, 0));
+}
+
+void engine_attach(engine *e, session *s, outlet *stream) {
+  enqueue(e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0));
 }
 
 void engine_finish(engine *e) {
@@ -344,6 +396,8 @@ static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   call *c = calloc(1, sizeof *c);
   c->e = e;
   c->s = im->s;
+  session_ref(c->s);
+  c->out = im->reply;
   c->a = a;
   c->kind = kind;
   c->entry_ref = LUA_NOREF;
@@ -365,6 +419,7 @@ static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   lua_api_push_ctx(a->L, c);
   c->ctx_ref = luaL_ref(a->L, LUA_REGISTRYINDEX);
   a->refs++;
+  e->calls_started++;
   c->next = e->calls;
   if (e->calls) e->calls->prev = c;
   e->calls = c;
@@ -392,6 +447,8 @@ static void call_end(engine *e, call *c) {
   }
   luaL_unref(L, LUA_REGISTRYINDEX, c->entry_ref);
   c->a->refs--;
+  request_done(e, c->out);
+  session_unref(c->s);
   free(c->id);
   free(c->ptoken);
   free(c->uri);
@@ -403,7 +460,7 @@ static json_span id_of(const call *c) { return (json_span){c->id, c->id_len}; }
 /* The handler failed: tools answer isError (so the model can react), the
    other kinds a JSON-RPC internal error. */
 static void call_failed(engine *e, call *c, const char *msg) {
-  buf *out = out_of(e, c->s);
+  buf *out = out_of(e, c->out);
   if (c->kind == CALL_TOOL) write_tool_error(out, id_of(c), msg, strlen(msg));
   else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
 }
@@ -423,7 +480,7 @@ static bool shape(engine *e, call *c, int shaper, int nres, int extra) {
 }
 
 static void encode_result(engine *e, call *c, int idx) {
-  buf *out = out_of(e, c->s);
+  buf *out = out_of(e, c->out);
   size_t mark = out->len;
   char err[256];
   jsonrpc_begin_result(out, id_of(c));
@@ -444,7 +501,7 @@ static void finish_tool(engine *e, call *c, int nres) {
     /* the common case, without a trip through Lua */
     size_t n;
     const char *s = lua_tolstring(co, -nres, &n);
-    buf *out = out_of(e, c->s);
+    buf *out = out_of(e, c->out);
     jsonrpc_begin_result(out, id_of(c));
     buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
     json_encode_string(out, s, n);
@@ -473,7 +530,7 @@ static void finish_tool(engine *e, call *c, int nres) {
         buf_init(&msg);
         buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
         log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
-        write_tool_error(out_of(e, c->s), id_of(c), msg.p, msg.len);
+        write_tool_error(out_of(e, c->out), id_of(c), msg.p, msg.len);
         buf_free(&msg);
         buf_free(&err);
         return;
@@ -494,7 +551,7 @@ static void finish_resource(engine *e, call *c, int nres) {
     json_encode_string(&d, c->uri, strlen(c->uri));
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(e, c->s), id_of(c), MCP_RESOURCE_NOT_FOUND,
+    jsonrpc_write_error(out_of(e, c->out), id_of(c), MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
     return;
@@ -524,7 +581,7 @@ static void finish_prompt(engine *e, call *c, int nres) {
 /* Completion values: a list of strings (at most 100 are sent). */
 static void finish_complete(engine *e, call *c, int nres) {
   lua_State *co = c->co;
-  buf *out = out_of(e, c->s);
+  buf *out = out_of(e, c->out);
   size_t total = 0;
   jsonrpc_begin_result(out, id_of(c));
   buf_puts(out, "{\"completion\":{\"values\":[");
@@ -603,7 +660,7 @@ void call_log(call *c, int level, const char *msg, size_t len) {
      a line per info message would cost more than the call */
   if (level >= LOG_WARNING || log_threshold() == LOG_DEBUG)
     log_msg(level, "%s: %.*s", e->app->reg->name, (int)len, msg);
-  if (level < c->s->log_level || c->s->dead) return;
+  if (level < c->s->log_level || c->out->dead) return;
   buf p;
   buf_init(&p);
   buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
@@ -611,7 +668,7 @@ void call_log(call *c, int level, const char *msg, size_t len) {
   buf_puts(&p, ",\"data\":");
   json_encode_string(&p, msg, len);
   buf_putc(&p, '}');
-  jsonrpc_write_notification(out_of(e, c->s), "notifications/message", p.p, p.len);
+  jsonrpc_write_notification(out_of(e, c->out), "notifications/message", p.p, p.len);
   buf_free(&p);
   /* not flushed here: the loop flushes after the handler returns or parks,
      and the hook every HOOK_INPUT_INTERVAL while it runs */
@@ -641,7 +698,7 @@ bool call_progress(call *c, double progress, double total, const char *message) 
     json_encode_string(&p, message, strlen(message));
   }
   buf_putc(&p, '}');
-  jsonrpc_write_notification(out_of(c->e, c->s), "notifications/progress", p.p, p.len);
+  jsonrpc_write_notification(out_of(c->e, c->out), "notifications/progress", p.p, p.len);
   buf_free(&p);
   return true;
 }
@@ -670,14 +727,14 @@ static void handle_initialize(engine *e, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   if (s->initialized) {
-    reply_error(e, s, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
     return;
   }
   buf v;
   buf_init(&v);
   if (!param_string(m, "protocolVersion", &v)) {
     buf_free(&v);
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS,
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"protocolVersion\" (string) is required");
     return;
   }
@@ -692,7 +749,14 @@ static void handle_initialize(engine *e, inmsg *im) {
   s->initialized = true;
   log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
   buf_free(&v);
-  buf *out = out_of(e, s);
+  /* tracked from now on: notifications that answer no request reach it */
+  if (e->nsessions == e->sessions_cap) {
+    e->sessions_cap = e->sessions_cap ? e->sessions_cap * 2 : 8;
+    e->sessions = realloc(e->sessions, e->sessions_cap * sizeof *e->sessions);
+  }
+  session_ref(s);
+  e->sessions[e->nsessions++] = s;
+  buf *out = out_of(e, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
   buf_put(out, e->app->reg->init_tail[s->version], e->app->reg->init_tail_len[s->version]);
@@ -717,13 +781,13 @@ static void handle_list(engine *e, inmsg *im, reg_list list) {
     }
     buf_free(&c);
     if (!ok) {
-      reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: unknown cursor (lists restart from the beginning)");
       return;
     }
     page = off / r->page_size;
   }
-  reply_json(e, im->s, m->id, pg->page[page], pg->page_len[page]);
+  reply_json(e, im->reply, m->id, pg->page[page], pg->page_len[page]);
 }
 
 static void handle_tools_list(engine *e, inmsg *im) { handle_list(e, im, REG_TOOLS); }
@@ -751,7 +815,7 @@ static void handle_tools_call(engine *e, inmsg *im) {
   json_span f[3] = {{0}};
   if (m->params.n) json_object_fields(m->params, keys, f, 3);
   if (json_kind(f[0]) != '"') {
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     return;
   }
   /* tool names are plain ASCII: look the raw token up, unescape only if needed */
@@ -766,11 +830,11 @@ static void handle_tools_call(engine *e, inmsg *im) {
   }
   buf_free(&name);
   if (!t) {
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
-    reply_error(e, s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     return;
   }
   if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
@@ -787,8 +851,8 @@ static void handle_tools_call(engine *e, inmsg *im) {
     buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
-    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, s), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(out_of(e, s), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, im->reply), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(out_of(e, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
@@ -863,7 +927,7 @@ static void handle_resources_read(engine *e, inmsg *im) {
   buf uri;
   buf_init(&uri);
   if (!param_string(m, "uri", &uri)) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
     buf_free(&uri);
     return;
   }
@@ -887,7 +951,7 @@ static void handle_resources_read(engine *e, inmsg *im) {
     json_encode_string(&d, uri.p, uri.len);
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(e, im->s), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
+    jsonrpc_write_error(out_of(e, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
     buf_free(&d);
     buf_free(&uri);
     return;
@@ -911,16 +975,16 @@ static void handle_prompts_get(engine *e, inmsg *im) {
   buf_init(&name);
   const reg_prompt *p = NULL;
   if (!param_string(m, "name", &name)) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     goto done;
   }
   p = registry_find_prompt(e->app->reg, name.p, name.len);
   if (!p) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
     goto done;
   }
   if (!push_object_param(L, m, "arguments")) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     goto done;
   }
   /* every required argument must be there */
@@ -935,7 +999,7 @@ static void handle_prompts_get(engine *e, inmsg *im) {
     lua_pushvalue(L, -1);
     bool present = lua_rawget(L, -7) != LUA_TNIL;
     if (required && !present) {
-      reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
       lua_settop(L, 0);
       goto done;
@@ -966,14 +1030,14 @@ static void handle_complete(engine *e, inmsg *im) {
   if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
       !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
       json_kind(arg) != '{') {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS,
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"ref\" and \"argument\" objects are required");
     goto done;
   }
   if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
   if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
   if (!argname.len) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
     goto done;
   }
   if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
@@ -987,7 +1051,7 @@ static void handle_complete(engine *e, inmsg *im) {
       if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
   }
   if (entry == LUA_NOREF) {
-    reply_error(e, im->s, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
                 key.len ? key.p : "(none)");
     goto done;
   }
@@ -1020,30 +1084,30 @@ static void handle_set_level(engine *e, inmsg *im) {
   int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
   buf_free(&lv);
   if (level < 0) {
-    reply_error(e, im->s, im->m.id, JSONRPC_INVALID_PARAMS,
+    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
                 "critical, alert, emergency");
     return;
   }
   im->s->log_level = level;
-  reply_json(e, im->s, im->m.id, "{}", 2);
+  reply_json(e, im->reply, im->m.id, "{}", 2);
 }
 
 static void handle_subscription(engine *e, inmsg *im, bool subscribe) {
   buf uri;
   buf_init(&uri);
   if (!param_string(&im->m, "uri", &uri)) {
-    reply_error(e, im->s, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
   } else {
     if (subscribe) session_subscribe(im->s, uri.p, uri.len);
     else session_unsubscribe(im->s, uri.p, uri.len);
-    reply_json(e, im->s, im->m.id, "{}", 2);
+    reply_json(e, im->reply, im->m.id, "{}", 2);
   }
   buf_free(&uri);
 }
 static void handle_subscribe(engine *e, inmsg *im) { handle_subscription(e, im, true); }
 static void handle_unsubscribe(engine *e, inmsg *im) { handle_subscription(e, im, false); }
-static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->s, im->m.id, "{}", 2); }
+static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->reply, im->m.id, "{}", 2); }
 
 static const struct {
   const char *name;
@@ -1073,7 +1137,7 @@ static void handle_request(engine *e, inmsg *im) {
   for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
     if (!jsonrpc_method_is(m, methods[i].name)) continue;
     if (!s->initialized) {
-      reply_error(e, s, m->id, JSONRPC_INVALID_REQUEST,
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                   "Invalid Request: the session is not initialized (send initialize first)");
       return;
     }
@@ -1083,15 +1147,72 @@ static void handle_request(engine *e, inmsg *im) {
   buf name;
   buf_init(&name);
   json_string_unescape(m->method, &name);
-  reply_error(e, s, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
+  reply_error(e, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
 }
 
+static void untrack(engine *e, session *s) {
+  for (size_t i = 0; i < e->nsessions; i++)
+    if (e->sessions[i] == s) {
+      e->sessions[i] = e->sessions[--e->nsessions];
+      session_unref(s);
+      return;
+    }
+}
+
+/* The transport ended the session: drop its calls (no answers), close its
+   standalone stream, forget it. */
+static void end_session(engine *e, session *s) {
+  call *next;
+  for (call *c = e->calls; c; c = next) {
+    next = c->next;
+    if (c->s == s && c != e->running) call_end(e, c);
+  }
+  if (s->standalone) {
+    outlet *o = s->standalone;
+    s->standalone = NULL;
+    request_done(e, o);
+  }
+  untrack(e, s);
+}
+
+static void attach(engine *e, session *s, outlet *stream) {
+  outlet *old = s->standalone;
+  s->standalone = stream;
+  if (old) request_done(e, old);
+}
+
 static void dispatch(engine *e, inmsg *im) {
+  if (im->type == MSG_END_SESSION) {
+    end_session(e, im->s);
+    return;
+  }
+  if (im->type == MSG_ATTACH) {
+    if (atomic_load(&im->s->ended)) request_done(e, im->reply);
+    else attach(e, im->s, im->reply);
+    return;
+  }
   switch (im->m.kind) {
-    case JSONRPC_REQUEST: handle_request(e, im); break;
+    case JSONRPC_REQUEST: {
+      size_t before = e->calls_started;
+      if (atomic_load(&im->s->ended)) { /* raced with DELETE: answer nothing */
+        request_done(e, im->reply);
+        break;
+      }
+      if (jsonrpc_method_is(&im->m, "ping")) answered_at_once(&im->m, out_of(e, im->reply));
+      else handle_request(e, im);
+      /* answered already, unless a call now runs (it finishes the outlet) */
+      if (e->calls_started == before && im->reply != im->s->standalone) request_done(e, im->reply);
+      break;
+    }
     case JSONRPC_NOTIFICATION:
       if (jsonrpc_method_is(&im->m, "notifications/initialized")) im->s->ready = true;
+      break;
+    case JSONRPC_INVALID:
+      if (im->reply) {
+        answered_at_once(&im->m, out_of(e, im->reply));
+        if (im->reply != im->s->standalone) request_done(e, im->reply);
+      }
       break;
     default: /* replies to server->client requests: none are sent yet */
       break;
@@ -1119,6 +1240,7 @@ static void apply_cancels(engine *e) {
     cancel_req *r = list;
     list = r->next;
     mark_cancelled(e, r->s, (json_span){r->id, r->id_len});
+    session_unref(r->s);
     free(r->id);
     free(r);
   }
@@ -1137,9 +1259,9 @@ static void reap(engine *e) {
 }
 
 void engine_accept(engine *e, session *s, const char *p, size_t n) {
-  inmsg im = {.s = s, .data = (char *)p, .len = n};
+  inmsg im = {.type = MSG_RPC, .s = s, .reply = s->standalone, .data = (char *)p, .len = n};
   jsonrpc_parse(p, n, &im.m);
-  if (answered_at_once(&im.m, out_of(e, s))) return;
+  if (answered_at_once(&im.m, out_of(e, s->standalone))) return;
   if (is_cancel(&im.m)) {
     json_span id;
     if (im.m.params.n && json_object_get(im.m.params, "requestId", &id)) mark_cancelled(e, s, id);
@@ -1150,12 +1272,10 @@ void engine_accept(engine *e, session *s, const char *p, size_t n) {
     return;
   }
   /* a handler is running (we are in its hook): keep the message for later */
-  inmsg *copy = malloc(sizeof *copy);
-  copy->s = s;
-  copy->data = malloc(n + 1);
-  memcpy(copy->data, p, n);
-  copy->data[n] = '\0';
-  copy->len = n;
+  char *data = malloc(n + 1);
+  memcpy(data, p, n);
+  data[n] = '\0';
+  inmsg *copy = inmsg_new(MSG_RPC, s, s->standalone, data, n);
   jsonrpc_parse(copy->data, n, &copy->m);
   if (e->ndeferred == e->deferred_cap) {
     e->deferred_cap = e->deferred_cap ? e->deferred_cap * 2 : 16;

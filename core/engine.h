@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "outlet.h"
 #include "session.h"
 
 typedef struct engine_options {
@@ -35,10 +36,19 @@ engine *engine_new(app *a, const engine_options *opt);
 void engine_free(engine *e);
 
 /* {====== any thread */
-/* Hand one message (malloc'd; ownership passes) to the engine. Parse errors
-   and ping are answered right here, so they are answered even while a
-   handler runs; notifications/cancelled takes effect at once likewise. */
-void engine_submit(engine *e, session *s, char *msg, size_t len);
+/* Hand one message (malloc'd; ownership passes) to the engine; its answer
+   goes to reply (NULL for notifications and responses). The engine takes
+   its own reference to s. notifications/cancelled takes effect at once,
+   even while a handler runs. If the engine is finishing, the message is
+   dropped and reply->finish called. reply->finish may be called from any
+   thread. */
+void engine_submit(engine *e, session *s, outlet *reply, char *msg, size_t len);
+/* The session ended (DELETE, expiry): its calls are dropped, its standalone
+   outlet finished and released. */
+void engine_end_session(engine *e, session *s);
+/* Make stream the session's standalone outlet (an HTTP GET stream); a
+   previous one is finished. stream->finish is called when it is released. */
+void engine_attach(engine *e, session *s, outlet *stream);
 /* No more input will come: finish what is in flight, then engine_run returns. */
 void engine_finish(engine *e);
 /* }====== */
@@ -54,7 +64,8 @@ void engine_run(engine *e);
 typedef void (*engine_input_fn)(void *ctx);
 void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx);
 void engine_remove_input(engine *e, int fd);
-/* Engine thread: take one message (borrowed; copied only if it must wait). */
+/* Engine thread: take one message (borrowed; copied only if it must wait);
+   answers go to s->standalone. */
 void engine_accept(engine *e, session *s, const char *msg, size_t len);
 /* }====== */
 

@@ -148,11 +148,12 @@ static int cmd_serve(options *o) {
 /* {====== luamcp call: one request through the same engine, no client */
 
 typedef struct capture {
+  outlet out; /* first: the outlet is the capture */
   buf lines;
 } capture;
 
-static bool capture_write(void *ctx, const char *p, size_t n) {
-  buf_put(&((capture *)ctx)->lines, p, n);
+static bool capture_write(outlet *o, const char *p, size_t n) {
+  buf_put(&((capture *)o)->lines, p, n);
   return true;
 }
 
@@ -203,12 +204,12 @@ static int cmd_call(options *o) {
   int out = protect_stdout();
   app *a = load_or_report(dir, o->engine.page_size);
   if (!a) return 1;
-  capture cap;
+  capture cap = {.out = {.write = capture_write}};
   buf_init(&cap.lines);
-  session s;
-  session_init(&s, capture_write, &cap);
-  s.initialized = true;
-  s.version = PROTO_LATEST;
+  session *s = session_new();
+  s->initialized = true;
+  s->version = PROTO_LATEST;
+  s->standalone = &cap.out;
   engine *e = engine_new(a, &o->engine);
   buf req;
   buf_init(&req);
@@ -217,13 +218,14 @@ static int cmd_call(options *o) {
   buf_printf(&req, ",\"arguments\":%s}}", args);
   size_t len;
   char *msg = buf_take(&req, &len);
-  engine_submit(e, &s, msg, len);
+  engine_submit(e, s, &cap.out, msg, len);
   engine_finish(e);
   engine_run(e);
   engine_free(e);
   int status = report_reply(cap.lines.p, cap.lines.len, out);
-  session_destroy(&s);
+  session_unref(s);
   buf_free(&cap.lines);
+  buf_free(&cap.out.out);
   close(out);
   return status;
 }

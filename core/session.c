@@ -6,32 +6,22 @@
 
 #include "log.h"
 
-void session_init(session *s, session_write_fn write, void *write_ctx) {
-  memset(s, 0, sizeof *s);
-  buf_init(&s->out);
-  pthread_mutex_init(&s->write_lock, NULL);
-  s->write = write;
-  s->write_ctx = write_ctx;
+session *session_new(void) {
+  session *s = calloc(1, sizeof *s);
   s->log_level = LOG_DEBUG; /* until logging/setLevel the server chooses: all */
+  atomic_init(&s->refs, 1);
+  atomic_init(&s->ended, false);
+  return s;
 }
 
-void session_destroy(session *s) {
-  buf_free(&s->out);
+void session_ref(session *s) { atomic_fetch_add(&s->refs, 1); }
+
+void session_unref(session *s) {
+  if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+  if (s->on_free) s->on_free(s);
   for (size_t i = 0; i < s->nsubscriptions; i++) free(s->subscriptions[i]);
   free(s->subscriptions);
-  pthread_mutex_destroy(&s->write_lock);
-}
-
-void session_write_now(session *s, const char *p, size_t n) {
-  pthread_mutex_lock(&s->write_lock);
-  if (!s->dead && !s->write(s->write_ctx, p, n)) s->dead = true;
-  pthread_mutex_unlock(&s->write_lock);
-}
-
-void session_flush(session *s) {
-  if (s->out.len) session_write_now(s, s->out.p, s->out.len);
-  s->out.len = 0;
-  s->dirty = false;
+  free(s);
 }
 
 static long find_sub(const session *s, const char *uri, size_t n) {

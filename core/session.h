@@ -1,18 +1,15 @@
 /* session.h — one connected client: what was negotiated at initialize, its
- * log level and subscriptions, and its output channel. The transport owns
- * the session's lifetime and supplies the write function; the engine thread
- * owns every other field. */
+ * log level and subscriptions, and where unsolicited messages go. The
+ * engine thread owns the fields; the lifetime is reference-counted because
+ * transports (HTTP workers) and the engine both hold sessions. */
 #ifndef LUAMCP_SESSION_H
 #define LUAMCP_SESSION_H
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
-#include "buf.h"
+#include "outlet.h"
 #include "protocol.h"
-
-/* Returns false when the peer is gone (the session is then dead). */
-typedef bool (*session_write_fn)(void *ctx, const char *p, size_t n);
 
 typedef struct session {
   bool initialized; /* initialize answered */
@@ -22,21 +19,21 @@ typedef struct session {
   bool client_sampling, client_elicitation, client_roots;
   char **subscriptions;
   size_t nsubscriptions;
-
-  buf out;    /* engine thread: replies waiting for the end of the batch */
-  bool dirty; /* engine thread: has output to flush */
-  bool dead;
-  pthread_mutex_t write_lock; /* one writer at a time on the channel */
-  session_write_fn write;
-  void *write_ctx;
+  /* where messages that answer no request go (list_changed,
+     resources/updated): stdout, or an HTTP GET stream; may be NULL */
+  outlet *standalone;
+  /* owners: the transport's table and every queued message or call that
+     points here; freed by the last session_unref */
+  atomic_int refs;
+  atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
+  void (*on_free)(struct session *s); /* transport cleanup, may be NULL */
+  void *transport; /* the transport's own per-session data */
 } session;
 
-void session_init(session *s, session_write_fn write, void *write_ctx);
-void session_destroy(session *s);
-/* Write the pending output now (any thread holding no other lock). */
-void session_flush(session *s);
-/* Write bytes straight to the channel (reader threads: ping, parse errors). */
-void session_write_now(session *s, const char *p, size_t n);
+/* A session with one reference (the caller's). */
+session *session_new(void);
+void session_ref(session *s);
+void session_unref(session *s);
 
 bool session_subscribe(session *s, const char *uri, size_t n);
 void session_unsubscribe(session *s, const char *uri, size_t n);

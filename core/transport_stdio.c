@@ -14,8 +14,9 @@
 #include "log.h"
 
 typedef struct stdio_transport {
+  outlet out; /* first: the outlet is the transport */
   engine *e;
-  session s;
+  session *s;
   int in_fd, out_fd;
   size_t max_message;
   buf in;          /* bytes read, not yet handed over */
@@ -23,8 +24,8 @@ typedef struct stdio_transport {
   bool skipping;   /* inside an oversized line: drop it to its end */
 } stdio_transport;
 
-static bool write_all(void *ctx, const char *p, size_t n) {
-  stdio_transport *t = ctx;
+static bool write_all(outlet *o, const char *p, size_t n) {
+  stdio_transport *t = (stdio_transport *)o;
   while (n) {
     ssize_t w = write(t->out_fd, p, n);
     if (w < 0) {
@@ -43,7 +44,7 @@ static void accept_line(stdio_transport *t, const char *p, size_t n) {
   size_t i = 0;
   while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
   if (i == n) return; /* blank lines are not messages */
-  engine_accept(t->e, &t->s, p, n);
+  engine_accept(t->e, t->s, p, n);
 }
 
 static void reject_oversized(stdio_transport *t) {
@@ -52,7 +53,7 @@ static void reject_oversized(stdio_transport *t) {
   char msg[128];
   snprintf(msg, sizeof msg, "Invalid Request: message larger than %zu bytes", t->max_message);
   jsonrpc_write_error(&b, (json_span){0}, JSONRPC_INVALID_REQUEST, msg, NULL);
-  session_write_now(&t->s, b.p, b.len);
+  write_all(&t->out, b.p, b.len);
   buf_free(&b);
 }
 
@@ -110,11 +111,14 @@ static void on_readable(void *ctx) {
 }
 
 void transport_stdio_serve(engine *e, int in_fd, int out_fd, size_t max_message) {
-  stdio_transport t = {.e = e, .in_fd = in_fd, .out_fd = out_fd, .max_message = max_message};
+  stdio_transport t = {.out = {.write = write_all}, .e = e, .in_fd = in_fd, .out_fd = out_fd,
+                       .max_message = max_message};
   buf_init(&t.in);
-  session_init(&t.s, write_all, &t);
+  t.s = session_new();
+  t.s->standalone = &t.out;
   engine_add_input(e, in_fd, on_readable, &t);
   engine_run(e);
-  session_destroy(&t.s);
+  session_unref(t.s); /* the engine's references went with it */
   buf_free(&t.in);
+  buf_free(&t.out.out);
 }

@@ -1,0 +1,25 @@
+/* outlet.h — where the engine writes: stdout for a stdio client, one SSE or
+ * JSON response per HTTP request, a session's standalone GET stream. The
+ * engine batches a wake-up's output per outlet (out, dirty) and hands it
+ * over in one write; the transport that owns the outlet frames it. */
+#ifndef LUAMCP_OUTLET_H
+#define LUAMCP_OUTLET_H
+
+#include <stdbool.h>
+
+#include "buf.h"
+
+typedef struct outlet outlet;
+struct outlet {
+  /* Deliver whole JSON-RPC lines (engine thread). False when the peer is
+     gone; the engine then stops writing to this outlet. */
+  bool (*write)(outlet *o, const char *p, size_t n);
+  /* The request this outlet answers is complete: nothing more will be
+     written (HTTP ends the response). NULL for long-lived outlets. */
+  void (*finish)(outlet *o);
+  /* engine thread only */
+  buf out;
+  bool dirty, dead;
+};
+
+#endif
