@@ -14,13 +14,15 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "transport_http.h"
 #include "transport_stdio.h"
 
 static const char usage[] =
     "luamcp " LUAMCP_VERSION " — MCP servers written in Lua\n"
     "\n"
     "Usage:\n"
-    "  luamcp serve [options] [DIR]          serve the app in DIR (default .) over stdio\n"
+    "  luamcp serve [options] [DIR]          serve the app in DIR (default .) over stdio,\n"
+    "                                         or over HTTP with --http\n"
     "  luamcp call [options] DIR TOOL [JSON]  run one tool call, print the result JSON\n"
     "                                         (exit 1 when the result is an error)\n"
     "  luamcp check DIR                       load every script, report problems (exit 1)\n"
@@ -38,11 +40,27 @@ static const char usage[] =
     "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
     "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
     "\n"
+    "Streamable HTTP (serve --http):\n"
+    "  --http [HOST:]PORT  serve at http://HOST:PORT/mcp (HOST default 127.0.0.1)\n"
+    "  --stateless         no sessions: every POST stands alone; GET is 405\n"
+    "  --allow-origin URL  also accept this Origin (repeatable); loopback is always ok\n"
+    "  --token TOKEN       require 'Authorization: Bearer TOKEN' (or LUAMCP_TOKEN)\n"
+    "  --cert PEM          TLS: a PEM file holding the certificate (and the key,\n"
+    "  --key PEM           unless --key names the key's own file)\n"
+    "  --threads N         HTTP workers; each open SSE stream holds one (default 64)\n"
+    "  --max-body MB       largest POST body (default 4; 413 past it)\n"
+    "  --session-idle S    end sessions idle this long (default 1800)\n"
+    "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
+    "\n"
     "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n";
 
 typedef struct options {
   engine_options engine;
   size_t max_message;
+  bool http;
+  http_options h;
+  const char *origins[16];
+  char host_buf[256];
   const char *args[4];
   int nargs;
 } options;
@@ -52,6 +70,24 @@ static void die_usage(const char *fmt, const char *arg) {
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry 'luamcp --help'.\n");
   exit(2);
+}
+
+/* --http [HOST:]PORT */
+static void parse_listen(struct options *o, const char *v) {
+  if (!v) die_usage("%s needs [HOST:]PORT", "--http");
+  char *host = o->host_buf;
+  const char *colon = strrchr(v, ':');
+  const char *port = colon ? colon + 1 : v;
+  if (colon) {
+    if ((size_t)(colon - v) >= sizeof o->host_buf) die_usage("--http: host too long: %s", v);
+    snprintf(host, sizeof o->host_buf, "%.*s", (int)(colon - v), v);
+    if (host[0] == '[') die_usage("--http %s: IPv6 is not available in this civetweb build", v);
+    if (host[0]) o->h.host = host;
+  }
+  char *end;
+  long p = strtol(port, &end, 10);
+  if (!*port || *end || p < 0 || p > 65535) die_usage("--http: bad port in '%s'", v);
+  o->h.port = (int)p;
 }
 
 static double number_arg(const char *opt, const char *v) {
@@ -66,6 +102,10 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   o->engine = (engine_options){.page_size = 100, .call_timeout = 30,
                                .call_memory = (size_t)64 << 20, .queue_cap = 1024};
   o->max_message = (size_t)64 << 20;
+  o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
+                        .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins};
+  o->h.token = getenv("LUAMCP_TOKEN");
+  if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
   for (int i = first; i < argc; i++) {
@@ -77,6 +117,25 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--queue") == 0) o->engine.queue_cap = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--max-message") == 0)
       o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;
+    else if (strcmp(a, "--stateless") == 0) o->h.stateless = true;
+    else if (strcmp(a, "--allow-origin") == 0) {
+      if (!v) die_usage("%s needs a URL", a);
+      if (o->h.nallow_origins == 16) die_usage("%s: at most 16", a);
+      o->origins[o->h.nallow_origins++] = v, i++;
+    } else if (strcmp(a, "--token") == 0) {
+      if (!v || !*v) die_usage("%s needs a value", a);
+      o->h.token = v, i++;
+    } else if (strcmp(a, "--cert") == 0) {
+      if (!v) die_usage("%s needs a file", a);
+      o->h.cert = v, i++;
+    } else if (strcmp(a, "--key") == 0) {
+      if (!v) die_usage("%s needs a file", a);
+      o->h.key = v, i++;
+    } else if (strcmp(a, "--threads") == 0) o->h.threads = (int)number_arg(a, v), i++;
+    else if (strcmp(a, "--max-body") == 0) o->h.max_body = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--session-idle") == 0) o->h.session_idle = number_arg(a, v), i++;
+    else if (strcmp(a, "--sse-keepalive") == 0) o->h.keepalive = number_arg(a, v), i++;
     else if (strcmp(a, "--log-level") == 0) {
       int l = v ? log_level_from_name(v, strlen(v)) : -1;
       if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
@@ -89,6 +148,10 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->engine.page_size == 0) die_usage("%s must be at least 1", "--page-size");
   if (o->engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
   if (o->engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
+  if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
+  if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");
+  if (o->h.session_idle <= 0) die_usage("%s must be more than 0", "--session-idle");
+  if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
 }
 
 static app *load_or_report(const char *dir, size_t page_size) {
@@ -132,17 +195,20 @@ static int cmd_serve(options *o) {
   int out = protect_stdout();
   app *a = load_or_report(dir, o->engine.page_size);
   if (!a) return 1;
-  log_msg(LOG_INFO, "serving %s over stdio (%zu tools, %zu resources, %zu templates, %zu prompts)",
-          dir, a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
+  log_msg(LOG_INFO, "serving %s over %s (%zu tools, %zu resources, %zu templates, %zu prompts)",
+          dir, o->http ? "HTTP" : "stdio", a->reg->ntools, a->reg->nresources, a->reg->ntemplates,
+          a->reg->nprompts);
   engine *e = engine_new(a, &o->engine);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, e);
-  transport_stdio_serve(e, 0, out, o->max_message);
+  int status = 0;
+  if (o->http) status = transport_http_serve(e, &o->h);
+  else transport_stdio_serve(e, 0, out, o->max_message);
   pthread_cancel(sig);
   pthread_join(sig, NULL);
   engine_free(e);
   close(out);
-  return 0;
+  return status;
 }
 
 /* {====== luamcp call: one request through the same engine, no client */

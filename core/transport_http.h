@@ -1,0 +1,34 @@
+/* transport_http.h — MCP Streamable HTTP (spec 2025-11-25) on civetweb: one
+ * endpoint, /mcp. POST carries one JSON-RPC message and is answered as JSON,
+ * or as an SSE stream when the call emits anything before its result; GET
+ * opens a session's standalone SSE stream; DELETE ends a session. Workers
+ * never touch a lua_State: they hand messages to the engine and relay what
+ * it writes. */
+#ifndef LUAMCP_TRANSPORT_HTTP_H
+#define LUAMCP_TRANSPORT_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine.h"
+
+typedef struct http_options {
+  const char *host;        /* address to bind (default 127.0.0.1) */
+  int port;
+  const char *const *allow_origins; /* extra Origin values allowed */
+  size_t nallow_origins;
+  const char *token;       /* bearer token required on every request, or NULL */
+  const char *cert, *key;  /* TLS (PEM files), or NULL */
+  bool stateless;          /* no sessions; GET is 405 */
+  size_t max_body;         /* bytes; larger POST bodies get 413 */
+  int threads;             /* civetweb workers (each SSE stream holds one) */
+  double session_idle;     /* seconds before an idle session is ended */
+  double keepalive;        /* seconds between SSE keep-alive comments */
+} http_options;
+
+/* Serve until engine_finish (a signal) and the calls in flight are done;
+   runs the engine on the calling thread. Returns 0, or 1 when the server
+   could not start (the reason is logged). */
+int transport_http_serve(engine *e, const http_options *o);
+
+#endif

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# run.sh — the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in tests/package.json) against `luamcp serve --http` serving the
+# fixture app in tests/conformance/app.
+#
+#   tests/conformance/run.sh                  every server scenario (--suite all)
+#   tests/conformance/run.sh --scenario NAME  one scenario (list: --list)
+#
+# Environment: LUAMCP_BIN (default build/luamcp of this checkout; a relative
+# path is taken from the current directory), LUAMCP_CONFORMANCE_TIMEOUT
+# (seconds for the whole suite, default 120), LUAMCP_CONFORMANCE_KEEP=1 keeps
+# the results folder even when everything passed.
+#
+# Output: the runner's own output (indented), then one line per failed check,
+#   FAIL <scenario> [<check-id>]: <message>
+#   WARN <scenario> [<check-id>]: <message>
+# and last `N passed, N failed`. "failed" counts FAILURE *and* WARNING checks:
+# the acceptance criterion is no failure anywhere and no warning either (the
+# SSE scenarios, server-sse-polling above all, report what a server SHOULD do
+# as WARNINGs). A missing scenario result or a runner that printed no summary
+# (crashed, cut off by the timeout) is a failure too. Exit 1 when failed > 0.
+# Needs `npm ci --prefix tests` first (Node 22 comes from the npm package `node`).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BIN="${LUAMCP_BIN:-$ROOT/build/luamcp}"
+case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac # relative to where run.sh was started
+cd "$ROOT"
+
+NODE="$ROOT/tests/node_modules/.bin/node"
+SUITE="$ROOT/tests/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+APP="tests/conformance/app"
+SUITE_TIMEOUT="${LUAMCP_CONFORMANCE_TIMEOUT:-120}"
+
+usage() {
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+SCENARIO=""
+LIST=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --scenario) [ $# -ge 2 ] || { echo "run.sh: --scenario needs a name" >&2; exit 2; }
+                SCENARIO="$2"; shift 2 ;;
+    --scenario=*) SCENARIO="${1#--scenario=}"; shift ;;
+    --list) LIST=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+# A setup problem: say what is missing, then the closing line.
+fail_setup() {
+  echo "conformance: $*"
+  [ -z "${TMP:-}" ] || echo "conformance: server log kept in $TMP"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+# {====== prerequisites
+if [ ! -x "$NODE" ]; then
+  # no pinned Node 22: a system one will do if it is new enough
+  NODE="$(command -v node || true)"
+fi
+if [ -z "$NODE" ] || [ ! -f "$SUITE" ]; then
+  fail_setup "the suite is not installed: run 'npm ci --prefix tests' (tests/package-lock.json pins it)"
+fi
+NODE_MAJOR="$("$NODE" -p 'process.versions.node.split(".")[0]')"
+[ "$NODE_MAJOR" -ge 22 ] ||
+  fail_setup "the suite needs Node >= 22, $NODE is $("$NODE" --version); run 'npm ci --prefix tests' (it installs Node 22 into tests/node_modules/.bin)"
+
+SCENARIOS=()
+while IFS= read -r s; do SCENARIOS+=("$s"); done < <(
+  "$NODE" "$SUITE" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+if [ "$LIST" = 1 ]; then
+  printf '%s\n' "${SCENARIOS[@]}"
+  exit 0
+fi
+if [ -n "$SCENARIO" ]; then
+  printf '%s\n' "${SCENARIOS[@]}" | grep -qxF -- "$SCENARIO" ||
+    { echo "run.sh: unknown scenario '$SCENARIO'; one of:" >&2; printf '  %s\n' "${SCENARIOS[@]}" >&2; exit 2; }
+  SCENARIOS=("$SCENARIO")
+fi
+
+[ -x "$BIN" ] || fail_setup "no luamcp binary at $BIN (build with 'make', or set LUAMCP_BIN)"
+# }======
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/luamcp-conformance.XXXXXX")"
+SERVER_PID=""
+STATUS=1
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  # kept on failure (and with LUAMCP_CONFORMANCE_KEEP=1); said before the closing line
+  if [ "$STATUS" = 0 ] && [ "${LUAMCP_CONFORMANCE_KEEP:-0}" != 1 ]; then rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+log_tail() {
+  if [ -s "$TMP/server.log" ]; then tail -n "${1:-20}" "$TMP/server.log" | sed 's/^/  server| /'
+  else echo "  server| (no output)"; fi
+}
+
+# {====== a free loopback port (the OS picks one; it is released just before the server binds it)
+PORT="$("$NODE" -e '
+const s = require("net").createServer();
+s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')"
+URL="http://127.0.0.1:$PORT/mcp"
+# }======
+
+# {====== start the server, wait (at most 10 s) until the port answers
+echo "conformance: $BIN serve --http 127.0.0.1:$PORT $APP"
+"$BIN" serve --http "127.0.0.1:$PORT" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
+SERVER_PID=$!
+
+up=0
+for _ in $(seq 100); do
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    rc=0; wait "$SERVER_PID" || rc=$?
+    SERVER_PID=""
+    echo "conformance: server did not start (it exited with code $rc):"
+    log_tail
+    fail_setup "no server to test at $URL"
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
+  sleep 0.1
+done
+if [ "$up" != 1 ]; then
+  echo "conformance: server did not start: nothing answers on 127.0.0.1:$PORT after 10 s:"
+  log_tail
+  fail_setup "no server to test at $URL"
+fi
+# }======
+
+# {====== run the suite (bounded), its output indented and without colours
+if [ -n "$SCENARIO" ]; then
+  ARGS=(--scenario "$SCENARIO")
+else
+  ARGS=(--suite all)
+fi
+echo "conformance: running ${#SCENARIOS[@]} scenario(s) against $URL"
+set +e
+timeout "$SUITE_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" "${ARGS[@]}" -o "$TMP/results" \
+  </dev/null >"$TMP/suite.log" 2>&1
+SUITE_RC=$?
+set -e
+sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /' "$TMP/suite.log"
+[ "$SUITE_RC" = 124 ] && echo "conformance: the suite was stopped after ${SUITE_TIMEOUT} s"
+
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  rc=0; wait "$SERVER_PID" || rc=$?
+  SERVER_PID=""
+  echo "conformance: the server exited during the run (code $rc):"
+  log_tail 40
+fi
+# }======
+
+set +e
+"$NODE" "$ROOT/tests/conformance/summarize.mjs" "$TMP/results" "$TMP/suite.log" "$SUITE_RC" \
+  "${SCENARIOS[@]}" >"$TMP/summary.txt"
+STATUS=$?
+set -e
+if [ "$STATUS" != 0 ] && [ -n "$SERVER_PID" ]; then
+  echo "conformance: server log (last lines):"
+  log_tail 20
+fi
+if [ "$STATUS" != 0 ] || [ "${LUAMCP_CONFORMANCE_KEEP:-0}" = 1 ]; then
+  echo "conformance: results and server log kept in $TMP"
+fi
+cat "$TMP/summary.txt"
+exit "$STATUS"
