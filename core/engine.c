@@ -74,6 +74,7 @@ struct call {
   bool sent_progress;
   double deadline, wake_at;
   bool cancelled, timed_out;
+  uint64_t asked; /* id of our request to the client this call waits for, or 0 */
   long long mem_grown;
   call *prev, *next;
 };
@@ -101,6 +102,7 @@ struct engine {
   double last_input_poll;
   call *running; /* the call inside lua_resume, if any */
   size_t calls_started; /* to tell a request answered at once from one that runs */
+  uint64_t next_ask;    /* ids of server->client requests */
   session **sessions; /* initialized sessions (each holds a reference) */
   size_t nsessions, sessions_cap;
   inmsg **deferred; /* read while a call ran; dispatched after it */
@@ -130,8 +132,11 @@ engine *engine_new(app *a, const engine_options *opt) {
   pthread_cond_init(&e->space, NULL);
   e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   atomic_init(&e->interrupt, false);
+  lua_pushlightuserdata(a->L, e);
+  lua_setfield(a->L, LUA_REGISTRYINDEX, ENGINE_KEY);
   return e;
 }
+
 
 static void inmsg_free(inmsg *im) {
   session_unref(im->s);
@@ -215,6 +220,21 @@ static void reply_error(engine *e, outlet *s, json_span id, int code, const char
 
 static void reply_json(engine *e, outlet *s, json_span id, const char *json, size_t n) {
   jsonrpc_write_result(out_of(e, s), id, json, n);
+}
+
+void engine_notify_updated(engine *e, const char *uri, size_t n) {
+  buf p;
+  buf_init(&p);
+  buf_puts(&p, "{\"uri\":");
+  json_encode_string(&p, uri, n);
+  buf_putc(&p, '}');
+  for (size_t i = 0; i < e->nsessions; i++) {
+    session *s = e->sessions[i];
+    if (s->standalone && !s->standalone->dead && session_is_subscribed(s, uri, n))
+      jsonrpc_write_notification(out_of(e, s->standalone), "notifications/resources/updated", p.p,
+                                 p.len);
+  }
+  buf_free(&p);
 }
 
 /* A tool result that reports a failure to the model (isError: true). */
@@ -648,6 +668,73 @@ static void call_resume(engine *e, call *c, int nargs) {
     call_failed(e, c, msg);
   }
   call_end(e, c);
+}
+
+bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
+                     size_t errlen) {
+  session *s = c->s;
+  bool supported = strcmp(method, "sampling/createMessage") == 0   ? s->client_sampling
+                   : strcmp(method, "elicitation/create") == 0     ? s->client_elicitation
+                   : strcmp(method, "roots/list") == 0             ? s->client_roots
+                                                                   : true;
+  if (!supported) {
+    snprintf(err, errlen, "the client does not support %s (it did not declare the capability)",
+             method);
+    return false;
+  }
+  buf b;
+  buf_init(&b);
+  uint64_t id = ++c->e->next_ask;
+  buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"%s\",\"params\":",
+             (unsigned long long)id, method);
+  if (params_idx) {
+    if (!json_encode(L, params_idx, &b, err, errlen)) {
+      buf_free(&b);
+      return false;
+    }
+  } else {
+    buf_puts(&b, "{}");
+  }
+  buf_puts(&b, "}\n");
+  buf_put(out_of(c->e, c->out), b.p, b.len);
+  buf_free(&b);
+  c->asked = id;
+  c->wake_at = c->deadline; /* parked until the answer, or the deadline */
+  return true;
+}
+
+/* A response from the client: resume the call that asked, with the result
+   (or nil and the error's message). */
+static void answer_from_client(engine *e, inmsg *im) {
+  char tmp[32];
+  size_t n = im->m.id.n < sizeof tmp ? im->m.id.n : sizeof tmp - 1;
+  memcpy(tmp, im->m.id.p, n);
+  tmp[n] = '\0';
+  char *end;
+  unsigned long long id = strtoull(tmp, &end, 10);
+  call *c = e->calls;
+  while (c && !(c->asked == id && c->s == im->s && *end == '\0')) c = c->next;
+  if (!c) {
+    log_msg(LOG_DEBUG, "a response to no pending request (id %s): ignored", tmp);
+    return;
+  }
+  c->asked = 0;
+  c->wake_at = 0;
+  lua_State *co = c->co;
+  if (im->m.result.n) {
+    json_decode(co, im->m.result.p, im->m.result.n, NULL);
+    call_resume(e, c, 1);
+    return;
+  }
+  json_span msg = {0};
+  json_object_get(im->m.error, "message", &msg);
+  buf b;
+  buf_init(&b);
+  if (msg.n) json_string_unescape(msg, &b);
+  lua_pushnil(co);
+  lua_pushfstring(co, "the client answered with an error: %s", b.p ? b.p : "(no message)");
+  buf_free(&b);
+  call_resume(e, c, 2);
 }
 
 void call_sleep(call *c, double seconds) {
@@ -1214,7 +1301,10 @@ static void dispatch(engine *e, inmsg *im) {
         if (im->reply != im->s->standalone) request_done(e, im->reply);
       }
       break;
-    default: /* replies to server->client requests: none are sent yet */
+    case JSONRPC_RESPONSE:
+      answer_from_client(e, im);
+      break;
+    default:
       break;
   }
 }
@@ -1337,6 +1427,13 @@ static void run_timers(engine *e) {
     if (c->deadline <= t) c->timed_out = true;
     if (c->wake_at <= t || c->timed_out) {
       c->wake_at = 0;
+      if (c->asked) { /* spec: a request we give up on is cancelled */
+        char p[96];
+        int n = snprintf(p, sizeof p, "{\"requestId\":%llu,\"reason\":\"timed out\"}",
+                         (unsigned long long)c->asked);
+        jsonrpc_write_notification(out_of(e, c->out), "notifications/cancelled", p, (size_t)n);
+        c->asked = 0;
+      }
       call_resume(e, c, 0);
     }
   }

@@ -87,7 +87,18 @@ static int core_validate(lua_State *L) {
   return ok ? 1 : 2;
 }
 
+/* notify_updated(uri): tell subscribed clients the resource changed. */
+static int core_notify_updated(lua_State *L) {
+  size_t n;
+  const char *uri = luaL_checklstring(L, 1, &n);
+  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  engine *e = lua_touserdata(L, -1);
+  if (e) engine_notify_updated(e, uri, n); /* none while `luamcp check` loads */
+  return 0;
+}
+
 static const luaL_Reg core_funcs[] = {
+    {"notify_updated", core_notify_updated},
     {"json_encode", core_json_encode},
     {"json_decode", core_json_decode},
     {"base64_encode", core_base64_encode},
@@ -190,7 +201,74 @@ static int ctx_sleep(lua_State *L) {
   return lua_yieldk(L, 0, 0, sleep_done);
 }
 
+/* {====== asking the client: ctx:sample, ctx:elicit, ctx:roots */
+
+enum { ASK_SAMPLE, ASK_ELICIT, ASK_ROOTS };
+
+/* Resumed by the engine with the result, or nil and a message, or nothing
+   when the call timed out. k packs the stack base and which question. */
+static int ask_done(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  int base = (int)(k >> 2), kind = (int)(k & 3);
+  int n = lua_gettop(L) - base;
+  call *c = call_of(L);
+  if (n == 0) {
+    char msg[TIMEOUT_MSG_MAX];
+    if (c) timeout_message(c, msg);
+    return luaL_error(L, "%s (waiting for the client)", c ? msg : "call ended");
+  }
+  if (n >= 2 && lua_isnil(L, base + 1)) return luaL_error(L, "%s", lua_tostring(L, base + 2));
+  lua_settop(L, base + 1);
+  if (kind == ASK_ROOTS) {
+    lua_getfield(L, -1, "roots");
+    if (lua_isnil(L, -1)) {
+      lua_newtable(L);
+      json_mark_array(L, -1);
+    }
+  }
+  return 1;
+}
+
+static int ask(lua_State *L, const char *method, int kind, int params_idx) {
+  call *c = check_ctx(L);
+  if (L != call_thread(c))
+    return luaL_error(L, "ctx:%s must be called from the handler itself, not a nested coroutine",
+                      kind == ASK_SAMPLE ? "sample" : kind == ASK_ELICIT ? "elicit" : "roots");
+  char err[256];
+  if (!call_ask_client(c, method, L, params_idx, err, sizeof err)) return luaL_error(L, "%s", err);
+  int base = lua_gettop(L);
+  return lua_yieldk(L, 0, ((lua_KContext)base << 2) | kind, ask_done);
+}
+
+/* ctx:sample{ messages = {...}, maxTokens = n, ... } -> CreateMessageResult */
+static int ctx_sample(lua_State *L) {
+  luaL_checktype(L, 2, LUA_TTABLE);
+  return ask(L, "sampling/createMessage", ASK_SAMPLE, 2);
+}
+
+/* ctx:elicit{ message = "...", requestedSchema = {...} } -> {action=, content=} */
+static int ctx_elicit(lua_State *L) {
+  luaL_checktype(L, 2, LUA_TTABLE);
+  if (lua_getfield(L, 2, "requestedSchema") == LUA_TNIL &&
+      lua_getfield(L, 2, "schema") != LUA_TNIL) { /* short name */
+    lua_setfield(L, 2, "requestedSchema");
+    lua_pushnil(L);
+    lua_setfield(L, 2, "schema");
+  }
+  lua_settop(L, 2);
+  return ask(L, "elicitation/create", ASK_ELICIT, 2);
+}
+
+/* ctx:roots() -> the client's roots ({uri=, name=} tables) */
+static int ctx_roots(lua_State *L) {
+  lua_settop(L, 1);
+  return ask(L, "roots/list", ASK_ROOTS, 0);
+}
+
+/* }====== */
+
 static const luaL_Reg ctx_methods[] = {
+    {"sample", ctx_sample},   {"elicit", ctx_elicit},     {"roots", ctx_roots},
     {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
     {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},
     {"sleep", ctx_sleep},     {NULL, NULL},

@@ -17,6 +17,8 @@ M.array_mt = array_mt
 M.json = { encode = core.json_encode, decode = core.json_decode }
 M.base64 = { encode = core.base64_encode, decode = core.base64_decode }
 M.state = core.state -- survives reloads (see README)
+--- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
+M.notify_updated = core.notify_updated
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
 function M.as_array(t)
