@@ -737,6 +737,13 @@ static void answer_from_client(engine *e, inmsg *im) {
   call_resume(e, c, 2);
 }
 
+bool call_detach(call *c) {
+  if (!c->out->detach) return false;
+  flush_outlet(c->out); /* what was said so far goes on the current response */
+  c->out->detach(c->out);
+  return true;
+}
+
 void call_sleep(call *c, double seconds) {
   c->wake_at = now() + (seconds > 0 ? seconds : 0);
 }

@@ -86,6 +86,9 @@ bool call_progress(call *c, double progress, double total, const char *message);
    (with err) when it cannot be sent, e.g. the client lacks the capability. */
 bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
                      size_t errlen);
+/* End the call's HTTP response early; the client resumes the stream with
+   GET + Last-Event-ID and receives the rest. False over stdio. */
+bool call_detach(call *c);
 /* Arrange to be resumed after `seconds` (the caller then yields). */
 void call_sleep(call *c, double seconds);
 bool call_is_cancelled(const call *c);

@@ -267,7 +267,16 @@ static int ctx_roots(lua_State *L) {
 
 /* }====== */
 
+/* ctx:close_stream(): HTTP only — end this call's SSE response now; the
+   client reconnects (GET + Last-Event-ID) and gets the rest (SEP-1699).
+   Returns false where there is no such stream (stdio). */
+static int ctx_close_stream(lua_State *L) {
+  lua_pushboolean(L, call_detach(check_ctx(L)));
+  return 1;
+}
+
 static const luaL_Reg ctx_methods[] = {
+    {"close_stream", ctx_close_stream},
     {"sample", ctx_sample},   {"elicit", ctx_elicit},     {"roots", ctx_roots},
     {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
     {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},

@@ -17,6 +17,10 @@ struct outlet {
   /* The request this outlet answers is complete: nothing more will be
      written (HTTP ends the response). NULL for long-lived outlets. */
   void (*finish)(outlet *o);
+  /* End the HTTP response now but keep the stream: the client resumes it
+     with GET + Last-Event-ID (SEP-1699 polling). NULL where that means
+     nothing (stdio). */
+  void (*detach)(outlet *o);
   /* engine thread only */
   buf out;
   bool dirty, dead;

@@ -48,6 +48,7 @@ typedef struct hstream {
   pthread_cond_t cond;
   buf pending;   /* lines written by the engine, not yet sent */
   bool finished; /* the engine will write no more */
+  bool detach;   /* the engine asked to end the current response early */
   bool gone;     /* the client went away */
   uint64_t id;   /* unique in the process, so per session too */
   uint64_t seq;  /* events sent so far */
@@ -72,6 +73,14 @@ static void hstream_unref(hstream *st) {
   pthread_mutex_destroy(&st->lock);
   pthread_cond_destroy(&st->cond);
   free(st);
+}
+
+static void hstream_detach(outlet *o) {
+  hstream *st = (hstream *)o;
+  pthread_mutex_lock(&st->lock);
+  st->detach = true;
+  pthread_cond_signal(&st->cond);
+  pthread_mutex_unlock(&st->lock);
 }
 
 /* The engine is done with the stream: wake the worker, drop the engine's
@@ -122,6 +131,7 @@ static hstream *hstream_new(http_server *srv) {
   hstream *st = calloc(1, sizeof *st);
   st->out.write = hstream_write;
   st->out.finish = hstream_finish;
+  st->out.detach = hstream_detach;
   st->srv = srv;
   atomic_init(&st->refs, 2); /* the worker's and the engine's */
   pthread_mutex_init(&st->lock, NULL);
@@ -398,7 +408,7 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     started = true;
   }
   while (!done) {
-    while (!st->pending.len && !st->finished && !atomic_load(&srv->stopping)) {
+    while (!st->pending.len && !st->finished && !st->detach && !atomic_load(&srv->stopping)) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + srv->opt.keepalive;
@@ -421,7 +431,9 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     buf_free(&lines);
     lines = taken;
     bool finished = st->finished || atomic_load(&srv->stopping);
-    if (!started && lines.len && !finished) {
+    bool detach = st->detach && !finished;
+    st->detach = false;
+    if (!started && lines.len && !finished && !detach) {
       /* only the final answer so far? wait for finish (it comes at once) */
       const char *nl = memchr(lines.p, '\n', lines.len);
       if (nl && (size_t)(nl - lines.p) + 1 == lines.len && is_final(lines.p, lines.len - 1)) {
@@ -450,7 +462,7 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       pthread_mutex_lock(&st->lock);
       break;
     }
-    if (!started && lines.len) {
+    if (!started && (lines.len || detach)) {
       start_response(&out, 200,
                      "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
                      "X-Accel-Buffering: no\r\n");
@@ -469,7 +481,7 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       put_chunk(&out, &chunk);
       chunk.len = 0;
     }
-    if (finished) {
+    if (finished || detach) { /* detached: the rest waits for a GET with Last-Event-ID */
       buf_puts(&out, "0\r\n\r\n");
       done = true;
     }
