@@ -20,6 +20,9 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <time.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <civetweb.h>
 
@@ -709,6 +712,52 @@ static int log_civetweb(const struct mg_connection *conn, const char *message) {
   return 1;
 }
 
+/* Debian 12's civetweb 1.15 loads OpenSSL at run time and looks up
+   SSL_get_peer_certificate, which OpenSSL 3 no longer exports: it then calls
+   a NULL pointer on the first HTTPS connection. Check before promising TLS. */
+static bool civetweb_tls_usable(char *why, size_t cap) {
+  void *ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);
+  if (!ssl) ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
+  if (!ssl) {
+    snprintf(why, cap, "libssl.so cannot be loaded (install libssl-dev)");
+    return false;
+  }
+  bool ok = dlsym(ssl, "SSL_get_peer_certificate") != NULL;
+  dlclose(ssl);
+  if (!ok)
+    snprintf(why, cap,
+             "this civetweb build expects OpenSSL 1.1 (it would crash on the first HTTPS "
+             "connection with the installed OpenSSL 3); terminate TLS in a proxy in front of "
+             "luamcp instead");
+  return ok;
+}
+
+/* Write key then certificate into dir/server.pem (mode 0600); path gets
+   its name. */
+static bool concat_pem(const char *key, const char *cert, const char *dir, char *path,
+                       size_t cap) {
+  snprintf(path, cap, "%s/server.pem", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return false;
+  bool ok = true;
+  const char *files[] = {key, cert};
+  for (int i = 0; i < 2 && ok; i++) {
+    FILE *f = fopen(files[i], "rb");
+    if (!f) {
+      ok = false;
+      break;
+    }
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+      if (write(fd, chunk, n) != (ssize_t)n) ok = false;
+    fclose(f);
+  }
+  close(fd);
+  if (!ok) unlink(path);
+  return ok;
+}
+
 /* }====================================================== */
 
 int transport_http_serve(engine *e, const http_options *o) {
@@ -732,8 +781,25 @@ int transport_http_serve(engine *e, const http_options *o) {
   opts[k++] = "tcp_nodelay", opts[k++] = "1"; /* else 40 ms stalls */
   opts[k++] = "enable_keep_alive", opts[k++] = "yes";
   opts[k++] = "request_timeout_ms", opts[k++] = "30000";
+  char tmpdir[] = "/tmp/luamcp-tls.XXXXXX";
+  bool combined = false;
   if (o->cert) {
+    char why[256];
+    if (!civetweb_tls_usable(why, sizeof why)) {
+      log_msg(LOG_ERROR, "TLS unavailable: %s", why);
+      free(srv);
+      return 1;
+    }
     snprintf(pem, sizeof pem, "%s", o->cert);
+    if (o->key && strcmp(o->key, o->cert) != 0) {
+      /* civetweb reads key and certificate from one PEM file */
+      if (!mkdtemp(tmpdir) || !concat_pem(o->key, o->cert, tmpdir, pem, sizeof pem)) {
+        log_msg(LOG_ERROR, "TLS: cannot read %s and %s", o->key, o->cert);
+        free(srv);
+        return 1;
+      }
+      combined = true;
+    }
     opts[k++] = "ssl_certificate", opts[k++] = pem;
   }
   opts[k] = NULL;
@@ -742,6 +808,10 @@ int transport_http_serve(engine *e, const http_options *o) {
   cb.log_message = log_civetweb;
   mg_init_library(o->cert ? MG_FEATURES_TLS : 0);
   srv->ctx = mg_start(&cb, srv, opts);
+  if (combined) { /* loaded at start: the copy of the key goes at once */
+    unlink(pem);
+    rmdir(tmpdir);
+  }
   if (!srv->ctx) {
     log_msg(LOG_ERROR, "cannot listen on %s:%d (in use? a bad address?)", o->host, o->port);
     mg_exit_library();

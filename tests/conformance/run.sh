@@ -147,28 +147,41 @@ fi
 echo "conformance: running ${#SCENARIOS[@]} scenario(s) against $URL"
 set +e
 timeout "$SUITE_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" "${ARGS[@]}" -o "$TMP/results" \
-  </dev/null >"$TMP/suite.log" 2>&1
-SUITE_RC=$?
+  </dev/null 2>&1 | tee "$TMP/suite.log" | sed -u -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /'
+SUITE_RC=${PIPESTATUS[0]}
 set -e
-sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /' "$TMP/suite.log"
-[ "$SUITE_RC" = 124 ] && echo "conformance: the suite was stopped after ${SUITE_TIMEOUT} s"
+if [ "$SUITE_RC" = 124 ]; then echo "conformance: the suite was stopped after ${SUITE_TIMEOUT} s"; fi
+# }======
 
+# {====== stop the server: it must still be running, and exit 0 on SIGTERM
+# (a crash, or a sanitizer report at exit, is a failure even if every check passed)
+SERVER_PROBLEM=""
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
   rc=0; wait "$SERVER_PID" || rc=$?
-  SERVER_PID=""
-  echo "conformance: the server exited during the run (code $rc):"
-  log_tail 40
+  SERVER_PROBLEM="the server exited during the run (code $rc)"
+else
+  kill "$SERVER_PID" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    SERVER_PROBLEM="the server did not exit within 10 s of SIGTERM"
+  fi
+  rc=0; wait "$SERVER_PID" 2>/dev/null || rc=$?
+  if [ -z "$SERVER_PROBLEM" ] && [ "$rc" != 0 ]; then
+    SERVER_PROBLEM="the server exited with code $rc on SIGTERM"
+  fi
 fi
+SERVER_PID=""
 # }======
 
 set +e
-"$NODE" "$ROOT/tests/conformance/summarize.mjs" "$TMP/results" "$TMP/suite.log" "$SUITE_RC" \
-  "${SCENARIOS[@]}" >"$TMP/summary.txt"
+LUAMCP_SERVER_PROBLEM="$SERVER_PROBLEM" "$NODE" "$ROOT/tests/conformance/summarize.mjs" \
+  "$TMP/results" "$TMP/suite.log" "$SUITE_RC" "${SCENARIOS[@]}" >"$TMP/summary.txt"
 STATUS=$?
 set -e
-if [ "$STATUS" != 0 ] && [ -n "$SERVER_PID" ]; then
+if [ "$STATUS" != 0 ]; then
   echo "conformance: server log (last lines):"
-  log_tail 20
+  log_tail 30
 fi
 if [ "$STATUS" != 0 ] || [ "${LUAMCP_CONFORMANCE_KEEP:-0}" = 1 ]; then
   echo "conformance: results and server log kept in $TMP"

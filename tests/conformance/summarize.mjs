@@ -7,7 +7,8 @@
 // SCENARIO... are the scenarios that were meant to run: one without a
 // checks.json counts as a failure. A suite log without the runner's own
 // summary (`Total: ...` for a suite, `Passed: a/b ...` for one scenario) also
-// counts as a failure: the runner crashed or was cut off by `timeout`.
+// counts as a failure: the runner crashed or was cut off by `timeout`; so
+// does a server problem run.sh passes in LUAMCP_SERVER_PROBLEM.
 // "failed" counts WARNING checks too (see run.sh). Exit 1 when failed > 0.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,6 +66,12 @@ if (!/^Total: \d+ passed, \d+ failed/m.test(log) && !/^Passed: \d+\/\d+, \d+ fai
   failed++;
   const why = suiteExit === '124' ? 'timed out' : `exit code ${suiteExit}`;
   lines.push(`FAIL suite [no-summary]: the conformance runner printed no summary (${why})`);
+}
+
+// set by run.sh: the server crashed, hung on SIGTERM or exited non-zero
+if (process.env.LUAMCP_SERVER_PROBLEM) {
+  failed++;
+  lines.push(`FAIL server [exit]: ${process.env.LUAMCP_SERVER_PROBLEM}`);
 }
 
 for (const l of lines) console.log(l);

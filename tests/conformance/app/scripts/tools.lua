@@ -105,16 +105,17 @@ mcp.tool {
 
 -- server-sse-polling (SEP-1699): the suite POSTs this call and reads the SSE
 -- stream: it wants a priming event (an `id:` with empty `data:`) first and a
--- `retry:` field; the server may close the stream while the call still runs
--- and replay the result on a GET with Last-Event-ID. The handler only has to
--- take long enough for that to happen.
+-- `retry:` field; then the server closes the stream while the call still runs
+-- and replays the result on the client's GET with Last-Event-ID.
 mcp.tool {
   name = "test_reconnection",
   description = "Tests SSE stream disconnection and client reconnection (SEP-1699): "
-    .. "the call takes a moment, so the server can close the stream mid-call "
-    .. "and send the result after the client reconnects.",
+    .. "the server closes the stream mid-call and sends the result after the "
+    .. "client reconnects with Last-Event-ID.",
   handler = function(_, ctx)
-    ctx:sleep(0.5)
+    ctx:sleep(0.05)
+    ctx:close_stream() -- over HTTP: the client resumes with GET + Last-Event-ID
+    ctx:sleep(0.2)
     return "Reconnection test completed successfully. If you received this, "
       .. "the client properly reconnected after stream closure."
   end,
