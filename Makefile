@@ -4,6 +4,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
+PORT       ?= 8080
 
 .PHONY: all build asan run test bench deps-run deps-test npm clean
 
@@ -32,9 +33,13 @@ run: deps-run build
 	@$(BUILD)/luamcp check .
 	@echo "== luamcp call . suggest_gifts $(GIFT_CALL)"
 	@$(BUILD)/luamcp call . suggest_gifts $(GIFT_CALL) 2>/dev/null
-	@echo "== serving the example app over stdio (Ctrl-C to stop); paste JSON-RPC lines, or"
-	@echo "   point a client at: $(CURDIR)/$(BUILD)/luamcp serve $(CURDIR)"
-	@exec $(BUILD)/luamcp serve .
+	@echo "== serving the example app at http://127.0.0.1:$(PORT)/mcp (Ctrl-C stops it)"
+	@echo "   Claude Code:  claude mcp add --transport http gifts http://127.0.0.1:$(PORT)/mcp"
+	@echo "   VS Code (.vscode/mcp.json):"
+	@echo '     { "servers": { "gifts": { "type": "http", "url": "http://127.0.0.1:$(PORT)/mcp" } } }'
+	@echo "   Claude Desktop (stdio):"
+	@echo '     { "mcpServers": { "gifts": { "command": "$(CURDIR)/$(BUILD)/luamcp", "args": ["serve", "$(CURDIR)"] } } }'
+	@exec $(BUILD)/luamcp serve --http 127.0.0.1:$(PORT) .
 
 test: deps-test npm asan
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

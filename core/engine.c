@@ -144,6 +144,8 @@ static void inmsg_free(inmsg *im) {
   free(im);
 }
 
+static void request_done(engine *e, outlet *o);
+
 void engine_free(engine *e) {
   for (size_t i = 0; i < e->qlen; i++) inmsg_free(e->q[(e->qhead + i) % e->qcap]);
   free(e->q);
@@ -157,7 +159,15 @@ void engine_free(engine *e) {
   for (size_t i = 0; i < e->ndeferred; i++) inmsg_free(e->deferred[i]);
   free(e->deferred);
   free(e->dirty);
-  for (size_t i = 0; i < e->nsessions; i++) session_unref(e->sessions[i]);
+  for (size_t i = 0; i < e->nsessions; i++) {
+    session *s = e->sessions[i];
+    if (s->standalone) { /* an open GET stream: the engine's reference goes */
+      outlet *o = s->standalone;
+      s->standalone = NULL;
+      request_done(e, o);
+    }
+    session_unref(s);
+  }
   free(e->sessions);
   close(e->wakefd);
   pthread_mutex_destroy(&e->lock);
