@@ -89,6 +89,8 @@ struct engine {
   inmsg **q;
   size_t qcap, qhead, qlen;
   bool finishing;
+  atomic_bool finishing_flag; /* the same, readable without the lock */
+  double finish_deadline;     /* engine thread: calls still running then are dropped */
   cancel_req *cancels;
   atomic_bool interrupt; /* cancels is non-empty: the hook should look */
 
@@ -132,6 +134,8 @@ engine *engine_new(app *a, const engine_options *opt) {
   pthread_cond_init(&e->space, NULL);
   e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   atomic_init(&e->interrupt, false);
+  atomic_init(&e->finishing_flag, false);
+  if (e->opt.shutdown_grace <= 0) e->opt.shutdown_grace = 10;
   lua_pushlightuserdata(a->L, e);
   lua_setfield(a->L, LUA_REGISTRYINDEX, ENGINE_KEY);
   return e;
@@ -345,9 +349,12 @@ void engine_attach(engine *e, session *s, outlet *stream) {
   enqueue(e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0));
 }
 
+bool engine_finishing(engine *e) { return atomic_load(&e->finishing_flag); }
+
 void engine_finish(engine *e) {
   pthread_mutex_lock(&e->lock);
   e->finishing = true;
+  atomic_store(&e->finishing_flag, true);
   pthread_cond_broadcast(&e->space);
   pthread_mutex_unlock(&e->lock);
   wake(e);
@@ -1507,8 +1514,16 @@ void engine_run(engine *e) {
     run_timers(e);
     flush_all(e);
     if (finishing && e->ncalls == 0) break;
+    if (finishing && e->finish_deadline == 0)
+      e->finish_deadline = now() + e->opt.shutdown_grace;
+    if (finishing && now() >= e->finish_deadline) { /* grace is over */
+      log_msg(LOG_WARNING, "shutting down: dropping %zu call(s) still running", e->ncalls);
+      while (e->calls) call_end(e, e->calls);
+      continue;
+    }
 
     double t = next_timer(e);
+    if (finishing && (t == 0 || e->finish_deadline < t)) t = e->finish_deadline;
     int timeout = -1;
     if (t > 0) {
       double ms = (t - now()) * 1000.0;

@@ -26,6 +26,7 @@ typedef struct engine_options {
   double call_timeout;  /* seconds of wall clock per call */
   size_t call_memory;   /* bytes a call may grow the Lua heap by; 0 = no cap */
   size_t queue_cap;     /* messages waiting before submitters block */
+  double shutdown_grace; /* seconds calls in flight get to finish at shutdown */
 } engine_options;
 
 typedef struct engine engine;
@@ -49,8 +50,10 @@ void engine_end_session(engine *e, session *s);
 /* Make stream the session's standalone outlet (an HTTP GET stream); a
    previous one is finished. stream->finish is called when it is released. */
 void engine_attach(engine *e, session *s, outlet *stream);
-/* No more input will come: finish what is in flight, then engine_run returns. */
+/* No more input will come: finish what is in flight (at most
+   shutdown_grace seconds), then engine_run returns. */
 void engine_finish(engine *e);
+bool engine_finishing(engine *e);
 /* }====== */
 
 /* Serve until engine_finish and the last call has ended. */

@@ -37,6 +37,7 @@ static const char usage[] =
     "  --memory-limit MB   heap growth one call may cause (default 64; 0 = none)\n"
     "  --queue N           messages waiting before input is paused (default 1024)\n"
     "  --max-message MB    largest accepted message (default 64)\n"
+    "  --shutdown-grace S  on SIGINT/SIGTERM/EOF, calls in flight get this long (default 10)\n"
     "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
     "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
     "\n"
@@ -100,7 +101,8 @@ static double number_arg(const char *opt, const char *v) {
 
 static void parse_options(int argc, char **argv, int first, options *o) {
   o->engine = (engine_options){.page_size = 100, .call_timeout = 30,
-                               .call_memory = (size_t)64 << 20, .queue_cap = 1024};
+                               .call_memory = (size_t)64 << 20, .queue_cap = 1024,
+                               .shutdown_grace = 10};
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins};
@@ -115,6 +117,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--memory-limit") == 0)
       o->engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--queue") == 0) o->engine.queue_cap = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--shutdown-grace") == 0) o->engine.shutdown_grace = number_arg(a, v), i++;
     else if (strcmp(a, "--max-message") == 0)
       o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;

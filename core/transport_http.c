@@ -691,7 +691,7 @@ static int handle_mcp(struct mg_connection *conn, void *cbdata) {
   if (!token_ok(srv, conn))
     return respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                          "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
-  if (atomic_load(&srv->stopping))
+  if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
     return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
   if (v && !proto_from_name(v, strlen(v))) {
