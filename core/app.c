@@ -15,6 +15,7 @@
 #include <lualib.h>
 #include <lua-cjson.h>
 
+#include "json.h"
 #include "lua_api.h"
 
 extern const struct {
@@ -156,7 +157,85 @@ static int get_ref(lua_State *L, int module, const char *name) {
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-app *app_load(const char *dir, size_t page_size, buf *errors) {
+/* {====== carrying mcp.state across a reload (between two lua_States) */
+
+/* Push a copy of the value at fidx of `from` onto `to`: strings, numbers,
+   booleans and tables (cycles kept, via seen: a table on `to` mapping the
+   source table's address to its copy). Anything else becomes nil. */
+static void copy_value(lua_State *from, int fidx, lua_State *to, int seen, int depth) {
+  switch (lua_type(from, fidx)) {
+    case LUA_TSTRING: {
+      size_t n;
+      const char *p = lua_tolstring(from, fidx, &n);
+      lua_pushlstring(to, p, n);
+      return;
+    }
+    case LUA_TNUMBER:
+      if (lua_isinteger(from, fidx)) lua_pushinteger(to, lua_tointeger(from, fidx));
+      else lua_pushnumber(to, lua_tonumber(from, fidx));
+      return;
+    case LUA_TBOOLEAN: lua_pushboolean(to, lua_toboolean(from, fidx)); return;
+    case LUA_TLIGHTUSERDATA:
+      if (lua_touserdata(from, fidx) == NULL) { /* JSON null */
+        lua_pushlightuserdata(to, NULL);
+        return;
+      }
+      break;
+    case LUA_TTABLE: {
+      const void *key = lua_topointer(from, fidx);
+      if (lua_rawgetp(to, seen, key) == LUA_TTABLE) return;
+      lua_pop(to, 1);
+      if (depth > 100 || !lua_checkstack(to, 6) || !lua_checkstack(from, 4)) break;
+      lua_newtable(to);
+      lua_pushvalue(to, -1);
+      lua_rawsetp(to, seen, key);
+      int t = lua_gettop(to);
+      if (lua_getmetatable(from, fidx)) { /* keep the JSON array mark */
+        lua_pop(from, 1);
+        if (json_table_array_len(from, fidx) >= 0 && lua_rawlen(from, fidx) == 0)
+          json_mark_array(to, t);
+      }
+      fidx = lua_absindex(from, fidx);
+      lua_pushnil(from);
+      while (lua_next(from, fidx)) {
+        copy_value(from, -2, to, seen, depth + 1);
+        copy_value(from, -1, to, seen, depth + 1);
+        if (lua_isnil(to, -2) || lua_isnil(to, -1)) lua_pop(to, 2);
+        else lua_rawset(to, t);
+        lua_pop(from, 1);
+      }
+      return;
+    }
+    default: break;
+  }
+  lua_pushnil(to);
+}
+
+/* Fill the new state's mcp.state with a copy of the previous one's. */
+static void carry_state(const app *previous, app *a) {
+  lua_State *from = previous->L, *to = a->L;
+  lua_rawgeti(from, LUA_REGISTRYINDEX, previous->state_ref);
+  lua_rawgeti(to, LUA_REGISTRYINDEX, a->state_ref);
+  int t = lua_gettop(to);
+  lua_newtable(to);
+  int seen = lua_gettop(to);
+  lua_pushvalue(to, t);
+  lua_rawsetp(to, seen, lua_topointer(from, -1)); /* the root maps to the existing table */
+  lua_pushnil(from);
+  while (lua_next(from, -2)) {
+    copy_value(from, -2, to, seen, 1);
+    copy_value(from, -1, to, seen, 1);
+    if (lua_isnil(to, -2) || lua_isnil(to, -1)) lua_pop(to, 2);
+    else lua_rawset(to, t);
+    lua_pop(from, 1);
+  }
+  lua_pop(from, 1);
+  lua_settop(to, t - 1);
+}
+
+/* }====== */
+
+app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors) {
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     buf_printf(errors, "%s: not an app folder (%s)\n", dir,
@@ -200,6 +279,9 @@ app *app_load(const char *dir, size_t page_size, buf *errors) {
     return NULL;
   }
   lua_api_push_core(L);
+  lua_getfield(L, -1, "state");
+  a->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (previous) carry_state(previous, a);
   lua_pushvalue(L, reg);
   if (app_pcall(L, 2, 1, NULL) != LUA_OK) {
     buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
@@ -228,7 +310,15 @@ app *app_load(const char *dir, size_t page_size, buf *errors) {
     }
   }
   if (!load_scripts(a, errors)) ok = false;
-  if (ok) a->reg = registry_build(L, reg, info, page_size, errors);
+  lua_getfield(L, reg, "on_reload");
+  if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->state_ref);
+    if (app_pcall(L, 1, 0, NULL) != LUA_OK) {
+      buf_printf(errors, "%s (in mcp.on_reload)\n", lua_tostring(L, -1));
+      ok = false;
+    }
+  }
+  if (ok) a->reg = registry_build(L, reg, info, cfg->page_size, cfg->declare_all, errors);
   lua_settop(L, 0);
   if (!ok || !a->reg) {
     app_free(a);

@@ -5,6 +5,7 @@
 #ifndef LUAMCP_APP_H
 #define LUAMCP_APP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -20,11 +21,20 @@ typedef struct app {
   /* allocator accounting: bytes in use, and while a call runs, the most it
      may reach (0 = no ceiling) */
   size_t mem_used, mem_ceiling;
+  int state_ref; /* mcp.state, carried over to the next version */
 } app;
 
-/* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns NULL and
-   appends one "file:line: message" line per problem to errors. */
-app *app_load(const char *dir, size_t page_size, buf *errors);
+typedef struct app_config {
+  size_t page_size;  /* items per list page */
+  bool declare_all;  /* declare tools/resources/prompts even when empty (they
+                        may appear on reload) */
+} app_config;
+
+/* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns
+   NULL and appends one "file:line: message" line per problem to errors.
+   With a previous version, its mcp.state is copied over first and the new
+   scripts' mcp.on_reload hook (if any) is called with it. */
+app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors);
 void app_free(app *a);
 
 /* Call the function on top of L's stack with nargs under lua_pcall and a

@@ -105,6 +105,10 @@ struct engine {
   call *running; /* the call inside lua_resume, if any */
   size_t calls_started; /* to tell a request answered at once from one that runs */
   uint64_t next_ask;    /* ids of server->client requests */
+  double reload_at;     /* a reload is due then (0: none) */
+  double reload_first;  /* when the first change of this burst was seen */
+  atomic_bool reload_asked; /* SIGHUP, from any thread */
+  unsigned reloads;     /* successful reloads, for logs and tests */
   session **sessions; /* initialized sessions (each holds a reference) */
   size_t nsessions, sessions_cap;
   inmsg **deferred; /* read while a call ran; dispatched after it */
@@ -135,6 +139,7 @@ engine *engine_new(app *a, const engine_options *opt) {
   e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   atomic_init(&e->interrupt, false);
   atomic_init(&e->finishing_flag, false);
+  atomic_init(&e->reload_asked, false);
   if (e->opt.shutdown_grace <= 0) e->opt.shutdown_grace = 10;
   lua_pushlightuserdata(a->L, e);
   lua_setfield(a->L, LUA_REGISTRYINDEX, ENGINE_KEY);
@@ -483,7 +488,8 @@ static void call_end(engine *e, call *c) {
     luaL_unref(L, LUA_REGISTRYINDEX, c->co_ref);
   }
   luaL_unref(L, LUA_REGISTRYINDEX, c->entry_ref);
-  c->a->refs--;
+  /* a version replaced by a reload is closed when its last call ends */
+  if (--c->a->refs == 0 && c->a != e->app) app_free(c->a);
   request_done(e, c->out);
   session_unref(c->s);
   free(c->id);
@@ -770,12 +776,12 @@ void call_log(call *c, int level, const char *msg, size_t len) {
   /* mirrored on stderr from warning up (everything with --log-level debug):
      a line per info message would cost more than the call */
   if (level >= LOG_WARNING || log_threshold() == LOG_DEBUG)
-    log_msg(level, "%s: %.*s", e->app->reg->name, (int)len, msg);
+    log_msg(level, "%s: %.*s", c->a->reg->name, (int)len, msg);
   if (level < c->s->log_level || c->out->dead) return;
   buf p;
   buf_init(&p);
   buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
-  json_encode_string(&p, e->app->reg->name, strlen(e->app->reg->name));
+  json_encode_string(&p, c->a->reg->name, strlen(c->a->reg->name));
   buf_puts(&p, ",\"data\":");
   json_encode_string(&p, msg, len);
   buf_putc(&p, '}');
@@ -1335,6 +1341,119 @@ static void dispatch(engine *e, inmsg *im) {
 
 /* }====================================================== */
 
+/* {====================================================== reload */
+
+/* A burst of writes postpones the reload, but not past this. */
+#define RELOAD_MAX_WAIT 0.25
+
+void engine_schedule_reload(engine *e, double delay) {
+  double t = now();
+  if (e->reload_at == 0) e->reload_first = t;
+  double at = t + delay; /* quiet for `delay` */
+  if (at > e->reload_first + RELOAD_MAX_WAIT) at = e->reload_first + RELOAD_MAX_WAIT;
+  if (at > e->reload_at) e->reload_at = at;
+}
+
+void engine_request_reload(engine *e) {
+  atomic_store(&e->reload_asked, true);
+  wake(e);
+}
+
+/* Tell every connected client (its standalone outlet) something. */
+static void broadcast(engine *e, const char *method, const char *params, size_t n) {
+  for (size_t i = 0; i < e->nsessions; i++) {
+    outlet *o = e->sessions[i]->standalone;
+    if (o && !o->dead) jsonrpc_write_notification(out_of(e, o), method, params, n);
+  }
+}
+
+static bool list_differs(const registry *a, const registry *b, reg_list l) {
+  const reg_pages *x = &a->pages[l][PROTO_LATEST], *y = &b->pages[l][PROTO_LATEST];
+  if (x->count != y->count || x->npages != y->npages) return true;
+  for (size_t p = 0; p < x->npages; p++) {
+    /* cursors differ between versions: compare the items, not the tail */
+    const char *xe = strstr(x->page[p], ",\"nextCursor\"");
+    const char *ye = strstr(y->page[p], ",\"nextCursor\"");
+    size_t xn = xe ? (size_t)(xe - x->page[p]) : x->page_len[p];
+    size_t yn = ye ? (size_t)(ye - y->page[p]) : y->page_len[p];
+    if (xn != yn || memcmp(x->page[p], y->page[p], xn) != 0) return true;
+  }
+  return false;
+}
+
+/* Load the app again; publish it only if every script loads. */
+static void reload(engine *e) {
+  app *old = e->app;
+  buf errors;
+  buf_init(&errors);
+  double t0 = now();
+  app *fresh = app_load(old->dir, &e->opt.app, old, &errors);
+  if (!fresh) {
+    /* the last good version keeps serving; say why, with file:line */
+    log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
+            (int)errors.len, errors.p ? errors.p : "");
+    buf p;
+    buf_init(&p);
+    buf_puts(&p, "{\"level\":\"error\",\"logger\":\"luamcp\",\"data\":");
+    buf_puts(&errors, "(still serving the previous version)");
+    json_encode_string(&p, errors.p, errors.len);
+    buf_putc(&p, '}');
+    for (size_t i = 0; i < e->nsessions; i++) {
+      session *s = e->sessions[i];
+      outlet *o = s->standalone;
+      if (o && !o->dead && s->log_level <= LOG_ERROR)
+        jsonrpc_write_notification(out_of(e, o), "notifications/message", p.p, p.len);
+    }
+    buf_free(&p);
+    buf_free(&errors);
+    return;
+  }
+  buf_free(&errors);
+  static const char *const changed[REG_NLISTS] = {
+      "notifications/tools/list_changed", "notifications/resources/list_changed",
+      "notifications/resources/list_changed", "notifications/prompts/list_changed"};
+  bool resources_said = false;
+  for (int l = 0; l < REG_NLISTS; l++) {
+    if (!list_differs(old->reg, fresh->reg, (reg_list)l)) continue;
+    if (l == REG_RESOURCES || l == REG_TEMPLATES) {
+      if (resources_said) continue;
+      resources_said = true;
+    }
+    broadcast(e, changed[l], NULL, 0);
+  }
+  /* resources/updated for subscribed URIs whose content may have changed */
+  for (size_t i = 0; i < e->nsessions; i++) {
+    session *s = e->sessions[i];
+    if (!s->standalone || s->standalone->dead) continue;
+    for (size_t k = 0; k < s->nsubscriptions; k++) {
+      const char *uri = s->subscriptions[k];
+      const reg_resource *a = registry_find_resource(old->reg, uri, strlen(uri));
+      const reg_resource *b = registry_find_resource(fresh->reg, uri, strlen(uri));
+      if (!a && !b) continue;
+      if (a && b && a->fingerprint == b->fingerprint) continue;
+      buf p;
+      buf_init(&p);
+      buf_puts(&p, "{\"uri\":");
+      json_encode_string(&p, uri, strlen(uri));
+      buf_putc(&p, '}');
+      jsonrpc_write_notification(out_of(e, s->standalone), "notifications/resources/updated",
+                                 p.p, p.len);
+      buf_free(&p);
+    }
+  }
+  e->app = fresh;
+  e->npool = 0; /* pooled coroutines belong to the old state */
+  lua_pushlightuserdata(fresh->L, e);
+  lua_setfield(fresh->L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  if (old->refs == 0) app_free(old); /* else its last call closes it */
+  e->reloads++;
+  log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
+          fresh->dir, (now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
+          fresh->reg->ntemplates, fresh->reg->nprompts);
+}
+
+/* }====================================================== */
+
 /* {====================================================== the loop */
 
 /* Mark the calls a cancellation names; parked ones are ended by reap(). */
@@ -1512,6 +1631,10 @@ void engine_run(engine *e) {
     e->ndeferred = 0;
     reap(e);
     run_timers(e);
+    if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && now() >= e->reload_at)) {
+      e->reload_at = 0;
+      reload(e);
+    }
     flush_all(e);
     if (finishing && e->ncalls == 0) break;
     if (finishing && e->finish_deadline == 0)
@@ -1523,6 +1646,7 @@ void engine_run(engine *e) {
     }
 
     double t = next_timer(e);
+    if (e->reload_at && (t == 0 || e->reload_at < t)) t = e->reload_at;
     if (finishing && (t == 0 || e->finish_deadline < t)) t = e->finish_deadline;
     int timeout = -1;
     if (t > 0) {

@@ -22,7 +22,8 @@
 #include "session.h"
 
 typedef struct engine_options {
-  size_t page_size;     /* items per list page */
+  app_config app;       /* how apps are loaded (again, on reload) */
+  double debounce;      /* seconds of quiet after a file change before reloading */
   double call_timeout;  /* seconds of wall clock per call */
   size_t call_memory;   /* bytes a call may grow the Lua heap by; 0 = no cap */
   size_t queue_cap;     /* messages waiting before submitters block */
@@ -58,6 +59,15 @@ bool engine_finishing(engine *e);
 
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
+
+/* {====== reload: a fresh state and snapshot, published only if every
+   script loads; calls in flight finish on the old state */
+/* Any thread (SIGHUP): reload as soon as the engine is between calls. */
+void engine_request_reload(engine *e);
+/* Engine thread (the file watcher): reload after `delay` seconds of quiet;
+   each call pushes it back, so a burst of writes is one reload. */
+void engine_schedule_reload(engine *e, double delay);
+/* }====== */
 
 /* {====== inputs read on the engine thread (stdio): no thread hand-off per
    message. The engine polls fd and calls fn(ctx) when it is readable --

@@ -624,6 +624,7 @@ typedef struct encoder {
   buf *b;
   char *err;
   size_t errlen;
+  bool sorted; /* object members in key order */
 } encoder;
 
 static bool enc_fail(encoder *e, const char *msg, const char *what) {
@@ -631,7 +632,56 @@ static bool enc_fail(encoder *e, const char *msg, const char *what) {
   return false;
 }
 
+typedef struct sort_key {
+  const char *s;
+  size_t n;
+  int ref; /* position of the key on the stack */
+} sort_key;
+
+static int cmp_keys(const void *a, const void *b) {
+  const sort_key *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int c = memcmp(x->s, y->s, n);
+  return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
 static bool encode_value(encoder *e, int idx, int depth);
+
+/* Object members in key order: stable output, for what is encoded once
+   and compared (list snapshots across reloads). Keys must be strings. */
+static bool encode_sorted_object(encoder *e, int idx, int depth) {
+  lua_State *L = e->L;
+  size_t n = 0, cap = 16;
+  sort_key *keys = malloc(cap * sizeof *keys);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      free(keys);
+      lua_pop(L, 1);
+      return enc_fail(e, "cannot encode a table key of type ", luaL_typename(L, -1));
+    }
+    if (n == cap) keys = realloc(keys, (cap *= 2) * sizeof *keys);
+    keys[n].s = lua_tolstring(L, -1, &keys[n].n); /* the table keeps it alive */
+    n++;
+  }
+  qsort(keys, n, sizeof *keys, cmp_keys);
+  buf_putc(e->b, '{');
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i++) {
+    if (i) buf_putc(e->b, ',');
+    json_encode_string(e->b, keys[i].s, keys[i].n);
+    buf_putc(e->b, ':');
+    lua_pushlstring(L, keys[i].s, keys[i].n);
+    lua_rawget(L, idx);
+    ok = encode_value(e, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  free(keys);
+  if (ok) buf_putc(e->b, '}');
+  return ok;
+}
+
 
 static bool encode_table(encoder *e, int idx, int depth) {
   lua_State *L = e->L;
@@ -652,6 +702,7 @@ static bool encode_table(encoder *e, int idx, int depth) {
     buf_putc(b, ']');
     return true;
   }
+  if (e->sorted) return encode_sorted_object(e, idx, depth);
   buf_putc(b, '{');
   bool first = true;
   lua_pushnil(L);
@@ -721,8 +772,16 @@ static bool encode_value(encoder *e, int idx, int depth) {
   return enc_fail(e, "cannot encode a value of type ", luaL_typename(L, idx));
 }
 
+bool json_encode_sorted(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
+  encoder e = {L, b, err, errlen, true};
+  int top = lua_gettop(L);
+  bool ok = encode_value(&e, lua_absindex(L, idx), 0);
+  lua_settop(L, top);
+  return ok;
+}
+
 bool json_encode(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
-  encoder e = {L, b, err, errlen};
+  encoder e = {L, b, err, errlen, false};
   int top = lua_gettop(L);
   bool ok = encode_value(&e, lua_absindex(L, idx), 0);
   lua_settop(L, top);

@@ -79,6 +79,9 @@ long long json_table_array_len(lua_State *L, int idx);
 /* Append the JSON encoding of the value at idx. Returns true, or false with
  * a message in err (the buffer may hold a partial encoding then). */
 bool json_encode(lua_State *L, int idx, buf *b, char *err, size_t errlen);
+/* The same with object members in key order (keys must be strings): for
+   what is encoded once and compared. */
+bool json_encode_sorted(lua_State *L, int idx, buf *b, char *err, size_t errlen);
 /* Append s as a JSON string literal (quotes included). */
 void json_encode_string(buf *b, const char *s, size_t n);
 /* Append a double so it reads back as the same value (integral values in

@@ -14,6 +14,7 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "reload.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
 
@@ -38,6 +39,7 @@ static const char usage[] =
     "  --queue N           messages waiting before input is paused (default 1024)\n"
     "  --max-message MB    largest accepted message (default 64)\n"
     "  --shutdown-grace S  on SIGINT/SIGTERM/EOF, calls in flight get this long (default 10)\n"
+    "  --no-watch          do not reload the app when its files change (SIGHUP still does)\n"
     "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
     "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
     "\n"
@@ -53,12 +55,14 @@ static const char usage[] =
     "  --session-idle S    end sessions idle this long (default 1800)\n"
     "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
     "\n"
-    "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n";
+    "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n"
+    "Saving a file of the app reloads it live; a version that fails to load is\n"
+    "reported (file:line) and the previous one keeps serving.\n";
 
 typedef struct options {
   engine_options engine;
   size_t max_message;
-  bool http;
+  bool http, no_watch;
   http_options h;
   const char *origins[16];
   char host_buf[256];
@@ -100,7 +104,7 @@ static double number_arg(const char *opt, const char *v) {
 }
 
 static void parse_options(int argc, char **argv, int first, options *o) {
-  o->engine = (engine_options){.page_size = 100, .call_timeout = 30,
+  o->engine = (engine_options){.app = {.page_size = 100}, .call_timeout = 30, .debounce = 0.03,
                                .call_memory = (size_t)64 << 20, .queue_cap = 1024,
                                .shutdown_grace = 10};
   o->max_message = (size_t)64 << 20;
@@ -112,7 +116,8 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--page-size") == 0) o->engine.page_size = (size_t)number_arg(a, v), i++;
+    if (strcmp(a, "--page-size") == 0) o->engine.app.page_size = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
     else if (strcmp(a, "--timeout") == 0) o->engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
       o->engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
@@ -148,7 +153,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (o->nargs < 4) o->args[o->nargs++] = a;
     else die_usage("unexpected argument %s", a);
   }
-  if (o->engine.page_size == 0) die_usage("%s must be at least 1", "--page-size");
+  if (o->engine.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
   if (o->engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
   if (o->engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
   if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
@@ -157,10 +162,10 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
 }
 
-static app *load_or_report(const char *dir, size_t page_size) {
+static app *load_or_report(const char *dir, const app_config *cfg) {
   buf errors;
   buf_init(&errors);
-  app *a = app_load(dir, page_size, &errors);
+  app *a = app_load(dir, cfg, NULL, &errors);
   if (!a) fprintf(stderr, "%.*s", (int)errors.len, errors.p ? errors.p : "");
   buf_free(&errors);
   return a;
@@ -177,17 +182,25 @@ static int protect_stdout(void) {
   return fd;
 }
 
-/* SIGINT/SIGTERM: stop taking input, let calls in flight finish. */
+/* SIGINT/SIGTERM: stop taking input, let calls in flight finish.
+   SIGHUP: reload the app now. */
 static void *signal_main(void *arg) {
   engine *e = arg;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   int sig;
-  if (sigwait(&set, &sig) == 0) {
+  while (sigwait(&set, &sig) == 0) {
+    if (sig == SIGHUP) {
+      log_msg(LOG_INFO, "SIGHUP: reloading");
+      engine_request_reload(e);
+      continue;
+    }
     log_msg(LOG_INFO, "%s: finishing calls in flight, then exiting", strsignal(sig));
     engine_finish(e);
+    break;
   }
   return NULL;
 }
@@ -196,12 +209,14 @@ static int cmd_serve(options *o) {
   const char *dir = o->nargs ? o->args[0] : ".";
   if (o->nargs > 1) die_usage("serve takes one DIR, got also %s", o->args[1]);
   int out = protect_stdout();
-  app *a = load_or_report(dir, o->engine.page_size);
+  o->engine.app.declare_all = !o->no_watch; /* lists may appear on reload */
+  app *a = load_or_report(dir, &o->engine.app);
   if (!a) return 1;
   log_msg(LOG_INFO, "serving %s over %s (%zu tools, %zu resources, %zu templates, %zu prompts)",
           dir, o->http ? "HTTP" : "stdio", a->reg->ntools, a->reg->nresources, a->reg->ntemplates,
           a->reg->nprompts);
   engine *e = engine_new(a, &o->engine);
+  reload_watch *watch = o->no_watch ? NULL : reload_watch_new(e, dir, o->engine.debounce);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, e);
   int status = 0;
@@ -209,6 +224,7 @@ static int cmd_serve(options *o) {
   else transport_stdio_serve(e, 0, out, o->max_message);
   pthread_cancel(sig);
   pthread_join(sig, NULL);
+  reload_watch_free(watch);
   engine_free(e);
   close(out);
   return status;
@@ -271,7 +287,7 @@ static int cmd_call(options *o) {
     return 2;
   }
   int out = protect_stdout();
-  app *a = load_or_report(dir, o->engine.page_size);
+  app *a = load_or_report(dir, &o->engine.app);
   if (!a) return 1;
   capture cap = {.out = {.write = capture_write}};
   buf_init(&cap.lines);
@@ -303,7 +319,7 @@ static int cmd_call(options *o) {
 
 static int cmd_check(options *o) {
   if (o->nargs != 1) die_usage("%s", "check needs DIR");
-  app *a = load_or_report(o->args[0], o->engine.page_size);
+  app *a = load_or_report(o->args[0], &o->engine.app);
   if (!a) return 1;
   const registry *r = a->reg;
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],
@@ -328,6 +344,7 @@ int main(int argc, char **argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
   options o = {0};

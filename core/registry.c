@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -25,6 +26,41 @@ static int ref_field(lua_State *L, int idx, const char *key) {
     return LUA_NOREF;
   }
   return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+static uint64_t fnv64(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* Hash a resource's listing and the contents of the files in its `files`
+   list (the script that registered it; a widget's HTML). */
+static uint64_t fingerprint(lua_State *L, int entry) {
+  uint64_t h = 14695981039346656037ULL;
+  buf b;
+  buf_init(&b);
+  char err[64];
+  lua_getfield(L, entry, "def");
+  if (json_encode_sorted(L, -1, &b, err, sizeof err)) h = fnv64(h, b.p, b.len);
+  lua_pop(L, 1);
+  lua_getfield(L, entry, "files");
+  size_t n = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
+  for (size_t i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i);
+    const char *path = lua_tostring(L, -1);
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (f) {
+      char chunk[8192];
+      size_t got;
+      while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) h = fnv64(h, chunk, got);
+      fclose(f);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  buf_free(&b);
+  return h;
 }
 
 static uint32_t hash_name(const char *s, size_t n) {
@@ -90,7 +126,7 @@ static bool encode_for(lua_State *L, int idx, int v, int list, buf *b, char *err
     lua_pushnil(L);
     lua_setfield(L, idx, gated[i]);
   }
-  bool ok = json_encode(L, idx, b, err, errlen);
+  bool ok = json_encode_sorted(L, idx, b, err, errlen);
   int k = saved;
   for (size_t i = 0; i < sizeof gated / sizeof *gated; i++) {
     if (!field_unknown_to(v, list, gated[i])) continue;
@@ -148,13 +184,13 @@ static bool encode_pages(lua_State *L, int list_idx, const char *key, int list, 
   return ok;
 }
 
-static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v) {
+static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, bool all) {
   buf b;
   buf_init(&b);
   buf_puts(&b, "\"capabilities\":{\"logging\":{}");
-  if (r->nprompts || r->ntemplates) buf_puts(&b, ",\"completions\":{}");
-  if (r->nprompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
-  if (r->nresources || r->ntemplates)
+  if (all || r->nprompts || r->ntemplates) buf_puts(&b, ",\"completions\":{}");
+  if (all || r->nprompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
+  if (all || r->nresources || r->ntemplates)
     buf_puts(&b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   buf_puts(&b, ",\"tools\":{\"listChanged\":true}}");
   /* serverInfo: name and version are required; the rest pass through */
@@ -174,7 +210,7 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v) {
     if (!lua_isnil(L, -1)) {
       char msg[200];
       buf_printf(&b, ",\"%s\":", extra[i]);
-      if (!json_encode(L, -1, &b, msg, sizeof msg)) buf_puts(&b, "null");
+      if (!json_encode_sorted(L, -1, &b, msg, sizeof msg)) buf_puts(&b, "null");
     }
     lua_pop(L, 1);
   }
@@ -190,7 +226,7 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v) {
 }
 
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
-                         size_t page_size, buf *err) {
+                         size_t page_size, bool declare_all, buf *err) {
   reg_idx = lua_absindex(L, reg_idx);
   if (info_idx) info_idx = lua_absindex(L, info_idx);
   if (info_idx && !lua_istable(L, info_idx)) info_idx = 0;
@@ -220,7 +256,8 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
         case REG_RESOURCES:
           if (!r->resources) r->resources = calloc(n, sizeof *r->resources);
           lua_pushvalue(L, e);
-          r->resources[i] = (reg_resource){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->resources[i] = (reg_resource){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX),
+                                           fingerprint(L, e)};
           r->nresources = i + 1;
           break;
         case REG_TEMPLATES:
@@ -244,7 +281,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
     lua_pop(L, 1);
   }
   index_tools(r);
-  for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v);
+  for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   if (!ok) {
     registry_free(r, L);
     return NULL;

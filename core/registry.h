@@ -6,6 +6,7 @@
 #ifndef LUAMCP_REGISTRY_H
 #define LUAMCP_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ typedef struct reg_tool {
 typedef struct reg_resource {
   char *uri;
   int entry; /* ref to the registration table {read=, mime=, ...} */
+  /* changes when its listing or a file it comes from changes: a reload
+     tells subscribers about the resources whose fingerprint moved */
+  uint64_t fingerprint;
 } reg_resource;
 
 typedef struct reg_template {
@@ -70,7 +74,7 @@ typedef struct registry {
    NULL with a message in err on failure (e.g. a value that cannot be
    encoded). */
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
-                         size_t page_size, buf *err);
+                         size_t page_size, bool declare_all, buf *err);
 void registry_free(registry *r, lua_State *L);
 
 const reg_tool *registry_find_tool(const registry *r, const char *name, size_t len);

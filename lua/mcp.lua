@@ -42,6 +42,19 @@ local function raise(msg)
   error(msg, level)
 end
 
+-- The file of the first caller outside this file (the script registering).
+local function caller_file()
+  local level = 2
+  while true do
+    local info = getinfo(level, "S")
+    if not info then return nil end
+    if info.source ~= "=mcp.lua" and info.what ~= "C" then
+      return info.source:sub(1, 1) == "@" and info.source:sub(2) or nil
+    end
+    level = level + 1
+  end
+end
+
 local function argerr(fn, msg)
   raise(("mcp.%s: %s"):format(fn, msg))
 end
@@ -449,7 +462,8 @@ function M.resource(def)
   end
   unique("resource", uri)
   local listing = copy_common({ uri = uri, name = name, mimeType = mime, size = def.size }, def)
-  reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime }
+  reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime,
+    files = { caller_file() } }
 end
 
 local template_keys = set { "uri", "uriTemplate", "name", "title", "description", "mime", "mimeType",
@@ -520,6 +534,13 @@ function M.prompt(def)
   local listing = copy_common({ name = name, arguments = list }, def)
   reg.prompts[#reg.prompts + 1] = { name = name, def = listing, get = get, args = list,
     complete = complete }
+end
+
+--- mcp.on_reload(function(old_state) ... end): runs after a reload loaded
+--- every script, with mcp.state as carried over from the previous version.
+function M.on_reload(fn)
+  if type(fn) ~= "function" then raise("mcp.on_reload expects a function") end
+  reg.on_reload = fn
 end
 
 -- }=====================================================

@@ -98,9 +98,16 @@ export class HttpServer {
     }
   }
 
+  /** Send SIGTERM (once): the server finishes the calls in flight, then exits. */
+  terminate() {
+    if (this.termSent || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.termSent = true;
+    this.child.kill('SIGTERM');
+  }
+
   /** SIGTERM, then the exit as {code, signal} (SIGKILL and an error past the limit). */
   async stop(limit = WAIT) {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    this.terminate();
     try {
       return await within(this.exited, limit, `the server (pid ${this.child.pid}) to exit after SIGTERM`);
     } catch (err) {
@@ -299,7 +306,6 @@ export class Exchange {
  *   body     an object (JSON-encoded), a string or a Buffer
  *   headers  exactly the headers to send (see mcpHeaders for the usual ones);
  *            Content-Length is added for a body unless one is given
- *   onSocket called with the request before it is sent
  */
 export function exchange(srv, { method = 'POST', path = '/mcp', headers = {}, body, limit = WAIT } = {}) {
   let data;
@@ -327,25 +333,26 @@ export async function request(srv, opts = {}) {
 }
 
 /**
- * The headers a well-behaved client sends: Host is set by node, plus
- * Content-Type and Accept (POST) or Accept (GET), MCP-Protocol-Version and
- * Mcp-Session-Id when given. Keys with an undefined value are dropped, so
- * a test can leave one out: mcpHeaders({ accept: undefined }).
+ * The headers a well-behaved client sends (node adds Host): Content-Type
+ * and Accept (POST) or Accept (GET), MCP-Protocol-Version, and
+ * Mcp-Session-Id when given. null leaves a header out, e.g.
+ * mcpHeaders({ accept: null }); extra adds headers (undefined or null
+ * values are dropped).
  */
 export function mcpHeaders({
   method = 'POST',
   session,
   version = PROTOCOL_VERSION,
   accept = method === 'POST' ? 'application/json, text/event-stream' : 'text/event-stream',
-  contentType = method === 'POST' ? 'application/json' : undefined,
+  contentType = method === 'POST' ? 'application/json' : null,
   extra = {},
 } = {}) {
   const h = {};
-  if (contentType !== undefined) h['Content-Type'] = contentType;
-  if (accept !== undefined) h.Accept = accept;
-  if (version !== undefined) h['MCP-Protocol-Version'] = version;
-  if (session !== undefined) h['Mcp-Session-Id'] = session;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) h[k] = v;
+  if (contentType != null) h['Content-Type'] = contentType;
+  if (accept != null) h.Accept = accept;
+  if (version != null) h['MCP-Protocol-Version'] = version;
+  if (session != null) h['Mcp-Session-Id'] = session;
+  for (const [k, v] of Object.entries(extra)) if (v != null) h[k] = v;
   return h;
 }
 
@@ -354,8 +361,8 @@ export const rpc = (method, params, id = nextId++) => ({ jsonrpc: '2.0', id, met
 export const note = (method, params) => ({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
 
 /** POST one JSON-RPC message with the usual headers; the whole response. */
-export function post(srv, msg, { session, headers, ...opts } = {}) {
-  return request(srv, { method: 'POST', headers: headers ?? mcpHeaders({ session, ...opts }), body: msg, limit: opts.limit });
+export function post(srv, msg, { headers, limit, ...opts } = {}) {
+  return request(srv, { method: 'POST', headers: headers ?? mcpHeaders(opts), body: msg, limit });
 }
 
 /** The JSON-RPC message of a finished response: the JSON body or the response event of an SSE body. */
@@ -369,19 +376,22 @@ export function answerOf(ex) {
   return JSON.parse(ex.body);
 }
 
-/** initialize + notifications/initialized over raw HTTP; returns {session, result}. */
-export async function rawInitialize(srv, { capabilities = {}, headers } = {}) {
+/**
+ * initialize + notifications/initialized over raw HTTP; returns
+ * {session, result, exchange}. extra: more headers for both requests.
+ */
+export async function rawInitialize(srv, { capabilities = {}, extra = {} } = {}) {
   const init = await post(
     srv,
     rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities, clientInfo: { name: 'luamcp-http-raw', version: '0.0.0' } }),
-    { version: undefined, headers },
+    { version: null, extra },
   );
   assert.equal(init.status, 200, `initialize: ${init.status} ${init.body}`);
   const msg = answerOf(init);
   assert.ok(msg.result, `initialize failed: ${init.body}`);
   const session = init.headers['mcp-session-id'];
-  const h = headers ? { ...headers, 'Mcp-Session-Id': session, 'MCP-Protocol-Version': PROTOCOL_VERSION } : undefined;
-  const inited = await post(srv, note('notifications/initialized'), { session, headers: h });
+  assert.ok(session, 'initialize answered without an Mcp-Session-Id header');
+  const inited = await post(srv, note('notifications/initialized'), { session, extra });
   assert.equal(inited.status, 202, `notifications/initialized: ${inited.status} ${inited.body}`);
   return { session, result: msg.result, exchange: init };
 }
@@ -393,7 +403,7 @@ export async function rawInitialize(srv, { capabilities = {}, headers } = {}) {
 /**
  * The official SDK client over StreamableHTTPClientTransport to srv. Every
  * fetch the transport makes is recorded in `fetches` ({method, headers,
- * status, contentType, body}); `getOpened` resolves once the standalone GET
+ * status, contentType, body}); `getOpened()` resolves once the standalone GET
  * stream (no Last-Event-ID) answered 200, and `waitFetch(pred)` waits for a
  * recorded fetch.
  */
@@ -429,10 +439,8 @@ export async function connectHttpSdk(srv, { capabilities = {}, name = 'luamcp-ht
   const errors = [];
   client.onerror = (err) => errors.push(err);
   await client.connect(transport, { timeout: WAIT });
-  const getOpened = waitFetch(
-    (f) => f.method === 'GET' && !f.headers['last-event-id'],
-    'the SDK to open its standalone GET stream',
-  );
+  const getOpened = () =>
+    waitFetch((f) => f.method === 'GET' && !f.headers['last-event-id'] && f.status === 200, 'the SDK to open its standalone GET stream');
   return { client, transport, fetches, waitFetch, getOpened, errors };
 }
 

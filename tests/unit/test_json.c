@@ -137,6 +137,18 @@ static void test_encode(void) {
             "cannot encode: nesting too deep (a cycle?)");
 }
 
+static void test_sorted(void) {
+  luaL_dostring(L, "return {b = 1, a = 2, c = {z = 1, y = {2, 3}}, [\"\"] = 0}");
+  buf b;
+  buf_init(&b);
+  char err[64];
+  CHECK(json_encode_sorted(L, -1, &b, err, sizeof err));
+  buf_putc(&b, 0);
+  CHECK_STR(b.p, "{\"\":0,\"a\":2,\"b\":1,\"c\":{\"y\":[2,3],\"z\":1}}");
+  buf_free(&b);
+  lua_pop(L, 1);
+}
+
 int main(void) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -146,6 +158,7 @@ int main(void) {
   test_decode();
   test_roundtrip();
   test_encode();
+  test_sorted();
   CHECK(lua_gettop(L) == 0);
   lua_close(L);
   return check_report("test_json");

@@ -1,0 +1,19 @@
+/* reload.h — watch an app folder (inotify) and have the engine reload it
+ * when a file of it changes: app.lua, and everything under scripts/,
+ * widgets/ and lib/ (recursively). Editors that save by writing a new file
+ * and renaming it over the old one, and bursts of writes, end in one
+ * reload after a short quiet time (engine_options.debounce). */
+#ifndef LUAMCP_RELOAD_H
+#define LUAMCP_RELOAD_H
+
+#include "engine.h"
+
+typedef struct reload_watch reload_watch;
+
+/* Start watching dir; its events are read on the engine thread. NULL (and
+   a logged reason) if inotify is unavailable: the server then runs
+   without hot reload. */
+reload_watch *reload_watch_new(engine *e, const char *dir, double debounce);
+void reload_watch_free(reload_watch *w);
+
+#endif

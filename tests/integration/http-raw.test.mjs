@@ -1,0 +1,454 @@
+// http-raw.test.mjs — `luamcp serve --http` spoken to with raw node:http
+// requests: every status the Streamable HTTP transport answers with, the
+// security checks (Origin, Host, bearer token) and proof that a refused
+// request never reaches Lua, stateless mode, session ids and expiry,
+// graceful shutdown, SSE keep-alives and dead GET clients. Each test starts
+// its own server on a free 127.0.0.1 port and requires exit code 0 after
+// SIGTERM.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
+import {
+  HTTP_APP,
+  HttpServer,
+  PROTOCOL_VERSION,
+  answerOf,
+  exchange,
+  mcpHeaders,
+  note,
+  post,
+  rawInitialize,
+  request,
+  rpc,
+  withHttp,
+} from './http-helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+
+const call = (name, args = {}) => rpc('tools/call', { name, arguments: args });
+const textOf = (msg) => msg.result.content.map((c) => c.text).join('\n');
+
+/** A refused request: this status, and a JSON-RPC error body with id null. */
+function assertRefused(ex, status, what) {
+  assert.equal(ex.status, status, `${what}: expected ${status}, got ${ex.status} ${ex.body}`);
+  assert.match(ex.headers['content-type'] || '', /^application\/json/, `${what}: the error body is JSON`);
+  const body = JSON.parse(ex.body);
+  assert.equal(body.jsonrpc, '2.0', `${what}: ${ex.body}`);
+  assert.equal(body.id, null, `${what}: ${ex.body}`);
+  assert.equal(typeof body.error?.code, 'number', `${what}: ${ex.body}`);
+  assert.equal(ex.headers['mcp-session-id'], undefined, `${what}: no session may be issued`);
+  return body;
+}
+
+/** Content-Length is there and counts the bytes of the body. */
+function assertLength(ex) {
+  assert.ok(ex.headers['content-length'] !== undefined, `no Content-Length: ${JSON.stringify(ex.headers)}`);
+  assert.equal(Number(ex.headers['content-length']), Buffer.concat(ex.chunks).length);
+}
+
+// {=================================================== 200 / 202
+
+test('200 JSON for a simple request (Content-Type, Content-Length); 202 with no body for a notification and a response', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const init = await post(
+      srv,
+      rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } }, 'init-1'),
+      { version: null },
+    );
+    assert.equal(init.status, 200, init.body);
+    assert.match(init.headers['content-type'], /^application\/json/);
+    assertLength(init);
+    const initMsg = JSON.parse(init.body);
+    assert.equal(initMsg.id, 'init-1');
+    assert.equal(initMsg.result.protocolVersion, PROTOCOL_VERSION);
+    assert.equal(initMsg.result.serverInfo.name, 'luamcp-test-features');
+    const session = init.headers['mcp-session-id'];
+    assert.ok(session, 'initialize answers with Mcp-Session-Id');
+
+    const inited = await post(srv, note('notifications/initialized'), { session });
+    assert.equal(inited.status, 202);
+    assert.equal(inited.body, '');
+    assert.equal(inited.headers['content-type'], undefined, '202 has no body, so no Content-Type');
+
+    const echo = await post(srv, call('echo', { text: 'hello over http' }), { session });
+    assert.equal(echo.status, 200, echo.body);
+    assert.match(echo.headers['content-type'], /^application\/json/);
+    assertLength(echo);
+    assert.equal(textOf(JSON.parse(echo.body)), 'hello over http');
+
+    const list = await post(srv, rpc('tools/list', {}, 77), { session });
+    assert.equal(list.status, 200);
+    assertLength(list);
+    const listMsg = JSON.parse(list.body);
+    assert.equal(listMsg.id, 77);
+    assert.ok(listMsg.result.tools.some((t) => t.name === 'echo'));
+
+    // a JSON-RPC response (to no request of the server's) and an error response: 202, no body
+    for (const msg of [
+      { jsonrpc: '2.0', id: 424242, result: {} },
+      { jsonrpc: '2.0', id: 424243, error: { code: -1, message: 'no' } },
+    ]) {
+      const r = await post(srv, msg, { session });
+      assert.equal(r.status, 202, `${JSON.stringify(msg)} -> ${r.status} ${r.body}`);
+      assert.equal(r.body, '');
+    }
+    // the session still works
+    const again = await post(srv, call('echo', { text: 'still here' }), { session });
+    assert.equal(textOf(answerOf(again)), 'still here');
+  }));
+
+test('SSE (text/event-stream) when the call logs first: priming event, the logs, then the answer, then the end', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const ex = await post(srv, call('log_levels'), { session });
+    assert.equal(ex.status, 200, ex.body);
+    assert.match(ex.headers['content-type'], /^text\/event-stream/);
+    assert.match(ex.headers['cache-control'] || '', /no-cache/);
+    assert.equal(ex.headers['content-length'], undefined, 'a stream has no Content-Length');
+    const [priming, ...rest] = ex.events;
+    assert.ok(priming.id, `the first event is a priming event with an id: ${ex.body}`);
+    assert.equal(priming.data ?? '', '', 'the priming event carries no message');
+    assert.match(priming.retry ?? '', /^\d+$/, 'the priming event says when to retry');
+    const logs = rest.filter((e) => e.message?.method === 'notifications/message');
+    assert.deepEqual(
+      logs.map((e) => e.message.params.level),
+      ['debug', 'info', 'notice', 'warning', 'error'],
+    );
+    const last = rest.at(-1);
+    assert.ok(last.message && 'result' in last.message, `the answer comes last: ${ex.body}`);
+    assert.equal(textOf(last.message), 'logged');
+    assert.equal(rest.length, 6, `only the logs and the answer: ${ex.body}`);
+    for (const e of rest) {
+      assert.equal(e.event ?? 'message', 'message');
+      assert.ok(e.id, `every event has an id: ${ex.body}`);
+    }
+    const ids = ex.events.map((e) => e.id);
+    assert.equal(new Set(ids).size, ids.length, `event ids are unique: ${ids}`);
+  }));
+
+// }===================================================
+
+// {=================================================== 400
+
+test('400: a missing Mcp-Session-Id, an unsupported MCP-Protocol-Version, a body that is not JSON (-32700)', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+
+    assertRefused(await post(srv, rpc('tools/list'), {}), 400, 'POST without Mcp-Session-Id');
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET' }) }), 400, 'GET without Mcp-Session-Id');
+    assertRefused(await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE' }) }), 400, 'DELETE without Mcp-Session-Id');
+
+    const bad = assertRefused(await post(srv, rpc('tools/list'), { session, version: '1999-01-01' }), 400, 'MCP-Protocol-Version 1999-01-01');
+    assert.match(bad.error.message, /1999-01-01|Protocol-Version/i);
+    assertRefused(await post(srv, rpc('tools/list'), { session, version: 'latest' }), 400, 'MCP-Protocol-Version latest');
+    // a supported older version is fine, and so is none (then 2025-03-26 is assumed)
+    for (const version of ['2025-06-18', '2025-03-26', null]) {
+      const ok = await post(srv, rpc('tools/list'), { session, version });
+      assert.equal(ok.status, 200, `MCP-Protocol-Version ${version}: ${ok.status} ${ok.body}`);
+    }
+
+    for (const body of ['{"jsonrpc":"2.0","id":1,"method":', 'not json at all']) {
+      const ex = await request(srv, { headers: mcpHeaders({ session }), body });
+      const err = assertRefused(ex, 400, `body ${body}`);
+      assert.equal(err.error.code, -32700, ex.body);
+    }
+    // the session survived all of it
+    assert.equal(textOf(answerOf(await post(srv, call('echo', { text: 'ok' }), { session }))), 'ok');
+  }));
+
+// }===================================================
+
+// {=================================================== 403, and refused requests never reach Lua
+
+test('403 for a foreign Origin or Host, on POST, GET and DELETE', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const evilOrigin = { Origin: 'http://evil.example.com' };
+    const evilHost = { Host: 'evil.example.com' };
+    for (const [what, extra] of [
+      ['Origin', evilOrigin],
+      ['Host', evilHost],
+      ['Host with the right port', { Host: `evil.example.com:${srv.port}` }],
+    ]) {
+      assertRefused(await post(srv, rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '0' } }), { version: null, extra }), 403, `initialize, foreign ${what}`);
+      assertRefused(await post(srv, rpc('tools/list'), { session, extra }), 403, `tools/list, foreign ${what}`);
+      assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session, extra }) }), 403, `GET, foreign ${what}`);
+      assertRefused(await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session, extra }) }), 403, `DELETE, foreign ${what}`);
+    }
+    // loopback origins and hosts are fine
+    for (const extra of [{ Origin: `http://localhost:${srv.port}` }, { Origin: 'http://127.0.0.1:9' }, { Host: `localhost:${srv.port}` }]) {
+      const ok = await post(srv, call('echo', { text: 'local' }), { session, extra });
+      assert.equal(ok.status, 200, `${JSON.stringify(extra)}: ${ok.status} ${ok.body}`);
+    }
+    // the refused DELETEs did not end the session
+    assert.equal(textOf(answerOf(await post(srv, call('echo', { text: 'alive' }), { session }))), 'alive');
+  }));
+
+test('a request refused with 403 never reaches Lua; --allow-origin admits exactly that origin', opts, async () => {
+  const dir = await tempApp({ 'README': 'marker files of http-raw.test.mjs\n' });
+  const marker = path.join(dir, 'touched');
+  const env = { LUAMCP_HTTP_MARKER: marker };
+  try {
+    await withHttp(HTTP_APP, [], async (srv) => {
+      const { session } = await rawInitialize(srv);
+      for (const extra of [{ Origin: 'http://evil.example.com' }, { Host: 'evil.example.com' }]) {
+        const ex = await post(srv, call('touch_marker'), { session, extra });
+        assertRefused(ex, 403, `touch_marker with ${JSON.stringify(extra)}`);
+      }
+      // a later request is handled (the engine takes requests in order), and still no marker
+      assert.equal(textOf(answerOf(await post(srv, call('tagged', { tag: 'x', seconds: 0 }), { session }))), 'tag x');
+      assert.equal(existsSync(marker), false, 'a forbidden request ran the tool');
+      // the same request without an Origin (not a browser) runs it
+      const ok = await post(srv, call('touch_marker'), { session });
+      assert.equal(ok.status, 200, ok.body);
+      assert.equal(textOf(answerOf(ok)), 'touched');
+      assert.equal(existsSync(marker), true, 'the allowed request did not run the tool');
+    }, { env });
+
+    await removeTemp(marker);
+    await withHttp(HTTP_APP, ['--allow-origin', 'http://app.example'], async (srv) => {
+      const { session } = await rawInitialize(srv, { extra: { Origin: 'http://app.example' } });
+      for (const origin of ['http://evil.example.com', 'http://app.example.evil.com', 'https://evil.app.example']) {
+        const ex = await post(srv, call('touch_marker'), { session, extra: { Origin: origin } });
+        assertRefused(ex, 403, `Origin ${origin} with --allow-origin http://app.example`);
+      }
+      assert.equal(existsSync(marker), false, 'a forbidden request ran the tool');
+      const ok = await post(srv, call('touch_marker'), { session, extra: { Origin: 'http://app.example' } });
+      assert.equal(ok.status, 200, ok.body);
+      assert.equal(existsSync(marker), true);
+    }, { env });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// }===================================================
+
+// {=================================================== 401
+
+test('401 with WWW-Authenticate: Bearer without the right token (--token, LUAMCP_TOKEN); 200 with it; refused calls never run', opts, async () => {
+  const dir = await tempApp({ 'README': 'marker files of http-raw.test.mjs\n' });
+  const marker = path.join(dir, 'touched');
+  try {
+    for (const [args, env, token] of [
+      [['--token', 'secret'], {}, 'secret'],
+      [[], { LUAMCP_TOKEN: 'env-secret' }, 'env-secret'],
+    ]) {
+      await removeTemp(marker);
+      await withHttp(HTTP_APP, args, async (srv) => {
+        const initMsg = rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '0' } });
+        for (const auth of [undefined, 'Bearer wrong', `Bearer ${token}x`, `Bearer ${token.slice(0, -1)}`, `Basic ${token}`, token]) {
+          const ex = await post(srv, initMsg, { version: null, extra: { Authorization: auth } });
+          assertRefused(ex, 401, `Authorization: ${auth}`);
+          assert.match(ex.headers['www-authenticate'] || '', /^Bearer\b/, `WWW-Authenticate on 401 (Authorization: ${auth})`);
+        }
+        const extra = { Authorization: `Bearer ${token}` };
+        const { session } = await rawInitialize(srv, { extra });
+        // a refused tool call does not run
+        assertRefused(await post(srv, call('touch_marker'), { session }), 401, 'touch_marker without a token');
+        assertRefused(await post(srv, call('touch_marker'), { session, extra: { Authorization: 'Bearer nope' } }), 401, 'touch_marker, wrong token');
+        assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }) }), 401, 'GET without a token');
+        assert.equal(textOf(answerOf(await post(srv, call('tagged', { tag: 't', seconds: 0 }), { session, extra }))), 'tag t');
+        assert.equal(existsSync(marker), false, 'a request without the token ran the tool');
+        const ok = await post(srv, call('touch_marker'), { session, extra });
+        assert.equal(ok.status, 200, ok.body);
+        assert.equal(existsSync(marker), true);
+      }, { env: { ...env, LUAMCP_HTTP_MARKER: marker } });
+    }
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// }===================================================
+
+// {=================================================== 404 / 405 / 406 / 413 / 415
+
+test('404 for an unknown or deleted session (POST, GET, DELETE); DELETE ends the session and its GET stream', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const unknown = 'f'.repeat(32);
+    assertRefused(await post(srv, rpc('tools/list'), { session: unknown }), 404, 'POST, unknown session');
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session: unknown }) }), 404, 'GET, unknown session');
+    assertRefused(await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session: unknown }) }), 404, 'DELETE, unknown session');
+
+    const { session } = await rawInitialize(srv);
+    const stream = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }) });
+    assert.equal(stream.status, 200);
+    await stream.waitEvent((e) => e.id !== undefined, 'the priming event of the GET stream');
+    const del = await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session }) });
+    assert.ok(del.status >= 200 && del.status < 300, `DELETE: ${del.status} ${del.body}`);
+    await stream.finished(WAIT, 'the GET stream of a deleted session to end');
+
+    assertRefused(await post(srv, rpc('tools/list'), { session }), 404, 'POST after DELETE');
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }) }), 404, 'GET after DELETE');
+    assertRefused(await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session }) }), 404, 'DELETE after DELETE');
+  }));
+
+test('405 for PUT (and PATCH); GET and DELETE in --stateless mode', opts, async () => {
+  await withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    for (const method of ['PUT', 'PATCH']) {
+      const ex = await request(srv, { method, headers: mcpHeaders({ session }), body: rpc('tools/list') });
+      assertRefused(ex, 405, method);
+      assert.match(ex.headers.allow || '', /POST/, `${method}: an Allow header naming POST`);
+    }
+  });
+  await withHttp(FEATURES_APP, ['--stateless'], async (srv) => {
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET' }) }), 405, 'GET, stateless');
+    assertRefused(await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session: 'a'.repeat(32) }) }), 405, 'DELETE, stateless');
+  });
+});
+
+test('406 for a POST whose Accept lacks text/event-stream, and a GET whose Accept lacks it', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    assertRefused(await post(srv, call('echo', { text: 'x' }), { session, accept: 'application/json' }), 406, 'POST Accept: application/json');
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session, accept: 'application/json' }) }), 406, 'GET Accept: application/json');
+    assertRefused(await request(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session, accept: null }) }), 406, 'GET without Accept');
+    const ok = await post(srv, call('echo', { text: 'x' }), { session });
+    assert.equal(ok.status, 200);
+  }));
+
+test('413 for a body over --max-body 1 (1 MB); one just under it is served', opts, () =>
+  withHttp(FEATURES_APP, ['--max-body', '1'], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const MB = 1024 * 1024;
+    const body = (size) => {
+      const msg = call('echo', { text: '' });
+      const overhead = Buffer.byteLength(JSON.stringify(msg));
+      msg.params.arguments.text = 'x'.repeat(size - overhead);
+      const data = Buffer.from(JSON.stringify(msg));
+      assert.equal(data.length, size);
+      return data;
+    };
+    const over = await request(srv, { headers: mcpHeaders({ session }), body: body(MB + 1024) });
+    assertRefused(over, 413, 'a body of 1 MB + 1 KB');
+    const under = await request(srv, { headers: mcpHeaders({ session }), body: body(MB - 1024) });
+    assert.equal(under.status, 200, `a body of 1 MB - 1 KB: ${under.status} ${under.body.slice(0, 200)}`);
+    assert.equal(textOf(answerOf(under)).length, MB - 1024 - Buffer.byteLength(JSON.stringify(call('echo', { text: '' }))));
+    // no Content-Length (chunked): the limit holds while reading
+    const chunked = await request(srv, { headers: { ...mcpHeaders({ session }), 'Transfer-Encoding': 'chunked' }, body: body(MB + 1024) });
+    assertRefused(chunked, 413, 'a chunked body of 1 MB + 1 KB');
+  }));
+
+test('415 for Content-Type text/plain (and none)', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    assertRefused(await post(srv, call('echo', { text: 'x' }), { session, contentType: 'text/plain' }), 415, 'Content-Type text/plain');
+    assertRefused(await post(srv, call('echo', { text: 'x' }), { session, contentType: null }), 415, 'no Content-Type');
+    const ok = await post(srv, call('echo', { text: 'x' }), { session, contentType: 'application/json; charset=utf-8' });
+    assert.equal(ok.status, 200, 'application/json with a charset parameter is fine');
+  }));
+
+// }===================================================
+
+// {=================================================== stateless, sessions
+
+test('--stateless: tools/call works without initialize or a session id; no Mcp-Session-Id is ever issued', opts, () =>
+  withHttp(FEATURES_APP, ['--stateless'], async (srv) => {
+    const echo = await post(srv, call('echo', { text: 'stateless' }));
+    assert.equal(echo.status, 200, echo.body);
+    assert.equal(echo.headers['mcp-session-id'], undefined);
+    assert.equal(textOf(answerOf(echo)), 'stateless');
+    const noVersion = await post(srv, call('echo', { text: 'no version header' }), { version: null });
+    assert.equal(textOf(answerOf(noVersion)), 'no version header');
+
+    const init = await post(srv, rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '0' } }), { version: null });
+    assert.equal(init.status, 200, init.body);
+    assert.equal(init.headers['mcp-session-id'], undefined, 'a stateless server issues no session');
+    assert.equal(answerOf(init).result.protocolVersion, PROTOCOL_VERSION);
+    const inited = await post(srv, note('notifications/initialized'));
+    assert.equal(inited.status, 202);
+
+    const list = await post(srv, rpc('tools/list'));
+    assert.equal(list.status, 200);
+    assert.ok(answerOf(list).result.tools.length > 0);
+    // logs still stream (SSE) within one POST
+    const logged = await post(srv, call('log_levels'));
+    assert.match(logged.headers['content-type'], /^text\/event-stream/);
+    assert.equal(textOf(answerOf(logged)), 'logged');
+    assert.equal(logged.headers['mcp-session-id'], undefined);
+  }));
+
+test('session ids: at least 32 visible ASCII characters, a new one for every initialize', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await rawInitialize(srv)).session);
+    for (const id of ids) assert.match(id, /^[\x21-\x7e]{32,}$/, `session id ${JSON.stringify(id)}`);
+    assert.equal(new Set(ids).size, ids.length, `ids differ: ${ids}`);
+    // each works on its own
+    for (const session of ids) assert.equal(textOf(answerOf(await post(srv, call('echo', { text: session }), { session }))), session);
+  }));
+
+test('--session-idle 1: an idle session ends (404 after ~2 s)', opts, () =>
+  withHttp(FEATURES_APP, ['--session-idle', '1'], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const fresh = await post(srv, rpc('tools/list'), { session });
+    assert.equal(fresh.status, 200, 'a fresh session works');
+    // the one wait here is the feature under test: idle for more than
+    // --session-idle plus the reaper's one-second tick (any request with the
+    // id would keep the session alive, so there is nothing to poll)
+    await delay(2500 + ms(1000));
+    assertRefused(await post(srv, rpc('tools/list'), { session }), 404, 'a request after the idle limit');
+  }));
+
+// }===================================================
+
+// {=================================================== shutdown, SSE streams
+
+test('graceful shutdown: SIGTERM while a slow call is in flight -> the call still gets its result, then exit 0', opts, async () => {
+  const srv = await new HttpServer(FEATURES_APP).start();
+  try {
+    const { session } = await rawInitialize(srv);
+    const seconds = ms(500) / 1000;
+    const ex = await exchange(srv, { headers: mcpHeaders({ session }), body: call('sleep', { seconds }) });
+    assert.equal(ex.status, 200);
+    // the handler logs before it sleeps: it is in flight now
+    await ex.waitMessage((m) => m.method === 'notifications/message', 'the log of the sleep tool');
+    srv.terminate();
+    await ex.finished(WAIT, 'the answer after SIGTERM');
+    assert.equal(textOf(answerOf(ex)), `slept ${seconds}`);
+  } catch (err) {
+    err.message += `\n--- server stderr ---\n${srv.stderr}`;
+    await srv.kill();
+    throw err;
+  }
+  await srv.stopClean();
+});
+
+test('a GET stream gets keep-alive comments (--sse-keepalive 0.2)', opts, () =>
+  withHttp(FEATURES_APP, ['--sse-keepalive', '0.2'], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const stream = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }) });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers['content-type'], /^text\/event-stream/);
+    assert.match(stream.headers['cache-control'] || '', /no-cache/);
+    const priming = await stream.waitEvent(() => true, 'the priming event');
+    assert.ok(priming.id, 'the GET stream starts with an event id');
+    await stream.until((s) => s.comments.length >= 3, 'three keep-alive comments', ms(10_000));
+    assert.equal(stream.messages.length, 0, `nothing but keep-alives: ${stream.body}`);
+    stream.abort();
+  }));
+
+test('dead GET clients do not pin the server: 20 aborted GET streams with --threads 8, then a request still succeeds', opts, () =>
+  withHttp(FEATURES_APP, ['--threads', '8', '--sse-keepalive', '0.5'], async (srv) => {
+    const sessions = [];
+    for (let i = 0; i < 20; i++) sessions.push((await rawInitialize(srv)).session);
+    for (const [i, session] of sessions.entries()) {
+      // with every worker pinned by a dead stream, this open would never be answered
+      const stream = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }), limit: ms(20_000) });
+      assert.equal(stream.status, 200, `GET stream ${i}`);
+      await stream.waitEvent(() => true, `the priming event of GET stream ${i}`, ms(20_000));
+      stream.abort();
+    }
+    const t0 = Date.now();
+    const ok = await post(srv, call('echo', { text: 'not pinned' }), { session: sessions[0], limit: ms(10_000) });
+    assert.equal(textOf(answerOf(ok)), 'not pinned');
+    assert.ok(Date.now() - t0 < ms(10_000));
+  }));
+
+// }===================================================
