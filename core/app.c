@@ -272,6 +272,8 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     lua_newtable(L);
     lua_setfield(L, reg, lists[i]);
   }
+  lua_pushstring(L, dir); /* for widget paths (lua_api.c) */
+  lua_setfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
   if (luaL_loadbufferx(L, luamcp_embedded[0].src, luamcp_embedded[0].len, "=mcp.lua", "t") !=
       LUA_OK) {
     buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
@@ -310,6 +312,19 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     }
   }
   if (!load_scripts(a, errors)) ok = false;
+  lua_getfield(L, module, "_check"); /* what only all scripts together can tell */
+  if (app_pcall(L, 0, 1, NULL) == LUA_OK) {
+    for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+      lua_rawgeti(L, -1, i);
+      buf_printf(errors, "%s\n", lua_tostring(L, -1));
+      lua_pop(L, 1);
+      ok = false;
+    }
+  } else {
+    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+    ok = false;
+  }
+  lua_pop(L, 1);
   lua_getfield(L, reg, "on_reload");
   if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->state_ref);

@@ -24,6 +24,9 @@ typedef struct app {
   int state_ref; /* mcp.state, carried over to the next version */
 } app;
 
+/* The app folder is in its state's registry under this key. */
+#define APP_DIR_KEY "luamcp.appdir"
+
 typedef struct app_config {
   size_t page_size;  /* items per list page */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they

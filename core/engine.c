@@ -862,6 +862,9 @@ static void handle_initialize(engine *e, inmsg *im) {
     s->client_sampling = json_object_get(caps, "sampling", &x);
     s->client_elicitation = json_object_get(caps, "elicitation", &x);
     s->client_roots = json_object_get(caps, "roots", &x);
+    json_span ext;
+    s->client_ui = json_object_get(caps, "extensions", &ext) && json_kind(ext) == '{' &&
+                   json_object_get(ext, "io.modelcontextprotocol/ui", &x);
   }
   s->initialized = true;
   log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
@@ -883,6 +886,11 @@ static void handle_initialize(engine *e, inmsg *im) {
 static void handle_list(engine *e, inmsg *im, reg_list list) {
   const registry *r = e->app->reg;
   const reg_pages *pg = &r->pages[list][im->s->version];
+  if (list == REG_TOOLS && r->has_app_only && !im->s->client_ui) {
+    /* a client without MCP Apps has no views: app-only tools are not for it */
+    pg = &r->model_tools[im->s->version];
+    list = REG_MODEL_TOOLS;
+  }
   const jsonrpc_msg *m = &im->m;
   size_t page = 0;
   json_span cur;
@@ -948,6 +956,11 @@ static void handle_tools_call(engine *e, inmsg *im) {
   buf_free(&name);
   if (!t) {
     reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    return;
+  }
+  if (t->app_only && !s->client_ui) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;
   }
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {

@@ -3,12 +3,17 @@
  * what needs C: JSON, base64, schema validation and the call context. */
 #include "lua_api.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "app.h"
 #include "base64.h"
 #include "engine.h"
 #include "json.h"
@@ -97,7 +102,43 @@ static int core_notify_updated(lua_State *L) {
   return 0;
 }
 
+/* widget_path(file) -> the file's path inside the app's widgets/ folder, or
+   nil and why. A widget can never name a file outside that folder (no
+   absolute paths, no "..", no symlink leading out). */
+static int core_widget_path(lua_State *L) {
+  const char *file = luaL_checkstring(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
+  const char *dir = luaL_checkstring(L, -1);
+  if (file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 ||
+      strstr(file, "/../") || (strlen(file) >= 3 && strcmp(file + strlen(file) - 3, "/..") == 0)) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "widget file '%s' must be a path inside the widgets/ folder", file);
+    return 2;
+  }
+  char folder[PATH_MAX], path[PATH_MAX + NAME_MAX], real_folder[PATH_MAX], real_path[PATH_MAX];
+  if ((size_t)snprintf(folder, sizeof folder, "%s/widgets", dir) >= sizeof folder ||
+      (size_t)snprintf(path, sizeof path, "%s/%s", folder, file) >= sizeof path) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "widget file '%s': path too long", file);
+    return 2;
+  }
+  if (!realpath(path, real_path)) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "widget file '%s': %s", path, strerror(errno));
+    return 2;
+  }
+  size_t n = realpath(folder, real_folder) ? strlen(real_folder) : 0;
+  if (!n || strncmp(real_path, real_folder, n) != 0 || real_path[n] != '/') {
+    lua_pushnil(L);
+    lua_pushfstring(L, "widget file '%s' leads outside the widgets/ folder", file);
+    return 2;
+  }
+  lua_pushstring(L, path);
+  return 1;
+}
+
 static const luaL_Reg core_funcs[] = {
+    {"widget_path", core_widget_path},
     {"notify_updated", core_notify_updated},
     {"json_encode", core_json_encode},
     {"json_decode", core_json_decode},
@@ -326,8 +367,19 @@ void lua_api_close_ctx(lua_State *L, int idx) {
 
 /* }====================================================== */
 
+extern const struct {
+  const char *name;
+  const char *src;
+  size_t len;
+} luamcp_embedded[];
+
 void lua_api_push_core(lua_State *L) {
   luaL_newlib(L, core_funcs);
+  for (size_t i = 0; luamcp_embedded[i].name; i++) /* the view helper (lua/view.js) */
+    if (strcmp(luamcp_embedded[i].name, "view") == 0) {
+      lua_pushlstring(L, luamcp_embedded[i].src, luamcp_embedded[i].len);
+      lua_setfield(L, -2, "view_js");
+    }
   json_pushnull(L);
   lua_setfield(L, -2, "null");
   json_push_array_mt(L);

@@ -142,18 +142,27 @@ static bool encode_for(lua_State *L, int idx, int v, int list, buf *b, char *err
 static bool encode_pages(lua_State *L, int list_idx, const char *key, int list, int v,
                          size_t page_size, uint64_t cursor_key, reg_pages *out,
                          buf *err) {
-  size_t n = lua_rawlen(L, list_idx);
-  buf *entries = calloc(n ? n : 1, sizeof *entries);
+  size_t all = lua_rawlen(L, list_idx), n = 0;
+  buf *entries = calloc(all ? all : 1, sizeof *entries);
   bool ok = true;
-  for (size_t i = 0; i < n && ok; i++) {
+  for (size_t i = 0; i < all && ok; i++) {
     lua_rawgeti(L, list_idx, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "app_only");
+    bool skip = list == REG_MODEL_TOOLS && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (skip) {
+      lua_pop(L, 1);
+      continue;
+    }
     lua_getfield(L, -1, "def");
     char msg[200];
-    buf_init(&entries[i]);
-    if (!encode_for(L, -1, v, list, &entries[i], msg, sizeof msg)) {
+    buf_init(&entries[n]);
+    if (!encode_for(L, -1, v, list == REG_MODEL_TOOLS ? REG_TOOLS : list, &entries[n], msg,
+                    sizeof msg)) {
       buf_printf(err, "%s entry %zu: %s\n", key, i + 1, msg);
       ok = false;
     }
+    n++;
     lua_pop(L, 2);
   }
   out->count = n;
@@ -192,7 +201,11 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, boo
   if (all || r->nprompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
   if (all || r->nresources || r->ntemplates)
     buf_puts(&b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
-  buf_puts(&b, ",\"tools\":{\"listChanged\":true}}");
+  buf_puts(&b, ",\"tools\":{\"listChanged\":true}");
+  if (r->has_widgets) /* MCP Apps (SEP-1865) */
+    buf_puts(&b, ",\"extensions\":{\"io.modelcontextprotocol/ui\":"
+                 "{\"mimeTypes\":[\"text/html;profile=mcp-app\"]}}");
+  buf_putc(&b, '}');
   /* serverInfo: name and version are required; the rest pass through */
   buf_puts(&b, ",\"serverInfo\":{\"name\":");
   json_encode_string(&b, r->name, strlen(r->name));
@@ -249,8 +262,12 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
       switch (l) {
         case REG_TOOLS:
           if (!r->tools) r->tools = calloc(n, sizeof *r->tools);
+          lua_getfield(L, e, "app_only");
+          bool app_only = lua_toboolean(L, -1);
+          lua_pop(L, 1);
+          r->has_app_only |= app_only;
           r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
-                                   ref_field(L, e, "input"), ref_field(L, e, "output")};
+                                   ref_field(L, e, "input"), ref_field(L, e, "output"), app_only};
           r->ntools = i + 1;
           break;
         case REG_RESOURCES:
@@ -275,12 +292,20 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
       }
       lua_pop(L, 1);
     }
-    for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++)
+    for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) {
       if (!encode_pages(L, li, keys[l], l, v, r->page_size, r->cursor_key, &r->pages[l][v], err))
         ok = false;
+      if (l == REG_TOOLS &&
+          !encode_pages(L, li, keys[l], REG_MODEL_TOOLS, v, r->page_size, r->cursor_key,
+                        &r->model_tools[v], err))
+        ok = false;
+    }
     lua_pop(L, 1);
   }
   index_tools(r);
+  lua_getfield(L, reg_idx, "has_widgets");
+  r->has_widgets = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   if (!ok) {
     registry_free(r, L);
@@ -311,9 +336,9 @@ void registry_free(registry *r, lua_State *L) {
     free(r->prompts[i].name);
     if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->prompts[i].entry);
   }
-  for (int l = 0; l < REG_NLISTS; l++)
+  for (int l = 0; l <= REG_NLISTS; l++)
     for (int v = 0; v < PROTO_COUNT; v++) {
-      reg_pages *pg = &r->pages[l][v];
+      reg_pages *pg = l < REG_NLISTS ? &r->pages[l][v] : &r->model_tools[v];
       for (size_t p = 0; p < pg->npages; p++) free(pg->page[p]);
       free(pg->page);
       free(pg->page_len);

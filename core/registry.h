@@ -18,6 +18,7 @@ typedef struct lua_State lua_State;
 typedef struct reg_tool {
   char *name;
   int handler, input, output; /* Lua refs; output is LUA_NOREF when absent */
+  bool app_only; /* MCP Apps visibility ["app"]: for views, not the model */
 } reg_tool;
 
 typedef struct reg_resource {
@@ -46,7 +47,10 @@ typedef struct reg_pages {
   size_t *page_len;
 } reg_pages;
 
-typedef enum reg_list { REG_TOOLS, REG_RESOURCES, REG_TEMPLATES, REG_PROMPTS, REG_NLISTS } reg_list;
+typedef enum reg_list {
+  REG_TOOLS, REG_RESOURCES, REG_TEMPLATES, REG_PROMPTS, REG_NLISTS,
+  REG_MODEL_TOOLS = REG_NLISTS /* tools less the app-only ones (a cursor id) */
+} reg_list;
 
 typedef struct registry {
   reg_tool *tools;
@@ -61,6 +65,9 @@ typedef struct registry {
   size_t nprompts;
   /* per list and protocol version: fields a version lacks are left out */
   reg_pages pages[REG_NLISTS][PROTO_COUNT];
+  /* tools/list for clients without MCP Apps: app-only tools left out */
+  reg_pages model_tools[PROTO_COUNT];
+  bool has_app_only, has_widgets;
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
   /* initialize result minus protocolVersion, per version: `"capabilities":...}` */

@@ -17,6 +17,7 @@ typedef struct session {
   int version;
   int log_level;    /* notifications/message at or above this level */
   bool client_sampling, client_elicitation, client_roots;
+  bool client_ui; /* declared the MCP Apps extension (io.modelcontextprotocol/ui) */
   char **subscriptions;
   size_t nsubscriptions;
   /* where messages that answer no request go (list_changed,

@@ -408,7 +408,18 @@ local function unique(kind, key)
 end
 
 local tool_keys = set { "name", "title", "description", "input", "output", "inputSchema",
-  "outputSchema", "annotations", "icons", "_meta", "handler" }
+  "outputSchema", "annotations", "icons", "_meta", "handler", "ui", "visibility" }
+
+local UI_MIME = "text/html;profile=mcp-app"
+local widgets = {}   -- uri -> true, for the check after loading
+local ui_tools = {}  -- {name, ui, where} of tools that point at a widget
+
+-- A shallow copy of t (or a new table).
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t or {}) do c[k] = v end
+  return c
+end
 
 function M.tool(def)
   check_fields("tool", def, tool_keys)
@@ -441,7 +452,119 @@ function M.tool(def)
     end
   end
   local listing = copy_common({ name = name, inputSchema = input, outputSchema = output }, def)
-  reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input, output = output }
+  local app_only = false
+  if def.ui ~= nil or def.visibility ~= nil then
+    -- MCP Apps: the view that renders this tool's results, and who may call it
+    local ui = field("tool", def, "ui", "string", true)
+    if ui and not ui:match("^ui://.") then argerr("tool", "field 'ui' must be a ui:// URI") end
+    local vis = def.visibility
+    if vis ~= nil then
+      if type(vis) ~= "table" or #vis == 0 then
+        argerr("tool", "field 'visibility' must be a list of \"model\" and/or \"app\"")
+      end
+      app_only = true
+      for _, v in ipairs(vis) do
+        if v ~= "model" and v ~= "app" then
+          argerr("tool", ("visibility: unknown value '%s' (\"model\" or \"app\")"):format(tostring(v)))
+        end
+        if v == "model" then app_only = false end
+      end
+      vis = as_array(copy(vis))
+    end
+    local meta = copy(def._meta)
+    meta.ui = { resourceUri = ui, visibility = vis }
+    meta["ui/resourceUri"] = ui -- the older flat key, still read by some hosts
+    listing._meta = meta
+    if ui then ui_tools[#ui_tools + 1] = { name = name, ui = ui, where = source_of(3) } end
+  end
+  reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
+    output = output, app_only = app_only }
+end
+
+local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",
+  "permissions", "domain", "prefersBorder", "_meta", "icons", "annotations" }
+local csp_keys = set { "connectDomains", "resourceDomains", "frameDomains", "baseUriDomains" }
+
+-- Put the view helper inline where a widget asks for it, so the widget
+-- works under the spec's default CSP (no network).
+local VIEW_TAG = '<script src="luamcp:view.js"></script>'
+-- "</script" inside inline code would end the element early
+local VIEW_INLINE = "<script>\n" .. core.view_js:gsub("</script", "<\\/script") .. "\n</script>"
+local function inline_view(html)
+  local at = html:find(VIEW_TAG, 1, true)
+  if not at then return html end
+  return html:sub(1, at - 1) .. VIEW_INLINE .. html:sub(at + #VIEW_TAG)
+end
+
+--- mcp.widget{ uri = "ui://…", file = "board.html" | html = "…", csp = {...}, … }
+function M.widget(def)
+  check_fields("widget", def, widget_keys)
+  local uri = field("widget", def, "uri", "string")
+  if not uri:match("^ui://.") then argerr("widget", "field 'uri' must be a ui:// URI") end
+  if (def.file == nil) == (def.html == nil) then
+    argerr("widget", "give exactly one of 'file' (in the app's widgets/ folder) or 'html'")
+  end
+  local path
+  if def.file ~= nil then
+    local file = field("widget", def, "file", "string")
+    local resolved, err = core.widget_path(file)
+    if not resolved then argerr("widget", err) end
+    path = resolved
+  else
+    field("widget", def, "html", "string")
+  end
+  local ui = {}
+  if def.csp ~= nil then
+    if type(def.csp) ~= "table" then argerr("widget", "field 'csp' must be a table") end
+    ui.csp = {}
+    for k, v in pairs(def.csp) do
+      if not csp_keys[k] then argerr("widget", ("csp: unknown field '%s'"):format(tostring(k))) end
+      if type(v) ~= "table" then argerr("widget", ("csp.%s must be a list of origins"):format(k)) end
+      ui.csp[k] = as_array(copy(v))
+    end
+  end
+  if def.permissions ~= nil then
+    if type(def.permissions) ~= "table" then argerr("widget", "field 'permissions' must be a table") end
+    ui.permissions = {}
+    for k, v in pairs(def.permissions) do
+      ui.permissions[k] = (v == true) and {} or v -- {camera = true} means {camera = {}}
+    end
+  end
+  ui.domain = field("widget", def, "domain", "string", true)
+  if def.prefersBorder ~= nil then ui.prefersBorder = def.prefersBorder and true or false end
+  unique("resource", uri)
+  widgets[uri] = true
+  local meta = copy(def._meta)
+  meta.ui = ui
+  local name = field("widget", def, "name", "string", true) or (def.file or uri):match("([^/]+)$")
+  local listing = copy_common({ uri = uri, name = name, mimeType = UI_MIME }, def)
+  listing._meta = meta
+  local html = def.html
+  local read = function()
+    local text = html
+    if path then
+      local f, err = io.open(path, "rb")
+      if not f then error(("widget %s: %s"):format(uri, err), 0) end
+      text = f:read("a")
+      f:close()
+    end
+    return { { uri = uri, mimeType = UI_MIME, text = inline_view(text), _meta = meta } }
+  end
+  reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = UI_MIME,
+    files = { caller_file(), path } }
+end
+
+-- After every script has loaded: tools must point at widgets that exist.
+function M._check()
+  local problems = {}
+  for _, t in ipairs(ui_tools) do
+    if not widgets[t.ui] then
+      problems[#problems + 1] = ("%s: mcp.tool: tool '%s' shows widget '%s', but no mcp.widget has that uri")
+        :format(t.where, t.name, t.ui)
+    end
+  end
+  reg.has_widgets = next(widgets) ~= nil
+  return problems
 end
 
 local resource_keys = set { "uri", "name", "title", "description", "mime", "mimeType", "size",

@@ -11,7 +11,7 @@
 //                         timing assertions depend on); e.g. 30 under valgrind
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, writeFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -454,6 +454,61 @@ export function collect(client, schema) {
     until(pred, what = 'notifications', limit = WAIT) {
       if (pred(items)) return Promise.resolve(items);
       return within(new Promise((resolve) => waiters.push({ pred, resolve })), limit, what);
+    },
+  };
+}
+
+// }===================================================
+
+// {=================================================== files saved as editors save them (reload suites)
+
+let saveSeq = 0;
+
+/**
+ * Save text to file as an editor would. how:
+ *   'rename'  write a hidden temp file next to it, then rename it over the
+ *             file (vim's backupcopy=no, VS Code, most "atomic save"s)
+ *   'inplace' truncate and write the file itself (plain `>` redirection)
+ * Folders are created as needed.
+ */
+export async function saveFile(file, text, how = 'rename') {
+  await mkdir(path.dirname(file), { recursive: true });
+  if (how === 'inplace') {
+    await writeFile(file, text);
+    return;
+  }
+  if (how !== 'rename') throw new Error(`saveFile: unknown way '${how}'`);
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${saveSeq++}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, file);
+}
+
+/**
+ * Follow a text stream (a server's stderr) line by line: `lines` holds every
+ * complete line so far; count(re) how many match; until(pred, what, limit)
+ * resolves once pred(lines) holds (event-driven, checked on every new line).
+ */
+export function watchLines(stream) {
+  const lines = [];
+  let pending = '';
+  let waiters = [];
+  stream.on('data', (d) => {
+    pending += typeof d === 'string' ? d : d.toString('utf8');
+    let nl;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      lines.push(pending.slice(0, nl));
+      pending = pending.slice(nl + 1);
+    }
+    const ready = waiters.filter((w) => w.pred(lines));
+    waiters = waiters.filter((w) => !w.pred(lines));
+    for (const w of ready) w.resolve(lines);
+  });
+  return {
+    lines,
+    count: (re) => lines.reduce((n, l) => n + (re.test(l) ? 1 : 0), 0),
+    until(pred, what = 'a stderr line', limit = WAIT) {
+      if (pred(lines)) return Promise.resolve(lines);
+      return within(new Promise((resolve) => waiters.push({ pred, resolve })), limit, `${what}; stderr so far:\n${lines.join('\n')}`);
     },
   };
 }
