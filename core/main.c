@@ -46,6 +46,8 @@ static const char usage[] =
     "Streamable HTTP (serve --http):\n"
     "  --http [HOST:]PORT  serve at http://HOST:PORT/mcp (HOST default 127.0.0.1)\n"
     "  --stateless         no sessions: every POST stands alone; GET is 405\n"
+    "  --dev               also serve a developer page at /dev: forms for the tools,\n"
+    "                      their widgets rendered, refreshed when files change\n"
     "  --allow-origin URL  also accept this Origin (repeatable); loopback is always ok\n"
     "  --token TOKEN       require 'Authorization: Bearer TOKEN' (or LUAMCP_TOKEN)\n"
     "  --cert PEM          TLS: a PEM file holding the certificate (and the key,\n"
@@ -127,6 +129,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
       o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;
     else if (strcmp(a, "--stateless") == 0) o->h.stateless = true;
+    else if (strcmp(a, "--dev") == 0) o->h.dev = true;
     else if (strcmp(a, "--allow-origin") == 0) {
       if (!v) die_usage("%s needs a URL", a);
       if (o->h.nallow_origins == 16) die_usage("%s: at most 16", a);
@@ -160,6 +163,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");
   if (o->h.session_idle <= 0) die_usage("%s must be more than 0", "--session-idle");
   if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
+  if (o->h.dev && !o->http) die_usage("%s needs --http", "--dev");
 }
 
 static app *load_or_report(const char *dir, const app_config *cfg) {

@@ -706,6 +706,31 @@ static int handle_mcp(struct mg_connection *conn, void *cbdata) {
                        srv->opt.stateless ? "Allow: POST\r\n" : "Allow: GET, POST, DELETE\r\n");
 }
 
+extern const struct {
+  const char *name;
+  const char *src;
+  size_t len;
+} luamcp_embedded[];
+
+/* GET /dev: the developer page (web/dev.html, compiled in). It talks to
+   /mcp like any client, from the same origin. */
+static int handle_dev(struct mg_connection *conn, void *cbdata) {
+  http_server *srv = cbdata;
+  if (!origin_allowed(srv, conn))
+    return respond_error(conn, 403, JSONRPC_INVALID_REQUEST, "Forbidden: Host or Origin not allowed",
+                         NULL);
+  if (!token_ok(srv, conn))
+    return respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
+                         "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+  if (strcmp(mg_get_request_info(conn)->request_method, "GET") != 0)
+    return respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
+  for (size_t i = 0; luamcp_embedded[i].name; i++)
+    if (strcmp(luamcp_embedded[i].name, "dev") == 0)
+      return respond(conn, 200, NULL, "text/html; charset=utf-8", luamcp_embedded[i].src,
+                     luamcp_embedded[i].len);
+  return respond_error(conn, 404, JSONRPC_INVALID_REQUEST, "Not found", NULL);
+}
+
 static int log_civetweb(const struct mg_connection *conn, const char *message) {
   (void)conn;
   log_msg(LOG_WARNING, "http: %s", message);
@@ -819,9 +844,12 @@ int transport_http_serve(engine *e, const http_options *o) {
     return 1;
   }
   mg_set_request_handler(srv->ctx, "/mcp$", handle_mcp, srv);
+  if (o->dev) mg_set_request_handler(srv->ctx, "/dev$", handle_dev, srv);
   pthread_create(&srv->reaper, NULL, reaper_main, srv);
   log_msg(LOG_INFO, "listening on http%s://%s:%d/mcp%s", o->cert ? "s" : "", o->host, o->port,
           o->stateless ? " (stateless)" : "");
+  if (o->dev)
+    log_msg(LOG_INFO, "developer page: http%s://%s:%d/dev", o->cert ? "s" : "", o->host, o->port);
 
   engine_run(e); /* until a signal, then the calls in flight finish */
 

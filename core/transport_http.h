@@ -24,6 +24,7 @@ typedef struct http_options {
   int threads;             /* civetweb workers (each SSE stream holds one) */
   double session_idle;     /* seconds before an idle session is ended */
   double keepalive;        /* seconds between SSE keep-alive comments */
+  bool dev;                /* also serve the developer page at /dev */
 } http_options;
 
 /* Serve until engine_finish (a signal) and the calls in flight are done;

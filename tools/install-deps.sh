@@ -6,7 +6,7 @@ set -euo pipefail
 build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev)
 case "${1:-run}" in
   run) pkgs=("${build[@]}") ;;
-  test) pkgs=("${build[@]}" valgrind json-schema-test-suite) ;;
+  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium) ;;
   bench) pkgs=("${build[@]}") ;;
   *) echo "usage: $0 {run|test|bench}" >&2; exit 2 ;;
 esac

@@ -487,10 +487,14 @@ export async function saveFile(file, text, how = 'rename') {
  * Follow a text stream (a server's stderr) line by line: `lines` holds every
  * complete line so far; count(re) how many match; until(pred, what, limit)
  * resolves once pred(lines) holds (event-driven, checked on every new line).
+ * initial: what the stream said before this watch began (e.g. conn.stderr()),
+ * so that nothing is missed when a listener was already attached.
  */
-export function watchLines(stream) {
+export function watchLines(stream, initial = '') {
   const lines = [];
   let pending = '';
+  for (const l of initial.split('\n').slice(0, -1)) lines.push(l);
+  pending = initial.slice(initial.lastIndexOf('\n') + 1);
   let waiters = [];
   stream.on('data', (d) => {
     pending += typeof d === 'string' ? d : d.toString('utf8');
