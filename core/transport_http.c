@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <time.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -738,11 +739,22 @@ static int log_civetweb(const struct mg_connection *conn, const char *message) {
 }
 
 /* Debian 12's civetweb 1.15 loads OpenSSL at run time and looks up
-   SSL_get_peer_certificate, which OpenSSL 3 no longer exports: it then calls
-   a NULL pointer on the first HTTPS connection. Check before promising TLS. */
+   SSL_get_peer_certificate, which OpenSSL 3 no longer exports: it would call
+   a NULL pointer on the first HTTPS connection. The shim built next to the
+   binary (core/tls_shim.c) supplies it; check before promising TLS. */
 static bool civetweb_tls_usable(char *why, size_t cap) {
+  char exe[PATH_MAX], shim[PATH_MAX + 32];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(shim, sizeof shim, "%s/libluamcp-tls.so", exe);
+    /* stays loaded: civetweb's dlopen("libssl.so") finds it by soname */
+    if (access(shim, R_OK) == 0 && !dlopen(shim, RTLD_NOW | RTLD_GLOBAL))
+      log_msg(LOG_WARNING, "TLS shim %s: %s", shim, dlerror());
+  }
   void *ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);
-  if (!ssl) ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
   if (!ssl) {
     snprintf(why, cap, "libssl.so cannot be loaded (install libssl-dev)");
     return false;
@@ -751,9 +763,8 @@ static bool civetweb_tls_usable(char *why, size_t cap) {
   dlclose(ssl);
   if (!ok)
     snprintf(why, cap,
-             "this civetweb build expects OpenSSL 1.1 (it would crash on the first HTTPS "
-             "connection with the installed OpenSSL 3); terminate TLS in a proxy in front of "
-             "luamcp instead");
+             "this civetweb build expects OpenSSL 1.1 and libluamcp-tls.so (built next to "
+             "luamcp) is missing; terminate TLS in a proxy in front of luamcp instead");
   return ok;
 }
 

@@ -3,10 +3,10 @@
 # needs (when root), or print the exact apt-get line to run (when not).
 set -euo pipefail
 
-build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev)
+build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev)
 case "${1:-run}" in
   run) pkgs=("${build[@]}") ;;
-  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium) ;;
+  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl) ;;
   bench) pkgs=("${build[@]}") ;;
   *) echo "usage: $0 {run|test|bench}" >&2; exit 2 ;;
 esac
