@@ -870,12 +870,14 @@ static void handle_initialize(engine *e, inmsg *im) {
   log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
   buf_free(&v);
   /* tracked from now on: notifications that answer no request reach it */
+  if (s->ephemeral) goto answer;
   if (e->nsessions == e->sessions_cap) {
     e->sessions_cap = e->sessions_cap ? e->sessions_cap * 2 : 8;
     e->sessions = realloc(e->sessions, e->sessions_cap * sizeof *e->sessions);
   }
   session_ref(s);
   e->sessions[e->nsessions++] = s;
+answer:;
   buf *out = out_of(e, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));

@@ -27,6 +27,7 @@ typedef struct session {
      points here; freed by the last session_unref */
   atomic_int refs;
   atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
+  bool ephemeral;    /* one stateless HTTP request: never tracked, gone with it */
   void (*on_free)(struct session *s); /* transport cleanup, may be NULL */
   void *transport; /* the transport's own per-session data */
 } session;

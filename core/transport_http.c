@@ -544,6 +544,7 @@ static session *lookup_session(http_server *srv, struct mg_connection *conn, int
    negotiated the version its header names. */
 static session *stateless_session(struct mg_connection *conn) {
   session *s = session_new();
+  s->ephemeral = true;
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
   int version = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
   s->version = version ? version : PROTO_LATEST;
@@ -580,7 +581,12 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   char extra[128] = "";
   int status = 0;
   if (srv->opt.stateless) {
-    s = init ? session_new() : stateless_session(conn);
+    if (init) {
+      s = session_new();
+      s->ephemeral = true;
+    } else {
+      s = stateless_session(conn);
+    }
   } else if (init) {
     hsession *hs = session_create(srv);
     s = hs->s;
@@ -600,7 +606,6 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   char *data = buf_take(&body, &len);
   if (m.kind != JSONRPC_REQUEST) { /* notifications and responses: 202 */
     engine_submit(srv->e, s, NULL, data, len);
-    if (srv->opt.stateless) engine_end_session(srv->e, s);
     session_unref(s);
     return respond(conn, 202, NULL, NULL, "", 0);
   }
@@ -614,9 +619,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   }
   engine_submit(srv->e, s, &st->out, data, len);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
-  /* a stateless request's session lives as long as its answer */
-  if (srv->opt.stateless) engine_end_session(srv->e, s);
-  session_unref(s);
+  session_unref(s); /* a stateless request's session goes with its last reference */
   hstream_unref(st);
   return status;
 }
