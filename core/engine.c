@@ -1,6 +1,6 @@
 /* engine.c — the engine thread: queue, dispatch, coroutine calls, timers
  * (see engine.h). Only this thread touches the lua_State. */
-#include "engine.h"
+#include "engine_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,103 +25,7 @@
 #include "lua_api.h"
 #include "validate.h"
 
-/* How often (VM instructions) the hook looks at the clock and cancellations. */
-#define HOOK_COUNT 1000
-/* How often (seconds) a busy handler's hook reads the inputs, so ping and
-   notifications/cancelled are seen while it runs. */
-#define HOOK_INPUT_INTERVAL 0.005
-#define MAX_INPUTS 4
-/* Finished coroutines kept for reuse: a new thread per call was a visible
-   share of a call's cost (allocation and GC). */
-#define THREAD_POOL 64
-
-/* What the queue carries: a JSON-RPC message, or a transport's word about
-   a session (it ended; a GET stream opened for it). */
-typedef enum inmsg_type { MSG_RPC, MSG_END_SESSION, MSG_ATTACH } inmsg_type;
-
-typedef struct inmsg {
-  inmsg_type type;
-  session *s;     /* holds a reference */
-  outlet *reply;  /* where the answer goes; NULL for notifications/responses */
-  char *data;
-  size_t len;
-  jsonrpc_msg m;
-} inmsg;
-
-typedef struct cancel_req {
-  session *s;
-  char *id;
-  size_t id_len;
-  struct cancel_req *next;
-} cancel_req;
-
-struct call {
-  engine *e;
-  session *s; /* holds a reference */
-  outlet *out; /* the request's answer, and what it emits on the way */
-  app *a;
-  call_kind kind;
-  lua_State *co;
-  int co_ref, ctx_ref;
-  int entry_ref; /* resource/prompt registration table, for shaping */
-  const reg_tool *tool;
-  char *id;
-  size_t id_len;
-  char *ptoken; /* raw progressToken, or NULL */
-  size_t ptoken_len;
-  char *uri;    /* resources/read: the URI asked for */
-  double last_progress;
-  bool sent_progress;
-  double deadline, wake_at;
-  bool cancelled, timed_out;
-  uint64_t asked; /* id of our request to the client this call waits for, or 0 */
-  long long mem_grown;
-  call *prev, *next;
-};
-
-struct engine {
-  app *app;
-  engine_options opt;
-
-  pthread_mutex_t lock; /* guards the queue, finishing and cancels */
-  pthread_cond_t space;
-  int wakefd; /* eventfd: other threads wake the loop's poll() */
-  inmsg **q;
-  size_t qcap, qhead, qlen;
-  bool finishing;
-  atomic_bool finishing_flag; /* the same, readable without the lock */
-  double finish_deadline;     /* engine thread: calls still running then are dropped */
-  cancel_req *cancels;
-  atomic_bool interrupt; /* cancels is non-empty: the hook should look */
-
-  /* engine thread only */
-  struct {
-    int fd;
-    engine_input_fn fn;
-    void *ctx;
-  } inputs[MAX_INPUTS];
-  size_t ninputs;
-  double last_input_poll;
-  call *running; /* the call inside lua_resume, if any */
-  size_t calls_started; /* to tell a request answered at once from one that runs */
-  uint64_t next_ask;    /* ids of server->client requests */
-  double reload_at;     /* a reload is due then (0: none) */
-  double reload_first;  /* when the first change of this burst was seen */
-  atomic_bool reload_asked; /* SIGHUP, from any thread */
-  unsigned reloads;     /* successful reloads, for logs and tests */
-  session **sessions; /* initialized sessions (each holds a reference) */
-  size_t nsessions, sessions_cap;
-  inmsg **deferred; /* read while a call ran; dispatched after it */
-  size_t ndeferred, deferred_cap;
-  call *calls;
-  size_t ncalls;
-  int pool[THREAD_POOL]; /* refs of idle coroutines of app->L */
-  size_t npool;
-  outlet **dirty;
-  size_t ndirty, dirty_cap;
-};
-
-static double now(void) {
+double engine_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -153,7 +57,7 @@ static void inmsg_free(inmsg *im) {
   free(im);
 }
 
-static void request_done(engine *e, outlet *o);
+void request_done(engine *e, outlet *o);
 
 void engine_free(engine *e) {
   for (size_t i = 0; i < e->qlen; i++) inmsg_free(e->q[(e->qhead + i) % e->qcap]);
@@ -187,7 +91,7 @@ void engine_free(engine *e) {
 
 /* {====================================================== output helpers */
 
-static buf *out_of(engine *e, outlet *o) {
+buf *out_of(engine *e, outlet *o) {
   if (!o->dirty) {
     if (e->ndirty == e->dirty_cap) {
       e->dirty_cap = e->dirty_cap ? e->dirty_cap * 2 : 8;
@@ -199,7 +103,7 @@ static buf *out_of(engine *e, outlet *o) {
   return &o->out;
 }
 
-static void flush_outlet(outlet *o) {
+void flush_outlet(outlet *o) {
   if (o->out.len && !o->dead && !o->write(o, o->out.p, o->out.len)) o->dead = true;
   o->out.len = 0;
   o->dirty = false;
@@ -212,7 +116,7 @@ static void flush_all(engine *e) {
 
 /* The request o answers is over: hand over what is left and let the
    transport close it. o must not be used afterwards. */
-static void request_done(engine *e, outlet *o) {
+void request_done(engine *e, outlet *o) {
   if (!o || !o->finish) return;
   if (o->dirty) {
     for (size_t i = 0; i < e->ndirty; i++)
@@ -226,9 +130,9 @@ static void request_done(engine *e, outlet *o) {
   o->finish(o);
 }
 
-static void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...)
+void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...) {
+void reply_error(engine *e, outlet *s, json_span id, int code, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -237,7 +141,7 @@ static void reply_error(engine *e, outlet *s, json_span id, int code, const char
   jsonrpc_write_error(out_of(e, s), id, code, msg, NULL);
 }
 
-static void reply_json(engine *e, outlet *s, json_span id, const char *json, size_t n) {
+void reply_json(engine *e, outlet *s, json_span id, const char *json, size_t n) {
   jsonrpc_write_result(out_of(e, s), id, json, n);
 }
 
@@ -257,7 +161,7 @@ void engine_notify_updated(engine *e, const char *uri, size_t n) {
 }
 
 /* A tool result that reports a failure to the model (isError: true). */
-static void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
+void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
   jsonrpc_begin_result(out, id);
   buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
   json_encode_string(out, msg, n);
@@ -403,7 +307,7 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   call *c = call_of(L);
   if (!c) return;
   engine *e = c->e;
-  double t = now();
+  double t = engine_now();
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
     poll_inputs(e, 0);
@@ -433,7 +337,7 @@ static void copy_progress_token(call *c, json_span meta) {
 
 /* A new call with its coroutine; the caller pushes the function and the
    arguments onto c->co and calls call_resume. */
-static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
+call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   app *a = e->app;
   call *c = calloc(1, sizeof *c);
   c->e = e;
@@ -446,7 +350,7 @@ static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   c->id = strndup(im->m.id.p, im->m.id.n);
   c->id_len = im->m.id.n;
   copy_progress_token(c, meta);
-  c->deadline = now() + e->opt.call_timeout;
+  c->deadline = engine_now() + e->opt.call_timeout;
   if (e->npool) {
     c->co_ref = e->pool[--e->npool];
     lua_rawgeti(a->L, LUA_REGISTRYINDEX, c->co_ref);
@@ -469,7 +373,7 @@ static call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   return c;
 }
 
-static void call_end(engine *e, call *c) {
+void call_end(engine *e, call *c) {
   lua_State *L = c->a->L;
   if (c->prev) c->prev->next = c->next;
   else e->calls = c->next;
@@ -645,7 +549,7 @@ static void finish_complete(engine *e, call *c, int nres) {
 }
 
 /* Resume c with nargs values on its stack; handle what it does next. */
-static void call_resume(engine *e, call *c, int nargs) {
+void call_resume(engine *e, call *c, int nargs) {
   app *a = c->a;
   size_t before = a->mem_used;
   if (e->opt.call_memory) {
@@ -768,7 +672,7 @@ bool call_detach(call *c) {
 }
 
 void call_sleep(call *c, double seconds) {
-  c->wake_at = now() + (seconds > 0 ? seconds : 0);
+  c->wake_at = engine_now() + (seconds > 0 ? seconds : 0);
 }
 
 void call_log(call *c, int level, const char *msg, size_t len) {
@@ -822,467 +726,6 @@ bool call_progress(call *c, double progress, double total, const char *message) 
 
 /* }====================================================== */
 
-/* {====================================================== methods */
-
-static json_span meta_of(const jsonrpc_msg *m) {
-  json_span v = {0};
-  if (m->params.n) json_object_get(m->params, "_meta", &v);
-  return v;
-}
-
-/* Unescape a string member of params into out; false when absent or not a
-   string. */
-static bool param_string(const jsonrpc_msg *m, const char *key, buf *out) {
-  json_span v;
-  out->len = 0;
-  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) != '"') return false;
-  json_string_unescape(v, out);
-  return true;
-}
-
-static void handle_initialize(engine *e, inmsg *im) {
-  session *s = im->s;
-  const jsonrpc_msg *m = &im->m;
-  if (s->initialized) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
-    return;
-  }
-  buf v;
-  buf_init(&v);
-  if (!param_string(m, "protocolVersion", &v)) {
-    buf_free(&v);
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
-                "Invalid params: \"protocolVersion\" (string) is required");
-    return;
-  }
-  int version = proto_from_name(v.p, v.len);
-  s->version = version ? version : PROTO_LATEST;
-  json_span caps, x;
-  if (json_object_get(m->params, "capabilities", &caps) && json_kind(caps) == '{') {
-    s->client_sampling = json_object_get(caps, "sampling", &x);
-    s->client_elicitation = json_object_get(caps, "elicitation", &x);
-    s->client_roots = json_object_get(caps, "roots", &x);
-    json_span ext;
-    s->client_ui = json_object_get(caps, "extensions", &ext) && json_kind(ext) == '{' &&
-                   json_object_get(ext, "io.modelcontextprotocol/ui", &x);
-  }
-  s->initialized = true;
-  log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
-  buf_free(&v);
-  /* tracked from now on: notifications that answer no request reach it */
-  if (s->ephemeral) goto answer;
-  if (e->nsessions == e->sessions_cap) {
-    e->sessions_cap = e->sessions_cap ? e->sessions_cap * 2 : 8;
-    e->sessions = realloc(e->sessions, e->sessions_cap * sizeof *e->sessions);
-  }
-  session_ref(s);
-  e->sessions[e->nsessions++] = s;
-answer:;
-  buf *out = out_of(e, im->reply);
-  jsonrpc_begin_result(out, m->id);
-  buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
-  buf_put(out, e->app->reg->init_tail[s->version], e->app->reg->init_tail_len[s->version]);
-  jsonrpc_end_reply(out);
-}
-
-static void handle_list(engine *e, inmsg *im, reg_list list) {
-  const registry *r = e->app->reg;
-  const reg_pages *pg = &r->pages[list][im->s->version];
-  if (list == REG_TOOLS && r->has_app_only && !im->s->client_ui) {
-    /* a client without MCP Apps has no views: app-only tools are not for it */
-    pg = &r->model_tools[im->s->version];
-    list = REG_MODEL_TOOLS;
-  }
-  const jsonrpc_msg *m = &im->m;
-  size_t page = 0;
-  json_span cur;
-  if (m->params.n && json_object_get(m->params, "cursor", &cur) && json_kind(cur) != 'n') {
-    buf c;
-    buf_init(&c);
-    size_t off = 0;
-    bool ok = json_kind(cur) == '"';
-    if (ok) {
-      json_string_unescape(cur, &c);
-      ok = cursor_parse(r->cursor_key, list, c.p, c.len, &off) && off < pg->count &&
-           off % r->page_size == 0;
-    }
-    buf_free(&c);
-    if (!ok) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
-                  "Invalid params: unknown cursor (lists restart from the beginning)");
-      return;
-    }
-    page = off / r->page_size;
-  }
-  reply_json(e, im->reply, m->id, pg->page[page], pg->page_len[page]);
-}
-
-static void handle_tools_list(engine *e, inmsg *im) { handle_list(e, im, REG_TOOLS); }
-static void handle_resources_list(engine *e, inmsg *im) { handle_list(e, im, REG_RESOURCES); }
-static void handle_templates_list(engine *e, inmsg *im) { handle_list(e, im, REG_TEMPLATES); }
-static void handle_prompts_list(engine *e, inmsg *im) { handle_list(e, im, REG_PROMPTS); }
-
-/* Decode params.<key> (an object) onto L, or push an empty table when it is
-   absent or null. False (nothing pushed) when it is not an object. */
-static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *key) {
-  json_span v;
-  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) == 'n') {
-    lua_newtable(L);
-    return true;
-  }
-  if (json_kind(v) != '{') return false;
-  return json_decode(L, v.p, v.n, NULL);
-}
-
-static void handle_tools_call(engine *e, inmsg *im) {
-  const jsonrpc_msg *m = &im->m;
-  session *s = im->s;
-  lua_State *L = e->app->L;
-  static const char *const keys[] = {"name", "arguments", "_meta"};
-  json_span f[3] = {{0}};
-  if (m->params.n) json_object_fields(m->params, keys, f, 3);
-  if (json_kind(f[0]) != '"') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
-    return;
-  }
-  /* tool names are plain ASCII: look the raw token up, unescape only if needed */
-  buf name;
-  buf_init(&name);
-  const reg_tool *t;
-  if (memchr(f[0].p, '\\', f[0].n)) {
-    json_string_unescape(f[0], &name);
-    t = registry_find_tool(e->app->reg, name.p, name.len);
-  } else {
-    t = registry_find_tool(e->app->reg, f[0].p + 1, f[0].n - 2);
-  }
-  buf_free(&name);
-  if (!t) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
-    return;
-  }
-  if (t->app_only && !s->client_ui) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
-                "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
-    return;
-  }
-  if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
-    return;
-  }
-  if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
-  else lua_newtable(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
-  buf err;
-  buf_init(&err);
-  bool valid = schema_validate(L, -1, -2, &err);
-  lua_pop(L, 1);
-  if (!valid) {
-    lua_pop(L, 1);
-    buf msg;
-    buf_init(&msg);
-    buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
-    /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
-       earlier versions answered a protocol error */
-    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, im->reply), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(out_of(e, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
-    buf_free(&msg);
-    buf_free(&err);
-    return;
-  }
-  buf_free(&err);
-  call *c = call_new(e, im, CALL_TOOL, f[2]);
-  c->tool = t;
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, t->handler);
-  lua_xmove(L, c->co, 1); /* the arguments */
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, 2);
-}
-
-/* RFC 6570 level 1: does uri match the template? Pushes a table of the
-   (percent-decoded) variables when it does. A variable matches one or more
-   characters other than '/'. */
-static int hexval(char ch) {
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-
-static void push_decoded(lua_State *L, const char *p, size_t n) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (size_t i = 0; i < n; i++) {
-    int hi, lo;
-    if (p[i] == '%' && i + 2 < n && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
-      luaL_addchar(&b, (char)(hi * 16 + lo));
-      i += 2;
-    } else {
-      luaL_addchar(&b, p[i]);
-    }
-  }
-  luaL_pushresult(&b);
-}
-
-static bool match_template(lua_State *L, const char *tpl, const char *uri, size_t n) {
-  const char *u = uri, *end = uri + n;
-  lua_newtable(L);
-  while (*tpl) {
-    if (*tpl != '{') {
-      if (u >= end || *u != *tpl) goto no;
-      tpl++, u++;
-      continue;
-    }
-    const char *close = strchr(tpl, '}');
-    if (!close) goto no;
-    const char *lit = close + 1; /* the literal that must follow the value */
-    size_t litlen = strcspn(lit, "{");
-    const char *v = u;
-    while (u < end && *u != '/' &&
-           !(litlen && (size_t)(end - u) >= litlen && memcmp(u, lit, litlen) == 0))
-      u++;
-    if (u == v) goto no;
-    lua_pushlstring(L, tpl + 1, (size_t)(close - tpl - 1));
-    push_decoded(L, v, (size_t)(u - v));
-    lua_rawset(L, -3);
-    tpl = lit;
-  }
-  if (u == end) return true;
-no:
-  lua_pop(L, 1);
-  return false;
-}
-
-static void handle_resources_read(engine *e, inmsg *im) {
-  const jsonrpc_msg *m = &im->m;
-  const registry *r = e->app->reg;
-  lua_State *L = e->app->L;
-  buf uri;
-  buf_init(&uri);
-  if (!param_string(m, "uri", &uri)) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
-    buf_free(&uri);
-    return;
-  }
-  int entry = LUA_NOREF, nargs = 0;
-  const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
-  if (res) {
-    entry = res->entry;
-  } else {
-    for (size_t i = 0; i < r->ntemplates; i++) {
-      if (match_template(L, r->templates[i].uri_template, uri.p, uri.len)) {
-        entry = r->templates[i].entry;
-        nargs = 1;
-        break;
-      }
-    }
-  }
-  if (entry == LUA_NOREF) {
-    buf d;
-    buf_init(&d);
-    buf_puts(&d, "{\"uri\":");
-    json_encode_string(&d, uri.p, uri.len);
-    buf_putc(&d, '}');
-    buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(e, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
-    buf_free(&d);
-    buf_free(&uri);
-    return;
-  }
-  call *c = call_new(e, im, CALL_RESOURCE, meta_of(m));
-  c->uri = buf_take(&uri, NULL);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
-  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, entry);
-  lua_getfield(c->co, -1, "read");
-  lua_remove(c->co, -2);
-  if (nargs) lua_xmove(L, c->co, 1); /* template variables */
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, nargs + 1);
-}
-
-static void handle_prompts_get(engine *e, inmsg *im) {
-  const jsonrpc_msg *m = &im->m;
-  lua_State *L = e->app->L;
-  buf name;
-  buf_init(&name);
-  const reg_prompt *p = NULL;
-  if (!param_string(m, "name", &name)) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
-    goto done;
-  }
-  p = registry_find_prompt(e->app->reg, name.p, name.len);
-  if (!p) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
-    goto done;
-  }
-  if (!push_object_param(L, m, "arguments")) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
-    goto done;
-  }
-  /* every required argument must be there */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
-  lua_getfield(L, -1, "args");
-  size_t nargs = lua_rawlen(L, -1);
-  for (size_t i = 1; i <= nargs; i++) {
-    lua_rawgeti(L, -1, (lua_Integer)i);
-    lua_getfield(L, -1, "required");
-    bool required = lua_toboolean(L, -1);
-    lua_getfield(L, -2, "name");
-    lua_pushvalue(L, -1);
-    bool present = lua_rawget(L, -7) != LUA_TNIL;
-    if (required && !present) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
-                  "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
-      lua_settop(L, 0);
-      goto done;
-    }
-    lua_pop(L, 4);
-  }
-  lua_pop(L, 2);
-  call *c = call_new(e, im, CALL_PROMPT, meta_of(m));
-  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
-  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
-  lua_getfield(c->co, -1, "get");
-  lua_remove(c->co, -2);
-  lua_xmove(L, c->co, 1);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, 2);
-done:
-  buf_free(&name);
-}
-
-static void handle_complete(engine *e, inmsg *im) {
-  const jsonrpc_msg *m = &im->m;
-  const registry *r = e->app->reg;
-  json_span ref, arg, type, v;
-  buf key, argname, value;
-  buf_init(&key), buf_init(&argname), buf_init(&value);
-  int entry = LUA_NOREF;
-  if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
-      !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
-      json_kind(arg) != '{') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
-                "Invalid params: \"ref\" and \"argument\" objects are required");
-    goto done;
-  }
-  if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
-  if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
-  if (!argname.len) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
-    goto done;
-  }
-  if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
-    json_string_unescape(v, &key);
-    const reg_prompt *p = registry_find_prompt(r, key.p, key.len);
-    if (p) entry = p->entry;
-  } else if (json_string_eq(type, "ref/resource") && json_object_get(ref, "uri", &v) &&
-             json_kind(v) == '"') {
-    json_string_unescape(v, &key);
-    for (size_t i = 0; i < r->ntemplates; i++)
-      if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
-  }
-  if (entry == LUA_NOREF) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
-                key.len ? key.p : "(none)");
-    goto done;
-  }
-  call *c = call_new(e, im, CALL_COMPLETE, meta_of(m));
-  lua_State *co = c->co;
-  lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
-  lua_getfield(co, -1, "complete");
-  lua_getfield(co, -1, argname.p);
-  lua_replace(co, -3);
-  lua_pop(co, 1);
-  if (!lua_isfunction(co, -1)) {
-    lua_pop(co, 1);
-    lua_pushcfunction(co, lua_api_no_completions);
-  }
-  lua_pushlstring(co, value.p ? value.p : "", value.len);
-  json_span ctxv, args;
-  if (json_object_get(m->params, "context", &ctxv) && json_kind(ctxv) == '{' &&
-      json_object_get(ctxv, "arguments", &args) && json_kind(args) == '{')
-    json_decode(co, args.p, args.n, NULL);
-  else
-    lua_newtable(co);
-  call_resume(e, c, 2);
-done:
-  buf_free(&key), buf_free(&argname), buf_free(&value);
-}
-
-static void handle_set_level(engine *e, inmsg *im) {
-  buf lv;
-  buf_init(&lv);
-  int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
-  buf_free(&lv);
-  if (level < 0) {
-    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
-                "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
-                "critical, alert, emergency");
-    return;
-  }
-  im->s->log_level = level;
-  reply_json(e, im->reply, im->m.id, "{}", 2);
-}
-
-static void handle_subscription(engine *e, inmsg *im, bool subscribe) {
-  buf uri;
-  buf_init(&uri);
-  if (!param_string(&im->m, "uri", &uri)) {
-    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
-  } else {
-    if (subscribe) session_subscribe(im->s, uri.p, uri.len);
-    else session_unsubscribe(im->s, uri.p, uri.len);
-    reply_json(e, im->reply, im->m.id, "{}", 2);
-  }
-  buf_free(&uri);
-}
-static void handle_subscribe(engine *e, inmsg *im) { handle_subscription(e, im, true); }
-static void handle_unsubscribe(engine *e, inmsg *im) { handle_subscription(e, im, false); }
-static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->reply, im->m.id, "{}", 2); }
-
-static const struct {
-  const char *name;
-  void (*fn)(engine *, inmsg *);
-} methods[] = {
-    {"tools/call", handle_tools_call},
-    {"tools/list", handle_tools_list},
-    {"resources/read", handle_resources_read},
-    {"resources/list", handle_resources_list},
-    {"resources/templates/list", handle_templates_list},
-    {"resources/subscribe", handle_subscribe},
-    {"resources/unsubscribe", handle_unsubscribe},
-    {"prompts/get", handle_prompts_get},
-    {"prompts/list", handle_prompts_list},
-    {"completion/complete", handle_complete},
-    {"logging/setLevel", handle_set_level},
-    {"ping", handle_ping},
-};
-
-static void handle_request(engine *e, inmsg *im) {
-  session *s = im->s;
-  const jsonrpc_msg *m = &im->m;
-  if (jsonrpc_method_is(m, "initialize")) {
-    handle_initialize(e, im);
-    return;
-  }
-  for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
-    if (!jsonrpc_method_is(m, methods[i].name)) continue;
-    if (!s->initialized) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST,
-                  "Invalid Request: the session is not initialized (send initialize first)");
-      return;
-    }
-    methods[i].fn(e, im);
-    return;
-  }
-  buf name;
-  buf_init(&name);
-  json_string_unescape(m->method, &name);
-  reply_error(e, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
-  buf_free(&name);
-}
-
 static void untrack(engine *e, session *s) {
   for (size_t i = 0; i < e->nsessions; i++)
     if (e->sessions[i] == s) {
@@ -1332,7 +775,7 @@ static void dispatch(engine *e, inmsg *im) {
         break;
       }
       if (jsonrpc_method_is(&im->m, "ping")) answered_at_once(&im->m, out_of(e, im->reply));
-      else handle_request(e, im);
+      else methods_handle_request(e, im);
       /* answered already, unless a call now runs (it finishes the outlet) */
       if (e->calls_started == before && im->reply != im->s->standalone) request_done(e, im->reply);
       break;
@@ -1356,118 +799,10 @@ static void dispatch(engine *e, inmsg *im) {
 
 /* }====================================================== */
 
-/* {====================================================== reload */
-
-/* A burst of writes postpones the reload, but not past this. */
-#define RELOAD_MAX_WAIT 0.25
-
-void engine_schedule_reload(engine *e, double delay) {
-  double t = now();
-  if (e->reload_at == 0) e->reload_first = t;
-  double at = t + delay; /* quiet for `delay` */
-  if (at > e->reload_first + RELOAD_MAX_WAIT) at = e->reload_first + RELOAD_MAX_WAIT;
-  if (at > e->reload_at) e->reload_at = at;
-}
-
 void engine_request_reload(engine *e) {
   atomic_store(&e->reload_asked, true);
   wake(e);
 }
-
-/* Tell every connected client (its standalone outlet) something. */
-static void broadcast(engine *e, const char *method, const char *params, size_t n) {
-  for (size_t i = 0; i < e->nsessions; i++) {
-    outlet *o = e->sessions[i]->standalone;
-    if (o && !o->dead) jsonrpc_write_notification(out_of(e, o), method, params, n);
-  }
-}
-
-static bool list_differs(const registry *a, const registry *b, reg_list l) {
-  const reg_pages *x = &a->pages[l][PROTO_LATEST], *y = &b->pages[l][PROTO_LATEST];
-  if (x->count != y->count || x->npages != y->npages) return true;
-  for (size_t p = 0; p < x->npages; p++) {
-    /* cursors differ between versions: compare the items, not the tail */
-    const char *xe = strstr(x->page[p], ",\"nextCursor\"");
-    const char *ye = strstr(y->page[p], ",\"nextCursor\"");
-    size_t xn = xe ? (size_t)(xe - x->page[p]) : x->page_len[p];
-    size_t yn = ye ? (size_t)(ye - y->page[p]) : y->page_len[p];
-    if (xn != yn || memcmp(x->page[p], y->page[p], xn) != 0) return true;
-  }
-  return false;
-}
-
-/* Load the app again; publish it only if every script loads. */
-static void reload(engine *e) {
-  app *old = e->app;
-  buf errors;
-  buf_init(&errors);
-  double t0 = now();
-  app *fresh = app_load(old->dir, &e->opt.app, old, &errors);
-  if (!fresh) {
-    /* the last good version keeps serving; say why, with file:line */
-    log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
-            (int)errors.len, errors.p ? errors.p : "");
-    buf p;
-    buf_init(&p);
-    buf_puts(&p, "{\"level\":\"error\",\"logger\":\"luamcp\",\"data\":");
-    buf_puts(&errors, "(still serving the previous version)");
-    json_encode_string(&p, errors.p, errors.len);
-    buf_putc(&p, '}');
-    for (size_t i = 0; i < e->nsessions; i++) {
-      session *s = e->sessions[i];
-      outlet *o = s->standalone;
-      if (o && !o->dead && s->log_level <= LOG_ERROR)
-        jsonrpc_write_notification(out_of(e, o), "notifications/message", p.p, p.len);
-    }
-    buf_free(&p);
-    buf_free(&errors);
-    return;
-  }
-  buf_free(&errors);
-  static const char *const changed[REG_NLISTS] = {
-      "notifications/tools/list_changed", "notifications/resources/list_changed",
-      "notifications/resources/list_changed", "notifications/prompts/list_changed"};
-  bool resources_said = false;
-  for (int l = 0; l < REG_NLISTS; l++) {
-    if (!list_differs(old->reg, fresh->reg, (reg_list)l)) continue;
-    if (l == REG_RESOURCES || l == REG_TEMPLATES) {
-      if (resources_said) continue;
-      resources_said = true;
-    }
-    broadcast(e, changed[l], NULL, 0);
-  }
-  /* resources/updated for subscribed URIs whose content may have changed */
-  for (size_t i = 0; i < e->nsessions; i++) {
-    session *s = e->sessions[i];
-    if (!s->standalone || s->standalone->dead) continue;
-    for (size_t k = 0; k < s->nsubscriptions; k++) {
-      const char *uri = s->subscriptions[k];
-      const reg_resource *a = registry_find_resource(old->reg, uri, strlen(uri));
-      const reg_resource *b = registry_find_resource(fresh->reg, uri, strlen(uri));
-      if (!a && !b) continue;
-      if (a && b && a->fingerprint == b->fingerprint) continue;
-      buf p;
-      buf_init(&p);
-      buf_puts(&p, "{\"uri\":");
-      json_encode_string(&p, uri, strlen(uri));
-      buf_putc(&p, '}');
-      jsonrpc_write_notification(out_of(e, s->standalone), "notifications/resources/updated",
-                                 p.p, p.len);
-      buf_free(&p);
-    }
-  }
-  e->app = fresh;
-  e->npool = 0; /* pooled coroutines belong to the old state */
-  lua_pushlightuserdata(fresh->L, e);
-  lua_setfield(fresh->L, LUA_REGISTRYINDEX, ENGINE_KEY);
-  if (old->refs == 0) app_free(old); /* else its last call closes it */
-  e->reloads++;
-  log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
-          fresh->dir, (now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
-          fresh->reg->ntemplates, fresh->reg->nprompts);
-}
-
-/* }====================================================== */
 
 /* {====================================================== the loop */
 
@@ -1577,7 +912,7 @@ static void poll_inputs(engine *e, int timeout_ms) {
 /* Resume every parked call whose time has come (or whose deadline passed:
    ctx:sleep then raises the timeout). */
 static void run_timers(engine *e) {
-  double t = now();
+  double t = engine_now();
   call *next;
   for (call *c = e->calls; c; c = next) {
     next = c->next;
@@ -1612,13 +947,13 @@ static double next_timer(const engine *e) {
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
 static bool spin_for_input(engine *e) {
-  double until = now() + SPIN_SECONDS;
+  double until = engine_now() + SPIN_SECONDS;
   struct pollfd fds[MAX_INPUTS];
   for (size_t i = 0; i < e->ninputs; i++)
     fds[i] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
   do {
     if (poll(fds, e->ninputs, 0) > 0) return true;
-  } while (now() < until);
+  } while (engine_now() < until);
   return false;
 }
 
@@ -1646,15 +981,15 @@ void engine_run(engine *e) {
     e->ndeferred = 0;
     reap(e);
     run_timers(e);
-    if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && now() >= e->reload_at)) {
+    if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && engine_now() >= e->reload_at)) {
       e->reload_at = 0;
-      reload(e);
+      engine_reload_now(e);
     }
     flush_all(e);
     if (finishing && e->ncalls == 0) break;
     if (finishing && e->finish_deadline == 0)
-      e->finish_deadline = now() + e->opt.shutdown_grace;
-    if (finishing && now() >= e->finish_deadline) { /* grace is over */
+      e->finish_deadline = engine_now() + e->opt.shutdown_grace;
+    if (finishing && engine_now() >= e->finish_deadline) { /* grace is over */
       log_msg(LOG_WARNING, "shutting down: dropping %zu call(s) still running", e->ncalls);
       while (e->calls) call_end(e, e->calls);
       continue;
@@ -1665,7 +1000,7 @@ void engine_run(engine *e) {
     if (finishing && (t == 0 || e->finish_deadline < t)) t = e->finish_deadline;
     int timeout = -1;
     if (t > 0) {
-      double ms = (t - now()) * 1000.0;
+      double ms = (t - engine_now()) * 1000.0;
       timeout = ms <= 0 ? 0 : (int)ceil(ms);
     }
     if (finishing) e->ninputs = 0; /* stop taking input; finish what runs */

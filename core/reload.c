@@ -1,4 +1,6 @@
-/* reload.c — inotify watch of an app folder (see reload.h). */
+/* reload.c — hot reload: the inotify watch of an app folder, and
+ * publishing a reloaded version (diffing the snapshots, telling clients,
+ * swapping the engine's app). See reload.h and engine.h. */
 #include "reload.h"
 
 #include <dirent.h>
@@ -11,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine_internal.h"
+#include "json.h"
 #include "log.h"
 
 #define WATCH_MASK                                                                    \
@@ -147,3 +151,113 @@ void reload_watch_free(reload_watch *rw) {
   free(rw->dir);
   free(rw);
 }
+
+/* {====================================================== publishing a reload */
+
+/* A burst of writes postpones the reload, but not past this. */
+#define RELOAD_MAX_WAIT 0.25
+
+void engine_schedule_reload(engine *e, double delay) {
+  double t = engine_now();
+  if (e->reload_at == 0) e->reload_first = t;
+  double at = t + delay; /* quiet for `delay` */
+  if (at > e->reload_first + RELOAD_MAX_WAIT) at = e->reload_first + RELOAD_MAX_WAIT;
+  if (at > e->reload_at) e->reload_at = at;
+}
+
+
+/* Tell every connected client (its standalone outlet) something. */
+static void broadcast(engine *e, const char *method, const char *params, size_t n) {
+  for (size_t i = 0; i < e->nsessions; i++) {
+    outlet *o = e->sessions[i]->standalone;
+    if (o && !o->dead) jsonrpc_write_notification(out_of(e, o), method, params, n);
+  }
+}
+
+static bool list_differs(const registry *a, const registry *b, reg_list l) {
+  const reg_pages *x = &a->pages[l][PROTO_LATEST], *y = &b->pages[l][PROTO_LATEST];
+  if (x->count != y->count || x->npages != y->npages) return true;
+  for (size_t p = 0; p < x->npages; p++) {
+    /* cursors differ between versions: compare the items, not the tail */
+    const char *xe = strstr(x->page[p], ",\"nextCursor\"");
+    const char *ye = strstr(y->page[p], ",\"nextCursor\"");
+    size_t xn = xe ? (size_t)(xe - x->page[p]) : x->page_len[p];
+    size_t yn = ye ? (size_t)(ye - y->page[p]) : y->page_len[p];
+    if (xn != yn || memcmp(x->page[p], y->page[p], xn) != 0) return true;
+  }
+  return false;
+}
+
+/* Load the app again; publish it only if every script loads. */
+void engine_reload_now(engine *e) {
+  app *old = e->app;
+  buf errors;
+  buf_init(&errors);
+  double t0 = engine_now();
+  app *fresh = app_load(old->dir, &e->opt.app, old, &errors);
+  if (!fresh) {
+    /* the last good version keeps serving; say why, with file:line */
+    log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
+            (int)errors.len, errors.p ? errors.p : "");
+    buf p;
+    buf_init(&p);
+    buf_puts(&p, "{\"level\":\"error\",\"logger\":\"luamcp\",\"data\":");
+    buf_puts(&errors, "(still serving the previous version)");
+    json_encode_string(&p, errors.p, errors.len);
+    buf_putc(&p, '}');
+    for (size_t i = 0; i < e->nsessions; i++) {
+      session *s = e->sessions[i];
+      outlet *o = s->standalone;
+      if (o && !o->dead && s->log_level <= LOG_ERROR)
+        jsonrpc_write_notification(out_of(e, o), "notifications/message", p.p, p.len);
+    }
+    buf_free(&p);
+    buf_free(&errors);
+    return;
+  }
+  buf_free(&errors);
+  static const char *const changed[REG_NLISTS] = {
+      "notifications/tools/list_changed", "notifications/resources/list_changed",
+      "notifications/resources/list_changed", "notifications/prompts/list_changed"};
+  bool resources_said = false;
+  for (int l = 0; l < REG_NLISTS; l++) {
+    if (!list_differs(old->reg, fresh->reg, (reg_list)l)) continue;
+    if (l == REG_RESOURCES || l == REG_TEMPLATES) {
+      if (resources_said) continue;
+      resources_said = true;
+    }
+    broadcast(e, changed[l], NULL, 0);
+  }
+  /* resources/updated for subscribed URIs whose content may have changed */
+  for (size_t i = 0; i < e->nsessions; i++) {
+    session *s = e->sessions[i];
+    if (!s->standalone || s->standalone->dead) continue;
+    for (size_t k = 0; k < s->nsubscriptions; k++) {
+      const char *uri = s->subscriptions[k];
+      const reg_resource *a = registry_find_resource(old->reg, uri, strlen(uri));
+      const reg_resource *b = registry_find_resource(fresh->reg, uri, strlen(uri));
+      if (!a && !b) continue;
+      if (a && b && a->fingerprint == b->fingerprint) continue;
+      buf p;
+      buf_init(&p);
+      buf_puts(&p, "{\"uri\":");
+      json_encode_string(&p, uri, strlen(uri));
+      buf_putc(&p, '}');
+      jsonrpc_write_notification(out_of(e, s->standalone), "notifications/resources/updated",
+                                 p.p, p.len);
+      buf_free(&p);
+    }
+  }
+  e->app = fresh;
+  e->npool = 0; /* pooled coroutines belong to the old state */
+  lua_pushlightuserdata(fresh->L, e);
+  lua_setfield(fresh->L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  if (old->refs == 0) app_free(old); /* else its last call closes it */
+  e->reloads++;
+  log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
+          fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
+          fresh->reg->ntemplates, fresh->reg->nprompts);
+}
+
+/* }====================================================== */
+

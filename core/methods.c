@@ -1,0 +1,479 @@
+/* methods.c — the MCP methods a client calls: initialize, the lists,
+ * tools/call, resources/read, prompts/get, completion/complete,
+ * logging/setLevel, subscriptions. Lists and initialize come from the
+ * registry snapshot; the rest start calls (engine.c runs them). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "cursor.h"
+#include "engine_internal.h"
+#include "json.h"
+#include "log.h"
+#include "lua_api.h"
+#include "validate.h"
+
+/* {====================================================== methods */
+
+static json_span meta_of(const jsonrpc_msg *m) {
+  json_span v = {0};
+  if (m->params.n) json_object_get(m->params, "_meta", &v);
+  return v;
+}
+
+/* Unescape a string member of params into out; false when absent or not a
+   string. */
+static bool param_string(const jsonrpc_msg *m, const char *key, buf *out) {
+  json_span v;
+  out->len = 0;
+  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) != '"') return false;
+  json_string_unescape(v, out);
+  return true;
+}
+
+static void handle_initialize(engine *e, inmsg *im) {
+  session *s = im->s;
+  const jsonrpc_msg *m = &im->m;
+  if (s->initialized) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
+    return;
+  }
+  buf v;
+  buf_init(&v);
+  if (!param_string(m, "protocolVersion", &v)) {
+    buf_free(&v);
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"protocolVersion\" (string) is required");
+    return;
+  }
+  int version = proto_from_name(v.p, v.len);
+  s->version = version ? version : PROTO_LATEST;
+  json_span caps, x;
+  if (json_object_get(m->params, "capabilities", &caps) && json_kind(caps) == '{') {
+    s->client_sampling = json_object_get(caps, "sampling", &x);
+    s->client_elicitation = json_object_get(caps, "elicitation", &x);
+    s->client_roots = json_object_get(caps, "roots", &x);
+    json_span ext;
+    s->client_ui = json_object_get(caps, "extensions", &ext) && json_kind(ext) == '{' &&
+                   json_object_get(ext, "io.modelcontextprotocol/ui", &x);
+  }
+  s->initialized = true;
+  log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
+  buf_free(&v);
+  /* tracked from now on: notifications that answer no request reach it */
+  if (s->ephemeral) goto answer;
+  if (e->nsessions == e->sessions_cap) {
+    e->sessions_cap = e->sessions_cap ? e->sessions_cap * 2 : 8;
+    e->sessions = realloc(e->sessions, e->sessions_cap * sizeof *e->sessions);
+  }
+  session_ref(s);
+  e->sessions[e->nsessions++] = s;
+answer:;
+  buf *out = out_of(e, im->reply);
+  jsonrpc_begin_result(out, m->id);
+  buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
+  buf_put(out, e->app->reg->init_tail[s->version], e->app->reg->init_tail_len[s->version]);
+  jsonrpc_end_reply(out);
+}
+
+static void handle_list(engine *e, inmsg *im, reg_list list) {
+  const registry *r = e->app->reg;
+  const reg_pages *pg = &r->pages[list][im->s->version];
+  if (list == REG_TOOLS && r->has_app_only && !im->s->client_ui) {
+    /* a client without MCP Apps has no views: app-only tools are not for it */
+    pg = &r->model_tools[im->s->version];
+    list = REG_MODEL_TOOLS;
+  }
+  const jsonrpc_msg *m = &im->m;
+  size_t page = 0;
+  json_span cur;
+  if (m->params.n && json_object_get(m->params, "cursor", &cur) && json_kind(cur) != 'n') {
+    buf c;
+    buf_init(&c);
+    size_t off = 0;
+    bool ok = json_kind(cur) == '"';
+    if (ok) {
+      json_string_unescape(cur, &c);
+      ok = cursor_parse(r->cursor_key, list, c.p, c.len, &off) && off < pg->count &&
+           off % r->page_size == 0;
+    }
+    buf_free(&c);
+    if (!ok) {
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                  "Invalid params: unknown cursor (lists restart from the beginning)");
+      return;
+    }
+    page = off / r->page_size;
+  }
+  reply_json(e, im->reply, m->id, pg->page[page], pg->page_len[page]);
+}
+
+static void handle_tools_list(engine *e, inmsg *im) { handle_list(e, im, REG_TOOLS); }
+static void handle_resources_list(engine *e, inmsg *im) { handle_list(e, im, REG_RESOURCES); }
+static void handle_templates_list(engine *e, inmsg *im) { handle_list(e, im, REG_TEMPLATES); }
+static void handle_prompts_list(engine *e, inmsg *im) { handle_list(e, im, REG_PROMPTS); }
+
+/* Decode params.<key> (an object) onto L, or push an empty table when it is
+   absent or null. False (nothing pushed) when it is not an object. */
+static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *key) {
+  json_span v;
+  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) == 'n') {
+    lua_newtable(L);
+    return true;
+  }
+  if (json_kind(v) != '{') return false;
+  return json_decode(L, v.p, v.n, NULL);
+}
+
+static void handle_tools_call(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  session *s = im->s;
+  lua_State *L = e->app->L;
+  static const char *const keys[] = {"name", "arguments", "_meta"};
+  json_span f[3] = {{0}};
+  if (m->params.n) json_object_fields(m->params, keys, f, 3);
+  if (json_kind(f[0]) != '"') {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    return;
+  }
+  /* tool names are plain ASCII: look the raw token up, unescape only if needed */
+  buf name;
+  buf_init(&name);
+  const reg_tool *t;
+  if (memchr(f[0].p, '\\', f[0].n)) {
+    json_string_unescape(f[0], &name);
+    t = registry_find_tool(e->app->reg, name.p, name.len);
+  } else {
+    t = registry_find_tool(e->app->reg, f[0].p + 1, f[0].n - 2);
+  }
+  buf_free(&name);
+  if (!t) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    return;
+  }
+  if (t->app_only && !s->client_ui) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
+    return;
+  }
+  if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    return;
+  }
+  if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
+  else lua_newtable(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
+  buf err;
+  buf_init(&err);
+  bool valid = schema_validate(L, -1, -2, &err);
+  lua_pop(L, 1);
+  if (!valid) {
+    lua_pop(L, 1);
+    buf msg;
+    buf_init(&msg);
+    buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
+    /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
+       earlier versions answered a protocol error */
+    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, im->reply), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(out_of(e, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+    buf_free(&msg);
+    buf_free(&err);
+    return;
+  }
+  buf_free(&err);
+  call *c = call_new(e, im, CALL_TOOL, f[2]);
+  c->tool = t;
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, t->handler);
+  lua_xmove(L, c->co, 1); /* the arguments */
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, 2);
+}
+
+/* RFC 6570 level 1: does uri match the template? Pushes a table of the
+   (percent-decoded) variables when it does. A variable matches one or more
+   characters other than '/'. */
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+static void push_decoded(lua_State *L, const char *p, size_t n) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < n; i++) {
+    int hi, lo;
+    if (p[i] == '%' && i + 2 < n && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+      luaL_addchar(&b, (char)(hi * 16 + lo));
+      i += 2;
+    } else {
+      luaL_addchar(&b, p[i]);
+    }
+  }
+  luaL_pushresult(&b);
+}
+
+static bool match_template(lua_State *L, const char *tpl, const char *uri, size_t n) {
+  const char *u = uri, *end = uri + n;
+  lua_newtable(L);
+  while (*tpl) {
+    if (*tpl != '{') {
+      if (u >= end || *u != *tpl) goto no;
+      tpl++, u++;
+      continue;
+    }
+    const char *close = strchr(tpl, '}');
+    if (!close) goto no;
+    const char *lit = close + 1; /* the literal that must follow the value */
+    size_t litlen = strcspn(lit, "{");
+    const char *v = u;
+    while (u < end && *u != '/' &&
+           !(litlen && (size_t)(end - u) >= litlen && memcmp(u, lit, litlen) == 0))
+      u++;
+    if (u == v) goto no;
+    lua_pushlstring(L, tpl + 1, (size_t)(close - tpl - 1));
+    push_decoded(L, v, (size_t)(u - v));
+    lua_rawset(L, -3);
+    tpl = lit;
+  }
+  if (u == end) return true;
+no:
+  lua_pop(L, 1);
+  return false;
+}
+
+static void handle_resources_read(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  const registry *r = e->app->reg;
+  lua_State *L = e->app->L;
+  buf uri;
+  buf_init(&uri);
+  if (!param_string(m, "uri", &uri)) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    buf_free(&uri);
+    return;
+  }
+  int entry = LUA_NOREF, nargs = 0;
+  const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
+  if (res) {
+    entry = res->entry;
+  } else {
+    for (size_t i = 0; i < r->ntemplates; i++) {
+      if (match_template(L, r->templates[i].uri_template, uri.p, uri.len)) {
+        entry = r->templates[i].entry;
+        nargs = 1;
+        break;
+      }
+    }
+  }
+  if (entry == LUA_NOREF) {
+    buf d;
+    buf_init(&d);
+    buf_puts(&d, "{\"uri\":");
+    json_encode_string(&d, uri.p, uri.len);
+    buf_putc(&d, '}');
+    buf_putc(&d, '\0');
+    jsonrpc_write_error(out_of(e, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
+    buf_free(&d);
+    buf_free(&uri);
+    return;
+  }
+  call *c = call_new(e, im, CALL_RESOURCE, meta_of(m));
+  c->uri = buf_take(&uri, NULL);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
+  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, entry);
+  lua_getfield(c->co, -1, "read");
+  lua_remove(c->co, -2);
+  if (nargs) lua_xmove(L, c->co, 1); /* template variables */
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, nargs + 1);
+}
+
+static void handle_prompts_get(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  lua_State *L = e->app->L;
+  buf name;
+  buf_init(&name);
+  const reg_prompt *p = NULL;
+  if (!param_string(m, "name", &name)) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    goto done;
+  }
+  p = registry_find_prompt(e->app->reg, name.p, name.len);
+  if (!p) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
+    goto done;
+  }
+  if (!push_object_param(L, m, "arguments")) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    goto done;
+  }
+  /* every required argument must be there */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
+  lua_getfield(L, -1, "args");
+  size_t nargs = lua_rawlen(L, -1);
+  for (size_t i = 1; i <= nargs; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)i);
+    lua_getfield(L, -1, "required");
+    bool required = lua_toboolean(L, -1);
+    lua_getfield(L, -2, "name");
+    lua_pushvalue(L, -1);
+    bool present = lua_rawget(L, -7) != LUA_TNIL;
+    if (required && !present) {
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                  "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
+      lua_settop(L, 0);
+      goto done;
+    }
+    lua_pop(L, 4);
+  }
+  lua_pop(L, 2);
+  call *c = call_new(e, im, CALL_PROMPT, meta_of(m));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
+  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
+  lua_getfield(c->co, -1, "get");
+  lua_remove(c->co, -2);
+  lua_xmove(L, c->co, 1);
+  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
+  call_resume(e, c, 2);
+done:
+  buf_free(&name);
+}
+
+static void handle_complete(engine *e, inmsg *im) {
+  const jsonrpc_msg *m = &im->m;
+  const registry *r = e->app->reg;
+  json_span ref, arg, type, v;
+  buf key, argname, value;
+  buf_init(&key), buf_init(&argname), buf_init(&value);
+  int entry = LUA_NOREF;
+  if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
+      !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
+      json_kind(arg) != '{') {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"ref\" and \"argument\" objects are required");
+    goto done;
+  }
+  if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
+  if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
+  if (!argname.len) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
+    goto done;
+  }
+  if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
+    json_string_unescape(v, &key);
+    const reg_prompt *p = registry_find_prompt(r, key.p, key.len);
+    if (p) entry = p->entry;
+  } else if (json_string_eq(type, "ref/resource") && json_object_get(ref, "uri", &v) &&
+             json_kind(v) == '"') {
+    json_string_unescape(v, &key);
+    for (size_t i = 0; i < r->ntemplates; i++)
+      if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
+  }
+  if (entry == LUA_NOREF) {
+    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
+                key.len ? key.p : "(none)");
+    goto done;
+  }
+  call *c = call_new(e, im, CALL_COMPLETE, meta_of(m));
+  lua_State *co = c->co;
+  lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
+  lua_getfield(co, -1, "complete");
+  lua_getfield(co, -1, argname.p);
+  lua_replace(co, -3);
+  lua_pop(co, 1);
+  if (!lua_isfunction(co, -1)) {
+    lua_pop(co, 1);
+    lua_pushcfunction(co, lua_api_no_completions);
+  }
+  lua_pushlstring(co, value.p ? value.p : "", value.len);
+  json_span ctxv, args;
+  if (json_object_get(m->params, "context", &ctxv) && json_kind(ctxv) == '{' &&
+      json_object_get(ctxv, "arguments", &args) && json_kind(args) == '{')
+    json_decode(co, args.p, args.n, NULL);
+  else
+    lua_newtable(co);
+  call_resume(e, c, 2);
+done:
+  buf_free(&key), buf_free(&argname), buf_free(&value);
+}
+
+static void handle_set_level(engine *e, inmsg *im) {
+  buf lv;
+  buf_init(&lv);
+  int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
+  buf_free(&lv);
+  if (level < 0) {
+    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+                "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
+                "critical, alert, emergency");
+    return;
+  }
+  im->s->log_level = level;
+  reply_json(e, im->reply, im->m.id, "{}", 2);
+}
+
+static void handle_subscription(engine *e, inmsg *im, bool subscribe) {
+  buf uri;
+  buf_init(&uri);
+  if (!param_string(&im->m, "uri", &uri)) {
+    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+  } else {
+    if (subscribe) session_subscribe(im->s, uri.p, uri.len);
+    else session_unsubscribe(im->s, uri.p, uri.len);
+    reply_json(e, im->reply, im->m.id, "{}", 2);
+  }
+  buf_free(&uri);
+}
+static void handle_subscribe(engine *e, inmsg *im) { handle_subscription(e, im, true); }
+static void handle_unsubscribe(engine *e, inmsg *im) { handle_subscription(e, im, false); }
+static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->reply, im->m.id, "{}", 2); }
+
+static const struct {
+  const char *name;
+  void (*fn)(engine *, inmsg *);
+} methods[] = {
+    {"tools/call", handle_tools_call},
+    {"tools/list", handle_tools_list},
+    {"resources/read", handle_resources_read},
+    {"resources/list", handle_resources_list},
+    {"resources/templates/list", handle_templates_list},
+    {"resources/subscribe", handle_subscribe},
+    {"resources/unsubscribe", handle_unsubscribe},
+    {"prompts/get", handle_prompts_get},
+    {"prompts/list", handle_prompts_list},
+    {"completion/complete", handle_complete},
+    {"logging/setLevel", handle_set_level},
+    {"ping", handle_ping},
+};
+
+void methods_handle_request(engine *e, inmsg *im) {
+  session *s = im->s;
+  const jsonrpc_msg *m = &im->m;
+  if (jsonrpc_method_is(m, "initialize")) {
+    handle_initialize(e, im);
+    return;
+  }
+  for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
+    if (!jsonrpc_method_is(m, methods[i].name)) continue;
+    if (!s->initialized) {
+      reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST,
+                  "Invalid Request: the session is not initialized (send initialize first)");
+      return;
+    }
+    methods[i].fn(e, im);
+    return;
+  }
+  buf name;
+  buf_init(&name);
+  json_string_unescape(m->method, &name);
+  reply_error(e, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
+  buf_free(&name);
+}
+
