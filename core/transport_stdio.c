@@ -118,7 +118,8 @@ void transport_stdio_serve(engine *e, int in_fd, int out_fd, size_t max_message)
   t.s->standalone = &t.out;
   engine_add_input(e, in_fd, on_readable, &t);
   engine_run(e);
-  session_unref(t.s); /* the engine's references went with it */
+  t.s->standalone = NULL; /* the outlet lives in this frame; the engine may hold t.s longer */
+  session_unref(t.s);
   buf_free(&t.in);
   buf_free(&t.out.out);
 }
