@@ -132,8 +132,10 @@
   function watchSize() {
     var last = "";
     function send() {
-      var root = document.documentElement;
-      var width = Math.ceil(root.scrollWidth), height = Math.ceil(root.scrollHeight);
+      /* the root's own box: scrollHeight never drops below the frame's
+         height, so content that shrinks would never be reported */
+      var box = document.documentElement.getBoundingClientRect();
+      var width = Math.ceil(box.width), height = Math.ceil(box.height);
       var key = width + "x" + height;
       if (key === last) return;
       last = key;

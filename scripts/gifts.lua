@@ -32,6 +32,7 @@ mcp.tool {
     gifts = mcp.array(mcp.object { id = mcp.string(), name = mcp.string(), price = mcp.number() }),
   },
   annotations = { readOnlyHint = true, openWorldHint = false },
+  ui = "ui://gifts/board.html", -- hosts with MCP Apps show the results on the board below
   handler = function(args, ctx)
     ctx:info("looking for %s gifts up to $%s", args.occasion, args.budget)
     local gifts = mcp.as_array {}
@@ -53,6 +54,9 @@ mcp.tool {
   end,
 }
 
+-- The board: widgets/gift_board.html, a view of suggest_gifts (MCP Apps).
+mcp.widget { uri = "ui://gifts/board.html", file = "gift_board.html", prefersBorder = true }
+
 mcp.resource {
   uri = "mcp://gift-server/resources/gift_catalog",
   name = "gift_catalog",
@@ -63,6 +67,29 @@ mcp.resource {
 
 local by_id = {}
 for _, g in ipairs(catalog) do by_id[g.id] = g end
+
+-- The board's heart button. visibility = {"app"}: only views call it, the model never sees it.
+mcp.state.shortlist = mcp.state.shortlist or {}
+
+mcp.tool {
+  name = "shortlist_gift",
+  title = "Shortlist a gift",
+  description = "Adds a gift to the shortlist (on = true) or takes it off (on = false).",
+  visibility = { "app" },
+  input = { id = mcp.string(), on = mcp.boolean { default = true } },
+  output = { shortlist = mcp.array(mcp.string()) },
+  handler = function(args)
+    if not by_id[args.id] then return mcp.fail("No gift has the id '%s'.", args.id) end
+    mcp.state.shortlist[args.id] = args.on or nil
+    local ids = mcp.as_array {}
+    for id in pairs(mcp.state.shortlist) do ids[#ids + 1] = id end
+    table.sort(ids)
+    return mcp.result {
+      content = ("Shortlist: %s"):format(#ids > 0 and table.concat(ids, ", ") or "empty"),
+      structured = { shortlist = ids },
+    }
+  end,
+}
 
 mcp.template {
   uri = "mcp://gift-server/gifts/{id}",

@@ -43,7 +43,7 @@ test('luamcp check: the example app and the test apps are fine (exit 0)', opts, 
   const example = await run(['check', '.']);
   exits(example, 0);
   assert.match(example.stdout, /ok/);
-  assert.match(example.stdout, /1 tools/);
+  assert.match(example.stdout, /2 tools, 2 resources, 1 templates, 1 prompts/);
   for (const dir of [FEATURES_APP, PAGED_APP]) exits(await run(['check', dir]), 0);
 });
 

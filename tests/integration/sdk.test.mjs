@@ -275,7 +275,10 @@ test('listResources / readResource', opts, () =>
     const { resources } = await client.listResources(undefined, req);
     assert.deepEqual(
       resources.map((r) => [r.uri, r.name, r.mimeType]),
-      [['mcp://gift-server/resources/gift_catalog', 'gift_catalog', 'application/json']],
+      [
+        ['ui://gifts/board.html', 'gift_board.html', 'text/html;profile=mcp-app'],
+        ['mcp://gift-server/resources/gift_catalog', 'gift_catalog', 'application/json'],
+      ],
     );
     const read = await client.readResource({ uri: 'mcp://gift-server/resources/gift_catalog' }, req);
     ReadResourceResultSchema.parse(read);
