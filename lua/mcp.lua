@@ -475,14 +475,15 @@ function M.tool(def)
     meta.ui = { resourceUri = ui, visibility = vis }
     meta["ui/resourceUri"] = ui -- the older flat key, still read by some hosts
     listing._meta = meta
-    if ui then ui_tools[#ui_tools + 1] = { name = name, ui = ui, where = source_of(3) } end
+    if ui then ui_tools[#ui_tools + 1] = { name = name, ui = ui, where = source_of(3), meta = meta } end
   end
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
     output = output, app_only = app_only }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",
-  "permissions", "domain", "prefersBorder", "_meta", "icons", "annotations" }
+  "permissions", "domain", "prefersBorder", "_meta", "icons", "annotations", "openai" }
+local openai_uri = {} -- widget uri -> its OpenAI Apps SDK (skybridge) variant's uri
 local csp_keys = set { "connectDomains", "resourceDomains", "frameDomains", "baseUriDomains" }
 
 -- Put the view helper inline where a widget asks for it, so the widget
@@ -552,6 +553,21 @@ function M.widget(def)
   end
   reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = UI_MIME,
     files = { caller_file(), path } }
+  if def.openai then
+    -- hosts on the older OpenAI Apps SDK convention: the same view as a
+    -- text/html+skybridge resource, named by the tool's openai/outputTemplate
+    local sky = uri:gsub("%.html$", "") .. ".skybridge.html"
+    unique("resource", sky)
+    openai_uri[uri] = sky
+    local sky_listing = copy(listing)
+    sky_listing.uri, sky_listing.mimeType = sky, "text/html+skybridge"
+    reg.resources[#reg.resources + 1] = { uri = sky, def = sky_listing, mime = "text/html+skybridge",
+      files = { caller_file(), path },
+      read = function()
+        local item = read()[1]
+        return { { uri = sky, mimeType = "text/html+skybridge", text = item.text, _meta = meta } }
+      end }
+  end
 end
 
 -- After every script has loaded: tools must point at widgets that exist.
@@ -561,6 +577,8 @@ function M._check()
     if not widgets[t.ui] then
       problems[#problems + 1] = ("%s: mcp.tool: tool '%s' shows widget '%s', but no mcp.widget has that uri")
         :format(t.where, t.name, t.ui)
+    elseif openai_uri[t.ui] then
+      t.meta["openai/outputTemplate"] = openai_uri[t.ui]
     end
   end
   reg.has_widgets = next(widgets) ~= nil

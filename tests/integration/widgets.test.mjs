@@ -340,3 +340,32 @@ test('luamcp check: widgets in subfolders and symlinks that stay inside widgets/
 });
 
 // }===================================================
+
+test('openai = true: a text/html+skybridge copy of the view and the tool\'s openai/outputTemplate', opts, async () => {
+  const dir = await tempApp({
+    'widgets/board.html': '<!doctype html><html><head><title>b</title></head><body>board</body></html>',
+    'scripts/a.lua': [
+      'local mcp = require "mcp"',
+      'mcp.widget { uri = "ui://t/board.html", file = "board.html", openai = true }',
+      'mcp.tool { name = "show", description = "shows", ui = "ui://t/board.html", handler = function() return "x" end }',
+      'mcp.tool { name = "plain", description = "no view", handler = function() return "y" end }',
+    ].join('\n'),
+  });
+  try {
+    await withRaw([dir], async (srv) => {
+      await init(srv, { ui: true });
+      const tools = await listTools(srv);
+      assert.equal(tools.show._meta['openai/outputTemplate'], 'ui://t/board.skybridge.html');
+      assert.equal(tools.show._meta.ui.resourceUri, 'ui://t/board.html');
+      assert.equal(tools.plain._meta, undefined);
+      const { contents } = await read(srv, 'ui://t/board.skybridge.html');
+      assert.equal(contents.length, 1);
+      assert.equal(contents[0].mimeType, 'text/html+skybridge');
+      assert.match(contents[0].text, /board/);
+      const mcpApps = await read(srv, 'ui://t/board.html');
+      assert.equal(mcpApps.contents[0].mimeType, MIME);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
