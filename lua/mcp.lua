@@ -490,11 +490,35 @@ local csp_keys = set { "connectDomains", "resourceDomains", "frameDomains", "bas
 -- works under the spec's default CSP (no network).
 local VIEW_TAG = '<script src="luamcp:view.js"></script>'
 -- "</script" inside inline code would end the element early
-local VIEW_INLINE = "<script>\n" .. core.view_js:gsub("</script", "<\\/script") .. "\n</script>"
+local function script_text(code) return (code:gsub("</script", "<\\/script")) end
+local VIEW_INLINE = "<script>\n" .. script_text(core.view_js) .. "\n</script>"
+
+-- A widget is one HTML document (the spec's default CSP allows no network),
+-- so what it includes is put inline when it is served:
+--   <script src="luamcp:view.js"></script>   the view helper (lua/view.js)
+--   <script src="inline:lib.js"></script>    a script from widgets/
+--   <script type="module" src="inline:app.js"></script>
+--   <link rel="stylesheet" href="inline:style.css">
+local function read_widget_file(name)
+  local path, err = core.widget_path(name)
+  if not path then error(err, 0) end
+  local f, ferr = io.open(path, "rb")
+  if not f then error(ferr, 0) end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
 local function inline_view(html)
   local at = html:find(VIEW_TAG, 1, true)
-  if not at then return html end
-  return html:sub(1, at - 1) .. VIEW_INLINE .. html:sub(at + #VIEW_TAG)
+  if at then html = html:sub(1, at - 1) .. VIEW_INLINE .. html:sub(at + #VIEW_TAG) end
+  html = html:gsub('<script([^>]-)%s+src="inline:([^"]+)"([^>]*)>%s*</script>', function(a, name, b)
+    return "<script" .. a .. b .. ">\n" .. script_text(read_widget_file(name)) .. "\n</script>"
+  end)
+  html = html:gsub('<link%s+rel="stylesheet"%s+href="inline:([^"]+)"%s*/?>', function(name)
+    return "<style>\n" .. read_widget_file(name) .. "\n</style>"
+  end)
+  return html
 end
 
 --- mcp.widget{ uri = "ui://…", file = "board.html" | html = "…", csp = {...}, … }
@@ -551,8 +575,19 @@ function M.widget(def)
     end
     return { { uri = uri, mimeType = UI_MIME, text = inline_view(text), _meta = meta } }
   end
+  -- the files it is made of: a change to any of them is an update
+  local files = { caller_file(), path }
+  local source = html
+  if path then
+    local f = io.open(path, "rb")
+    source = f and f:read("a") or ""
+    if f then f:close() end
+  end
+  for name in source:gmatch('"inline:([^"]+)"') do
+    files[#files + 1] = core.widget_path(name) or nil
+  end
   reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = UI_MIME,
-    files = { caller_file(), path } }
+    files = files }
   if def.openai then
     -- hosts on the older OpenAI Apps SDK convention: the same view as a
     -- text/html+skybridge resource, named by the tool's openai/outputTemplate
@@ -562,7 +597,7 @@ function M.widget(def)
     local sky_listing = copy(listing)
     sky_listing.uri, sky_listing.mimeType = sky, "text/html+skybridge"
     reg.resources[#reg.resources + 1] = { uri = sky, def = sky_listing, mime = "text/html+skybridge",
-      files = { caller_file(), path },
+      files = files,
       read = function()
         local item = read()[1]
         return { { uri = sky, mimeType = "text/html+skybridge", text = item.text, _meta = meta } }
