@@ -119,6 +119,11 @@ struct http_server {
   hsession *sessions;
   size_t nsessions;
   atomic_bool stopping;
+  /* shutting down: the engine is done, workers send what they have and end */
+  atomic_bool draining;
+  int active; /* handlers running (guarded by idle_lock) */
+  pthread_mutex_t idle_lock;
+  pthread_cond_t idle;
   atomic_uint_fast64_t next_stream;
   pthread_t reaper;
   pthread_mutex_t reaper_lock;
@@ -412,7 +417,8 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     started = true;
   }
   while (!done) {
-    while (!st->pending.len && !st->finished && !st->detach && !atomic_load(&srv->stopping)) {
+    while (!st->pending.len && !st->finished && !st->detach && !atomic_load(&srv->stopping) &&
+           !atomic_load(&srv->draining)) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + srv->opt.keepalive;
@@ -434,7 +440,8 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     buf_init(&st->pending);
     buf_free(&lines);
     lines = taken;
-    bool finished = st->finished || atomic_load(&srv->stopping);
+    bool finished = st->finished || atomic_load(&srv->stopping) ||
+                    (atomic_load(&srv->draining) && !lines.len);
     bool detach = st->detach && !finished;
     st->detach = false;
     if (!started && lines.len && !finished && !detach) {
@@ -686,8 +693,23 @@ static int handle_delete(http_server *srv, struct mg_connection *conn) {
   return respond(conn, 200, NULL, NULL, "", 0);
 }
 
+static int serve_mcp(http_server *srv, struct mg_connection *conn);
+
+/* Count the handlers running, so shutdown can wait for the last answers to
+   be written before civetweb stops (it writes nothing after mg_stop). */
 static int handle_mcp(struct mg_connection *conn, void *cbdata) {
   http_server *srv = cbdata;
+  pthread_mutex_lock(&srv->idle_lock);
+  srv->active++;
+  pthread_mutex_unlock(&srv->idle_lock);
+  int status = serve_mcp(srv, conn);
+  pthread_mutex_lock(&srv->idle_lock);
+  if (--srv->active == 0) pthread_cond_broadcast(&srv->idle);
+  pthread_mutex_unlock(&srv->idle_lock);
+  return status;
+}
+
+static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   const struct mg_request_info *ri = mg_get_request_info(conn);
   if (!origin_allowed(srv, conn))
     return respond_error(conn, 403, JSONRPC_INVALID_REQUEST, "Forbidden: Host or Origin not allowed",
@@ -771,6 +793,19 @@ static bool civetweb_tls_usable(char *why, size_t cap) {
   return ok;
 }
 
+/* Wake every stream a worker may be waiting on (shutdown). */
+static void wake_streams(http_server *srv) {
+  pthread_mutex_lock(&srv->lock);
+  for (hsession *hs = srv->sessions; hs; hs = hs->next)
+    for (size_t i = 0; i < hs->nrecent; i++) {
+      hstream *st = hs->recent[i];
+      pthread_mutex_lock(&st->lock);
+      pthread_cond_broadcast(&st->cond);
+      pthread_mutex_unlock(&st->lock);
+    }
+  pthread_mutex_unlock(&srv->lock);
+}
+
 /* Write key then certificate into dir/server.pem (mode 0600); path gets
    its name. */
 static bool concat_pem(const char *key, const char *cert, const char *dir, char *path,
@@ -807,6 +842,9 @@ int transport_http_serve(engine *e, const http_options *o) {
   pthread_mutex_init(&srv->reaper_lock, NULL);
   pthread_cond_init(&srv->reaper_cond, NULL);
   atomic_init(&srv->stopping, false);
+  atomic_init(&srv->draining, false);
+  pthread_mutex_init(&srv->idle_lock, NULL);
+  pthread_cond_init(&srv->idle, NULL);
   atomic_init(&srv->next_stream, 0);
 
   char ports[128], threads[16], pem[4096] = "";
@@ -867,21 +905,23 @@ int transport_http_serve(engine *e, const http_options *o) {
 
   engine_run(e); /* until a signal, then the calls in flight finish */
 
+  /* let workers send the last answers and close their streams (bounded),
+     then stop civetweb */
+  atomic_store(&srv->draining, true);
+  wake_streams(srv);
+  pthread_mutex_lock(&srv->idle_lock);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  while (srv->active > 0)
+    if (pthread_cond_timedwait(&srv->idle, &srv->idle_lock, &until) == ETIMEDOUT) break;
+  pthread_mutex_unlock(&srv->idle_lock);
   atomic_store(&srv->stopping, true);
   pthread_mutex_lock(&srv->reaper_lock);
   pthread_cond_signal(&srv->reaper_cond);
   pthread_mutex_unlock(&srv->reaper_lock);
   pthread_join(srv->reaper, NULL);
-  /* wake every stream still relayed, so workers return and mg_stop ends */
-  pthread_mutex_lock(&srv->lock);
-  for (hsession *hs = srv->sessions; hs; hs = hs->next)
-    for (size_t i = 0; i < hs->nrecent; i++) {
-      hstream *st = hs->recent[i];
-      pthread_mutex_lock(&st->lock);
-      pthread_cond_broadcast(&st->cond);
-      pthread_mutex_unlock(&st->lock);
-    }
-  pthread_mutex_unlock(&srv->lock);
+  wake_streams(srv); /* whatever still waits returns now */
   mg_stop(srv->ctx);
   mg_exit_library();
   while (srv->sessions) {
@@ -892,6 +932,8 @@ int transport_http_serve(engine *e, const http_options *o) {
   pthread_mutex_destroy(&srv->lock);
   pthread_mutex_destroy(&srv->reaper_lock);
   pthread_cond_destroy(&srv->reaper_cond);
+  pthread_mutex_destroy(&srv->idle_lock);
+  pthread_cond_destroy(&srv->idle);
   free(srv);
   return 0;
 }

@@ -257,7 +257,10 @@ export class Exchange {
 
   /** Wait for the body to end (the response as a whole). */
   finished(limit = WAIT, what = 'the end of the response') {
-    return within(this.done, limit, `${what}; body so far: ${this.body.slice(0, 2000)}`);
+    return within(this.done, limit, what).catch((err) => {
+      err.message += ` (waiting for ${what}); status ${this.status}, body so far: ${JSON.stringify(this.body.slice(0, 2000))}`;
+      throw err;
+    });
   }
 
   /** Wait until pred(this) holds; rejects if the body ends first. */
