@@ -745,9 +745,8 @@ static int handle_dev(struct mg_connection *conn, void *cbdata) {
   if (!origin_allowed(srv, conn))
     return respond_error(conn, 403, JSONRPC_INVALID_REQUEST, "Forbidden: Host or Origin not allowed",
                          NULL);
-  if (!token_ok(srv, conn))
-    return respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
-                         "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+  /* no token check: a browser cannot send one with a page load, and the
+     page holds no secret — it asks for the token when /mcp answers 401 */
   if (strcmp(mg_get_request_info(conn)->request_method, "GET") != 0)
     return respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
   for (size_t i = 0; luamcp_embedded[i].name; i++)
