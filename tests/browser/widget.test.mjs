@@ -238,6 +238,11 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
     await frame.locator('.card[data-id="tea"] .heart[aria-pressed="true"]').waitFor();
     await frame.locator('.card[data-id="plant"] .heart').click();
     await frame.locator('.card[data-id="plant"] .heart[aria-pressed="false"]').waitFor();
+    // the heart flips at once (optimistic); wait for the server's answers
+    await session.until(
+      () => host.serverCalls.filter((c) => c.name === 'shortlist_gift' && 'result' in c).length >= 3,
+      'three shortlist_gift answers',
+    );
     const calls = host.serverCalls.filter((c) => c.name === 'shortlist_gift');
     assert.deepEqual(calls.map((c) => c.arguments), [
       { id: 'plant', on: true },
