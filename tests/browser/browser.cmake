@@ -51,3 +51,13 @@ if(LUAMCP_ASAN_DIR)
     LABELS asan)
 endif()
 unset(_luamcp_tests_dir)
+
+# a widget written against the official App class (ext-apps' app-with-deps, inlined)
+add_test(NAME browser.appclass
+         COMMAND ${LUAMCP_NODE} --test-reporter=spec ${CMAKE_CURRENT_LIST_DIR}/appclass.test.mjs
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(browser.appclass PROPERTIES
+  ENVIRONMENT "LUAMCP_BIN=$<TARGET_FILE:luamcp>"
+  SKIP_RETURN_CODE 77
+  TIMEOUT 300
+  LABELS "browser;integration")

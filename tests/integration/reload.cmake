@@ -22,7 +22,7 @@ if(NOT LUAMCP_NODE)
   return()
 endif()
 
-foreach(_suite reload reload-hammer)
+foreach(_suite reload reload-hammer reload-widgets)
   add_test(NAME integration.${_suite}
            COMMAND ${LUAMCP_NODE} --test --test-reporter=spec
                    ${CMAKE_CURRENT_LIST_DIR}/${_suite}.test.mjs
