@@ -564,25 +564,23 @@ function M.widget(def)
   local name = field("widget", def, "name", "string", true) or (def.file or uri):match("([^/]+)$")
   local listing = copy_common({ uri = uri, name = name, mimeType = UI_MIME }, def)
   listing._meta = meta
-  local html = def.html
+  -- The page as served is made once, now: like the scripts, a version that
+  -- loaded keeps serving what it loaded (a save reloads the app, and a
+  -- reload that fails leaves this one in place).
+  local source = def.html
+  if path then
+    local f, err = io.open(path, "rb")
+    if not f then argerr("widget", err) end
+    source = f:read("a")
+    f:close()
+  end
+  local ok, page = pcall(inline_view, source)
+  if not ok then argerr("widget", page) end
   local read = function()
-    local text = html
-    if path then
-      local f, err = io.open(path, "rb")
-      if not f then error(("widget %s: %s"):format(uri, err), 0) end
-      text = f:read("a")
-      f:close()
-    end
-    return { { uri = uri, mimeType = UI_MIME, text = inline_view(text), _meta = meta } }
+    return { { uri = uri, mimeType = UI_MIME, text = page, _meta = meta } }
   end
   -- the files it is made of: a change to any of them is an update
   local files = { caller_file(), path }
-  local source = html
-  if path then
-    local f = io.open(path, "rb")
-    source = f and f:read("a") or ""
-    if f then f:close() end
-  end
   for name in source:gmatch('"inline:([^"]+)"') do
     files[#files + 1] = core.widget_path(name) or nil
   end
