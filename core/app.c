@@ -211,11 +211,12 @@ static void copy_value(lua_State *from, int fidx, lua_State *to, int seen, int d
   lua_pushnil(to);
 }
 
-/* Fill the new state's mcp.state with a copy of the previous one's. */
-static void carry_state(const app *previous, app *a) {
-  lua_State *from = previous->L, *to = a->L;
+/* Copy the previous version's mcp.state into the table at `into` of the new
+   state (its own mcp.state, or the snapshot given to mcp.on_reload). */
+static void carry_state(const app *previous, lua_State *to, int into) {
+  lua_State *from = previous->L;
   lua_rawgeti(from, LUA_REGISTRYINDEX, previous->state_ref);
-  lua_rawgeti(to, LUA_REGISTRYINDEX, a->state_ref);
+  lua_pushvalue(to, into);
   int t = lua_gettop(to);
   lua_newtable(to);
   int seen = lua_gettop(to);
@@ -283,7 +284,15 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   lua_api_push_core(L);
   lua_getfield(L, -1, "state");
   a->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  if (previous) carry_state(previous, a);
+  int old_state = LUA_NOREF; /* what mcp.on_reload gets: the state as it was */
+  if (previous) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->state_ref);
+    carry_state(previous, L, lua_gettop(L));
+    lua_newtable(L);
+    carry_state(previous, L, lua_gettop(L));
+    old_state = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pop(L, 1);
+  }
   lua_pushvalue(L, reg);
   if (app_pcall(L, 2, 1, NULL) != LUA_OK) {
     buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
@@ -327,13 +336,14 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   lua_pop(L, 1);
   lua_getfield(L, reg, "on_reload");
   if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->state_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, old_state);
     if (app_pcall(L, 1, 0, NULL) != LUA_OK) {
       buf_printf(errors, "%s (in mcp.on_reload)\n", lua_tostring(L, -1));
       ok = false;
     }
   }
   if (ok) a->reg = registry_build(L, reg, info, cfg->page_size, cfg->declare_all, errors);
+  luaL_unref(L, LUA_REGISTRYINDEX, old_state);
   lua_settop(L, 0);
   if (!ok || !a->reg) {
     app_free(a);

@@ -67,6 +67,8 @@ void engine_request_reload(engine *e);
 /* Engine thread (the file watcher): reload after `delay` seconds of quiet;
    each call pushes it back, so a burst of writes is one reload. */
 void engine_schedule_reload(engine *e, double delay);
+/* The same, but only if a reload is already due (a file is being written). */
+void engine_postpone_reload(engine *e, double delay);
 /* }====== */
 
 /* {====== inputs read on the engine thread (stdio): no thread hand-off per

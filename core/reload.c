@@ -90,7 +90,7 @@ static void on_events(void *ctx) {
   char data[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
   ssize_t n = read(rw->fd, data, sizeof data);
   if (n <= 0) return;
-  bool changed = false;
+  bool changed = false, writing = false;
   for (char *p = data; p < data + n;) {
     const struct inotify_event *ev = (const struct inotify_event *)p;
     p += sizeof *ev + ev->len;
@@ -116,10 +116,17 @@ static void on_events(void *ctx) {
       snprintf(path, sizeof path, "%s/%s", w->path, name);
       add_tree(rw, path);
     }
-    if (ev->mask & IN_MODIFY) continue; /* wait for the close */
+    if ((ev->mask & IN_MODIFY) || ((ev->mask & IN_CREATE) && !(ev->mask & IN_ISDIR))) {
+      /* a write in progress (a new file is still empty): wait for its close */
+      writing = true;
+      continue;
+    }
     changed = true;
   }
   if (changed) engine_schedule_reload(rw->e, rw->debounce);
+  /* a file being written (or just created, still empty) must not be loaded
+     half-way: writes push back a reload that is already due */
+  else if (writing) engine_postpone_reload(rw->e, rw->debounce);
 }
 
 reload_watch *reload_watch_new(engine *e, const char *dir, double debounce) {
@@ -156,6 +163,10 @@ void reload_watch_free(reload_watch *rw) {
 
 /* A burst of writes postpones the reload, but not past this. */
 #define RELOAD_MAX_WAIT 0.25
+
+void engine_postpone_reload(engine *e, double delay) {
+  if (e->reload_at) engine_schedule_reload(e, delay);
+}
 
 void engine_schedule_reload(engine *e, double delay) {
   double t = engine_now();
