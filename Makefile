@@ -49,6 +49,7 @@ test: deps-test npm asan
 
 bench: deps-run npm build
 	@bench/run.sh
+	@bench/reload/run.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
