@@ -238,9 +238,11 @@ static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, 
   return im;
 }
 
-void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len) {
+void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len,
+                   const jsonrpc_msg *parsed) {
   inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
-  jsonrpc_parse(data, len, &im->m);
+  if (parsed) im->m = *parsed;
+  else jsonrpc_parse(data, len, &im->m);
   if (is_cancel(&im->m)) { /* takes effect at once, even in a busy handler */
     add_cancel(e, s, &im->m);
     inmsg_free(im);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "jsonrpc.h"
 #include "outlet.h"
 #include "session.h"
 
@@ -43,8 +44,10 @@ void engine_free(engine *e);
    its own reference to s. notifications/cancelled takes effect at once,
    even while a handler runs. If the engine is finishing, the message is
    dropped and reply->finish called. reply->finish may be called from any
-   thread. */
-void engine_submit(engine *e, session *s, outlet *reply, char *msg, size_t len);
+   thread. parsed: msg already classified by the caller (its spans point
+   into msg), or NULL. */
+void engine_submit(engine *e, session *s, outlet *reply, char *msg, size_t len,
+                   const jsonrpc_msg *parsed);
 /* The session ended (DELETE, expiry): its calls are dropped, its standalone
    outlet finished and released. */
 void engine_end_session(engine *e, session *s);

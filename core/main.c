@@ -307,7 +307,7 @@ static int cmd_call(options *o) {
   buf_printf(&req, ",\"arguments\":%s}}", args);
   size_t len;
   char *msg = buf_take(&req, &len);
-  engine_submit(e, s, &cap.out, msg, len);
+  engine_submit(e, s, &cap.out, msg, len, NULL);
   engine_finish(e);
   engine_run(e);
   engine_free(e);

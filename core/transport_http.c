@@ -577,10 +577,12 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     buf_free(&body);
     return respond_error(conn, 413, JSONRPC_INVALID_REQUEST, "Request body too large", NULL);
   }
-  jsonrpc_msg m;
-  jsonrpc_parse(body.p ? body.p : "", body.len, &m);
+  size_t len;
+  char *data = buf_take(&body, &len);
+  jsonrpc_msg m; /* parsed once: the engine takes it as it is */
+  jsonrpc_parse(data, len, &m);
   if (m.kind == JSONRPC_INVALID) {
-    buf_free(&body);
+    free(data);
     return respond_error(conn, 400, m.error_code, m.error_msg, NULL);
   }
   bool init = m.kind == JSONRPC_REQUEST && jsonrpc_method_is(&m, "initialize");
@@ -602,17 +604,15 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   } else {
     s = lookup_session(srv, conn, &status);
     if (!s) {
-      buf_free(&body);
+      free(data);
       return respond_error(conn, status, JSONRPC_INVALID_REQUEST,
                            status == 400 ? "Bad Request: Mcp-Session-Id header is required"
                                          : "Session not found",
                            NULL);
     }
   }
-  size_t len;
-  char *data = buf_take(&body, &len);
   if (m.kind != JSONRPC_REQUEST) { /* notifications and responses: 202 */
-    engine_submit(srv->e, s, NULL, data, len);
+    engine_submit(srv->e, s, NULL, data, len, &m);
     session_unref(s);
     return respond(conn, 202, NULL, NULL, "", 0);
   }
@@ -624,7 +624,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     if (hs) remember_stream(hs, st);
     pthread_mutex_unlock(&srv->lock);
   }
-  engine_submit(srv->e, s, &st->out, data, len);
+  engine_submit(srv->e, s, &st->out, data, len, &m);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
   session_unref(s); /* a stateless request's session goes with its last reference */
   hstream_unref(st);
