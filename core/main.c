@@ -55,6 +55,7 @@ static const char usage[] =
     "  --threads N         HTTP workers; each open SSE stream holds one (default 64)\n"
     "  --max-body MB       largest POST body (default 4; 413 past it)\n"
     "  --session-idle S    end sessions idle this long (default 1800)\n"
+    "  --max-sessions N    live sessions at most; initialize past it gets 503 (default 10000)\n"
     "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
     "\n"
     "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n"
@@ -111,7 +112,8 @@ static void parse_options(int argc, char **argv, int first, options *o) {
                                .shutdown_grace = 10};
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
-                        .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins};
+                        .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
+                        .max_sessions = 10000};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -146,6 +148,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     } else if (strcmp(a, "--threads") == 0) o->h.threads = (int)number_arg(a, v), i++;
     else if (strcmp(a, "--max-body") == 0) o->h.max_body = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--session-idle") == 0) o->h.session_idle = number_arg(a, v), i++;
+    else if (strcmp(a, "--max-sessions") == 0) o->h.max_sessions = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--sse-keepalive") == 0) o->h.keepalive = number_arg(a, v), i++;
     else if (strcmp(a, "--log-level") == 0) {
       int l = v ? log_level_from_name(v, strlen(v)) : -1;

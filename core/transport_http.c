@@ -597,6 +597,14 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
       s = stateless_session(conn);
     }
   } else if (init) {
+    pthread_mutex_lock(&srv->lock);
+    bool full = srv->opt.max_sessions && srv->nsessions >= srv->opt.max_sessions;
+    pthread_mutex_unlock(&srv->lock);
+    if (full) { /* a flood of initialize must not grow memory without end */
+      free(data);
+      return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
+                           "Too many sessions: try again later", "Retry-After: 5\r\n");
+    }
     hsession *hs = session_create(srv);
     s = hs->s;
     session_ref(s);

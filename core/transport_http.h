@@ -23,6 +23,7 @@ typedef struct http_options {
   size_t max_body;         /* bytes; larger POST bodies get 413 */
   int threads;             /* civetweb workers (each SSE stream holds one) */
   double session_idle;     /* seconds before an idle session is ended */
+  size_t max_sessions;     /* initialize beyond this many live sessions gets 503 */
   double keepalive;        /* seconds between SSE keep-alive comments */
   bool dev;                /* also serve the developer page at /dev */
 } http_options;

@@ -469,3 +469,20 @@ test('dead GET clients do not pin the server: 20 aborted GET streams with --thre
   }));
 
 // }===================================================
+
+test('503 with Retry-After for initialize past --max-sessions; a DELETE makes room again', opts, () =>
+  withHttp(FEATURES_APP, ['--max-sessions', '2'], async (srv) => {
+    const a = await rawInitialize(srv);
+    await rawInitialize(srv);
+    const third = await post(
+      srv,
+      rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } }),
+      { version: null },
+    );
+    assert.equal(third.status, 503, third.body);
+    assert.ok(third.headers['retry-after'], 'Retry-After on 503');
+    assert.equal(third.headers['mcp-session-id'], undefined);
+    const del = await request(srv, { method: 'DELETE', headers: mcpHeaders({ session: a.session }) });
+    assert.equal(del.status, 200, del.body);
+    await rawInitialize(srv); // room again
+  }));
