@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
 PORT       ?= 8080
 
-.PHONY: all build asan run test bench deps-run deps-test npm clean
+.PHONY: all build asan run test bench deps-run deps-test deps-bench npm clean
 
 all: build
 
@@ -23,6 +23,9 @@ deps-run:
 
 deps-test:
 	@tools/install-deps.sh test
+
+deps-bench:
+	@tools/install-deps.sh bench
 
 # the npm packages the tests use, exactly as pinned in tests/package-lock.json
 npm:
@@ -47,9 +50,10 @@ test: deps-test npm asan
 	@cmake --build $(BUILD) -j$(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-bench: deps-run npm build
+bench: deps-bench npm build
 	@bench/run.sh
 	@bench/reload/run.sh
+	@bench/http/run.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

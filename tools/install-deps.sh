@@ -7,7 +7,7 @@ build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev lib
 case "${1:-run}" in
   run) pkgs=("${build[@]}") ;;
   test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl) ;;
-  bench) pkgs=("${build[@]}") ;;
+  bench) pkgs=("${build[@]}" wrk) ;;
   *) echo "usage: $0 {run|test|bench}" >&2; exit 2 ;;
 esac
 # Node.js: any recent one on PATH will do (the tests need >= 18).

@@ -1,0 +1,29 @@
+-- wrk script of the HTTP benchmark (bench/http/run.sh): every request is
+--   POST /mcp  tools/call echo {"text":"hello"}
+-- with the Streamable HTTP headers a client sends. For a stateful server the
+-- session comes from the environment (MCP_SESSION_ID, and MCP_PROTOCOL_VERSION).
+-- No request()/response() hooks: wrk then sends one pre-built request and
+-- spends no Lua per request. done() prints one machine-readable line:
+--   WRK_JSON {"requests":..,"duration_us":..,"rps":..,"p50_us":..,...}
+wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+  .. '"params":{"name":"echo","arguments":{"text":"hello"}}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+local sid = os.getenv("MCP_SESSION_ID")
+if sid and sid ~= "" then
+  wrk.headers["Mcp-Session-Id"] = sid
+  wrk.headers["MCP-Protocol-Version"] = os.getenv("MCP_PROTOCOL_VERSION") or "2025-06-18"
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  local secs = summary.duration / 1e6
+  io.write(string.format(
+    'WRK_JSON {"requests":%d,"duration_us":%d,"rps":%.1f,"bytes":%d,'
+      .. '"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,"mean_us":%.1f,'
+      .. '"err_connect":%d,"err_read":%d,"err_write":%d,"err_timeout":%d,"non2xx":%d}\n',
+    summary.requests, summary.duration, summary.requests / secs, summary.bytes,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean,
+    e.connect, e.read, e.write, e.timeout, e.status))
+end
