@@ -57,8 +57,6 @@ static void inmsg_free(inmsg *im) {
   free(im);
 }
 
-void request_done(engine *e, outlet *o);
-
 void engine_free(engine *e) {
   for (size_t i = 0; i < e->qlen; i++) inmsg_free(e->q[(e->qhead + i) % e->qcap]);
   free(e->q);
@@ -124,6 +122,13 @@ void request_done(engine *e, outlet *o) {
         e->dirty[i] = e->dirty[--e->ndirty];
         break;
       }
+    if (o->finish_with && o->out.len && !o->dead) { /* the last bytes and the end, in one hand-off */
+      buf last = o->out; /* taken first: finishing may free o */
+      buf_init(&o->out);
+      o->finish_with(o, last.p, last.len);
+      buf_free(&last);
+      return;
+    }
     flush_outlet(o);
   }
   buf_free(&o->out);

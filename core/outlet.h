@@ -17,6 +17,9 @@ struct outlet {
   /* The request this outlet answers is complete: nothing more will be
      written (HTTP ends the response). NULL for long-lived outlets. */
   void (*finish)(outlet *o);
+  /* Optional: write these last bytes and finish, as one hand-off (the
+     waiting worker wakes once per answer instead of twice). */
+  void (*finish_with)(outlet *o, const char *p, size_t n);
   /* End the HTTP response now but keep the stream: the client resumes it
      with GET + Last-Event-ID (SEP-1699 polling). NULL where that means
      nothing (stdio). */

@@ -87,6 +87,16 @@ static void hstream_detach(outlet *o) {
   pthread_mutex_unlock(&st->lock);
 }
 
+static void hstream_finish_with(outlet *o, const char *p, size_t n) {
+  hstream *st = (hstream *)o;
+  pthread_mutex_lock(&st->lock);
+  if (!st->gone) buf_put(&st->pending, p, n);
+  st->finished = true;
+  pthread_cond_signal(&st->cond);
+  pthread_mutex_unlock(&st->lock);
+  hstream_unref(st);
+}
+
 /* The engine is done with the stream: wake the worker, drop the engine's
    reference. */
 static void hstream_finish(outlet *o) {
@@ -141,6 +151,7 @@ static hstream *hstream_new(http_server *srv) {
   st->out.write = hstream_write;
   st->out.finish = hstream_finish;
   st->out.detach = hstream_detach;
+  st->out.finish_with = hstream_finish_with;
   st->srv = srv;
   atomic_init(&st->refs, 2); /* the worker's and the engine's */
   pthread_mutex_init(&st->lock, NULL);
