@@ -16,6 +16,8 @@ M.null = core.null
 M.array_mt = array_mt
 M.json = { encode = core.json_encode, decode = core.json_decode }
 M.base64 = { encode = core.base64_encode, decode = core.base64_decode }
+--- mcp.validate(schema, value) -> true | false, message: the validator tools use
+M.validate = core.validate
 M.state = core.state -- survives reloads (see README)
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
 M.notify_updated = core.notify_updated
