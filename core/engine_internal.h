@@ -97,7 +97,6 @@ struct engine {
   double reload_at;     /* a reload is due then (0: none) */
   double reload_first;  /* when the first change of this burst was seen */
   atomic_bool reload_asked; /* SIGHUP, from any thread */
-  unsigned reloads;     /* successful reloads, for logs and tests */
   session **sessions; /* initialized sessions (each holds a reference) */
   size_t nsessions, sessions_cap;
   inmsg **deferred; /* read while a call ran; dispatched after it */

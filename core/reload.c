@@ -264,7 +264,6 @@ void engine_reload_now(engine *e) {
   lua_pushlightuserdata(fresh->L, e);
   lua_setfield(fresh->L, LUA_REGISTRYINDEX, ENGINE_KEY);
   if (old->refs == 0) app_free(old); /* else its last call closes it */
-  e->reloads++;
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);

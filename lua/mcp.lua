@@ -187,7 +187,7 @@ function M.array(items, opts)
   local s = build("array", opts, "array")
   if items ~= nil then
     if type(items) ~= "table" then raise("mcp.array: items must be a schema") end
-    s.items = object_of(items, nil, 3)
+    s.items = object_of(items, nil)
   end
   return s
 end
@@ -199,7 +199,7 @@ local function is_raw_schema(t)
       or t.const ~= nil or next(t) == nil
 end
 
-function object_of(fields, opts, level)
+function object_of(fields, opts)
   if is_builder(fields) then return fields end
   if is_raw_schema(fields) and next(fields) ~= nil then return fields end
   local s = build("object", opts, "object")
@@ -211,7 +211,7 @@ function object_of(fields, opts, level)
     if type(fs) ~= "table" then
       raise(("field '%s': expected a schema (e.g. mcp.string()), got %s"):format(name, type(fs)))
     end
-    if not is_builder(fs) and not is_raw_schema(fs) then fs = object_of(fs, nil, level + 1) end
+    if not is_builder(fs) and not is_raw_schema(fs) then fs = object_of(fs, nil) end
     props[name] = fs
     if not optional_of[fs] then required[#required + 1] = name end
   end
@@ -224,7 +224,7 @@ end
 --- mcp.object{ field = schema, ... } [, opts]
 function M.object(fields, opts)
   if type(fields) ~= "table" then raise("mcp.object expects a table of fields") end
-  return object_of(fields, opts, 3)
+  return object_of(fields, opts)
 end
 
 --- mcp.optional(schema): the same schema, not required in its object.
@@ -258,7 +258,7 @@ end
 local function to_schema(fn, key, v)
   if v == nil then return nil end
   if type(v) ~= "table" then argerr(fn, ("field '%s' must be a table"):format(key)) end
-  local s = object_of(v, nil, 5)
+  local s = object_of(v, nil)
   mark_schema_arrays(s, {})
   local ok, msg = core.schema_check(s)
   if not ok then argerr(fn, ("field '%s': %s"):format(key, msg)) end
