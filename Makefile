@@ -54,6 +54,8 @@ bench: deps-bench npm build
 	@bench/run.sh
 	@bench/reload/run.sh
 	@bench/http/run.sh
+	@if [ -x bench/scale/run.sh ]; then bench/scale/run.sh; fi
+	@node bench/report.mjs
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

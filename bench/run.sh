@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Side-by-side stdio benchmark: luamcp against the official TypeScript SDK
-# on the same `echo` tool, interleaved round by round so that both see the
-# same machine noise. Prints one table and writes bench/results/latest.json.
+# and two bare floors (C + Lua + lua-cjson; C alone) on the same `echo` tool,
+# interleaved round by round so that all see the same machine noise. Prints
+# the tables and writes bench/results/stdio.json (bench/report.mjs folds it
+# into bench/results/latest.json with the other benchmarks).
 #
 # Environment:
 #   BENCH_ROUNDS   rounds (default 3)
-#   BENCH_SERVERS  which servers, any of: luamcp ts gifts (default "luamcp ts";
-#                  gifts = luamcp serving this repo's gift app, suggest_gifts)
+#   BENCH_SERVERS  which servers, any of: luamcp ts floor-lua floor-c gifts
+#                  (default "luamcp ts floor-lua floor-c"; gifts = luamcp
+#                  serving this repo's gift app, suggest_gifts)
 #   BENCH_N_W1     requests per run at W=1  (default 20000, ~2 s for the TS SDK)
 #   BENCH_N_W32    requests per run at W=32 (default 60000, ~1.5 s for the TS SDK)
 #   BENCH_MAX_S    hard time bound of one run in seconds (default 60)
@@ -15,12 +18,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_SERVERS:-luamcp ts}
+servers=${BENCH_SERVERS:-luamcp ts floor-lua floor-c}
 n_w1=${BENCH_N_W1:-20000}
 n_w32=${BENCH_N_W32:-60000}
 max_s=${BENCH_MAX_S:-60}
 out_dir=build/bench
 driver=$out_dir/stdio_load
+lua_inc=/usr/include/lua5.4
 
 # Fail early, with the fix, rather than after minutes of partial runs.
 for s in $servers; do
@@ -35,12 +39,25 @@ for s in $servers; do
         echo "bench: the TypeScript SDK is not installed; run: npm ci --prefix tests" >&2
         exit 1
       fi ;;
-    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, gifts)" >&2; exit 1 ;;
+    floor-lua)
+      if [[ ! -f $lua_inc/lua.h || ! -f $lua_inc/lua-cjson.h ]]; then
+        echo "bench: floor-lua needs Lua 5.4 and lua-cjson headers; run: sudo apt-get install -y liblua5.4-dev lua-cjson-dev" >&2
+        exit 1
+      fi ;;
+    floor-c) ;;
+    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, floor-lua, floor-c, gifts)" >&2; exit 1 ;;
   esac
 done
 
 mkdir -p "$out_dir" bench/results
 cc -O2 -std=c11 -Wall -Wextra -Werror -o "$driver" bench/stdio_load.c
+for s in $servers; do
+  case $s in
+    floor-lua) cc -O2 -std=c11 -Wall -Wextra -Werror -I"$lua_inc" -o "$out_dir/lua_floor" \
+                 bench/floor/lua_floor.c -llua5.4-cjson -llua5.4 ;;
+    floor-c) cc -O2 -std=c11 -Wall -Wextra -Werror -o "$out_dir/c_floor" bench/floor/c_floor.c ;;
+  esac
+done
 
 # One server's command line and tool call, by name.
 server_cmd() {
@@ -48,6 +65,8 @@ server_cmd() {
     luamcp) echo "--tool echo -- build/luamcp serve bench/apps/echo" ;;
     ts)     echo "--tool echo -- node bench/ts_echo_server.mjs" ;;
     gifts)  echo "--tool suggest_gifts -- build/luamcp serve ." ;;
+    floor-lua) echo "--tool echo -- $out_dir/lua_floor" ;;
+    floor-c)   echo "--tool echo -- $out_dir/c_floor" ;;
   esac
 }
 gift_args='{"occasion":"birthday","budget":50}'
@@ -86,6 +105,6 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-node bench/summarize.mjs "$runs" bench/results/latest.json || failed=1
-echo "wrote bench/results/latest.json (server stderr in $log)"
+node bench/summarize.mjs "$runs" bench/results/stdio.json || failed=1
+echo "wrote bench/results/stdio.json (server stderr in $log)"
 exit "$failed"

@@ -1,8 +1,9 @@
 // Turns the raw stdio_load runs of bench/run.sh (one JSON object per line,
-// tagged with server and round) into the comparison table on stdout and the
-// results file. Ratios are taken per round, between runs made side by side,
-// because on a shared machine only those are comparable; the table shows the
-// median and min–max of each.
+// tagged with server and round) into the comparison tables on stdout and the
+// results file. Ratios (luamcp over the TS SDK, over the C+Lua floor, over
+// the C floor) are taken per round, between runs made side by side, because
+// on a shared machine only those are comparable; the tables show the median
+// and min–max of each.
 //
 // Usage: node bench/summarize.mjs RUNS.jsonl OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
@@ -42,40 +43,62 @@ const stats = (xs) => (xs.length ? { median: median(xs), min: Math.min(...xs), m
 const samples = (server, m) =>
   good.filter((r) => r.server === server && (m.w === undefined || r.w === m.w)).map((r) => r[m.field]);
 
-// Pair luamcp and TS runs made in the same round at the same width.
-const pairedRatios = (m) => {
+// The ratios: luamcp over each of these, when both ran.
+const pairs = [
+  { key: "luamcp/ts", other: "ts" },
+  { key: "luamcp/floor-lua", other: "floor-lua" },
+  { key: "luamcp/floor-c", other: "floor-c" },
+].filter((p) => servers.includes("luamcp") && servers.includes(p.other));
+
+// Pair luamcp's runs with the other's from the same round at the same width.
+const pairedRatios = (m, other) => {
   const out = [];
   for (const a of good.filter((r) => r.server === "luamcp" && (m.w === undefined || r.w === m.w))) {
-    const b = good.find((r) => r.server === "ts" && r.round === a.round && r.w === a.w);
+    const b = good.find((r) => r.server === other && r.round === a.round && r.w === a.w);
     if (b && b[m.field] > 0) out.push(a[m.field] / b[m.field]);
   }
   return out;
 };
 
 const summary = {};
-const ratios = {};
+const ratios = {}; // ratios[pair][metric]
 for (const m of metrics) {
   summary[m.key] = Object.fromEntries(servers.map((s) => [s, stats(samples(s, m))]));
-  const st = stats(pairedRatios(m));
-  if (st) ratios[m.key] = { ...st, better: m.higherIsBetter ? "above 1" : "below 1" };
+  for (const p of pairs) {
+    const st = stats(pairedRatios(m, p.other));
+    if (st) (ratios[p.key] ??= {})[m.key] = { ...st, better: m.higherIsBetter ? "above 1" : "below 1" };
+  }
 }
 
 // {====== the table
 const fmtNum = (x) => (x >= 100 ? Math.round(x).toString() : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const fmtStats = (st, f = fmtNum) => (st ? `${f(st.median)} (${f(st.min)}–${f(st.max)})` : "—");
-const header = ["metric", ...servers.map((s) => `${s} median (min–max)`)];
-const hasRatio = Object.keys(ratios).length > 0;
-if (hasRatio) header.push("luamcp/ts per round", "good if");
-const rows = metrics.map((m) => {
-  const row = [m.label, ...servers.map((s) => fmtStats(summary[m.key][s]))];
-  if (hasRatio) row.push(fmtStats(ratios[m.key], (x) => x.toFixed(2)), ratios[m.key]?.better ?? "");
-  return row;
-});
-const colWidth = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-const line = (cells) => cells.map((c, i) => c.padEnd(colWidth[i])).join("  ").trimEnd();
-console.log(line(header));
-console.log(line(colWidth.map((w) => "-".repeat(w))));
-for (const r of rows) console.log(line(r));
+const fmtRatio = (x) => (x >= 10 ? x.toFixed(1) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3));
+const printTable = (header, rows) => {
+  const colWidth = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(colWidth[i])).join("  ").trimEnd();
+  console.log(line(header));
+  console.log(line(colWidth.map((w) => "-".repeat(w))));
+  for (const r of rows) console.log(line(r));
+};
+console.log("Each server: median (min–max) over rounds. floor-lua = bare C + Lua + lua-cjson loop,");
+console.log("floor-c = bare C, canned replies (bench/floor/).");
+printTable(
+  ["metric", ...servers],
+  metrics.map((m) => [m.label, ...servers.map((s) => fmtStats(summary[m.key][s]))]),
+);
+if (pairs.length) {
+  console.log();
+  console.log("Ratios: luamcp / the other, per round (same round, same W), then median (min–max).");
+  printTable(
+    ["metric", ...pairs.map((p) => `${p.key} per round`), "good if"],
+    metrics.map((m) => [
+      m.label,
+      ...pairs.map((p) => fmtStats(ratios[p.key]?.[m.key], fmtRatio)),
+      m.higherIsBetter ? "above 1" : "below 1",
+    ]),
+  );
+}
 const failed = runs.length - good.length;
 const roundCount = new Set(runs.map((r) => r.round)).size;
 console.log(`${good.length} runs ok, ${failed} failed, ${roundCount} round(s), ${cpus().length} cores`);
