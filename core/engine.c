@@ -1,5 +1,7 @@
-/* engine.c — the engine thread: queue, dispatch, coroutine calls, timers
- * (see engine.h). Only this thread touches the lua_State. */
+/* engine.c — the engine: queue, dispatch, coroutine calls, timers (see
+ * engine.h). Whoever holds e->run touches the lua_State: the engine thread,
+ * or a transport's thread that found the engine idle and answers its own
+ * message itself (help()). */
 #include "engine_internal.h"
 
 #include <errno.h>
@@ -38,7 +40,9 @@ engine *engine_new(app *a, const engine_options *opt) {
   if (!e->opt.queue_cap) e->opt.queue_cap = 1024;
   e->qcap = e->opt.queue_cap;
   e->q = calloc(e->qcap, sizeof *e->q);
+  e->batch = malloc(e->qcap * sizeof *e->batch);
   pthread_mutex_init(&e->lock, NULL);
+  pthread_mutex_init(&e->run, NULL);
   pthread_cond_init(&e->space, NULL);
   e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   atomic_init(&e->interrupt, false);
@@ -81,7 +85,9 @@ void engine_free(engine *e) {
   }
   free(e->sessions);
   close(e->wakefd);
+  free(e->batch);
   pthread_mutex_destroy(&e->lock);
+  pthread_mutex_destroy(&e->run);
   pthread_cond_destroy(&e->space);
   app_free(e->app);
   free(e);
@@ -216,20 +222,44 @@ static void add_cancel(engine *e, session *s, const jsonrpc_msg *m) {
   wake(e);
 }
 
-/* Queue im (blocking while the queue is full). When the engine is
-   finishing, the message is dropped and its request outlet finished. */
-static void enqueue(engine *e, inmsg *im) {
+static bool queue_empty(engine *e) {
+  pthread_mutex_lock(&e->lock);
+  bool empty = e->qlen == 0;
+  pthread_mutex_unlock(&e->lock);
+  return empty;
+}
+
+static void work(engine *e);
+
+/* The caller's message is queued: answer it on this thread when the engine
+   is idle, which saves the two thread hand-offs (to the engine thread and
+   back) that were half of an HTTP request's cost. When another thread holds
+   e->run, it sees the message: every holder looks at the queue again after
+   letting go (the queue's lock orders our enqueue before its look). */
+static void help(engine *e) {
+  if (pthread_mutex_trylock(&e->run) != 0) return;
+  work(e);
+  bool timers = e->ncalls > 0 || e->reload_at > 0;
+  pthread_mutex_unlock(&e->run);
+  /* parked calls and reloads run on the engine thread's clock; what came
+     in meanwhile goes to it rather than keeping this client waiting */
+  if (timers || !queue_empty(e)) wake(e);
+}
+
+/* Queue im (blocking while the queue is full); false when the engine is
+   finishing: the message is then dropped and its request outlet finished. */
+static bool enqueue(engine *e, inmsg *im) {
   pthread_mutex_lock(&e->lock);
   while (e->qlen == e->qcap && !e->finishing) pthread_cond_wait(&e->space, &e->lock);
   if (e->finishing) {
     pthread_mutex_unlock(&e->lock);
     if (im->reply && im->reply->finish) im->reply->finish(im->reply);
     inmsg_free(im);
-    return;
+    return false;
   }
   e->q[(e->qhead + e->qlen++) % e->qcap] = im;
   pthread_mutex_unlock(&e->lock);
-  wake(e);
+  return true;
 }
 
 static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, size_t len) {
@@ -253,16 +283,17 @@ void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len,
     inmsg_free(im);
     return;
   }
-  enqueue(e, im);
+  if (enqueue(e, im)) help(e);
 }
 
 void engine_end_session(engine *e, session *s) {
   atomic_store(&s->ended, true);
-  enqueue(e, inmsg_new(MSG_END_SESSION, s, NULL, NULL, 0));
+  /* the engine thread does it: callers may hold their transport's locks */
+  if (enqueue(e, inmsg_new(MSG_END_SESSION, s, NULL, NULL, 0))) wake(e);
 }
 
 void engine_attach(engine *e, session *s, outlet *stream) {
-  enqueue(e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0));
+  if (enqueue(e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0))) wake(e);
 }
 
 bool engine_finishing(engine *e) { return atomic_load(&e->finishing_flag); }
@@ -891,7 +922,10 @@ void engine_remove_input(engine *e, int fd) {
 }
 
 /* Wait up to timeout_ms (-1: forever) for the inputs (and, outside a hook,
-   the wake eventfd); call the handler of each input that is readable. */
+   the wake eventfd); call the handler of each input that is readable.
+   Called with e->run held; with a timeout, it lets go while it waits. */
+static bool spin_for_input(engine *e);
+
 static void poll_inputs(engine *e, int timeout_ms) {
   struct pollfd fds[MAX_INPUTS + 1];
   size_t n = 0;
@@ -900,12 +934,19 @@ static void poll_inputs(engine *e, int timeout_ms) {
   for (size_t i = 0; i < e->ninputs; i++)
     fds[n++] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
   if (n == 0) return;
-  if (poll(fds, n, timeout_ms) <= 0) return;
+  if (with_wake) pthread_mutex_unlock(&e->run);
+  /* a message queued while we held e->run: its sender left it to us */
+  if (with_wake && !queue_empty(e)) timeout_ms = 0;
+  if (timeout_ms != 0 && e->ninputs && spin_for_input(e)) timeout_ms = 0;
+  int ready = poll(fds, n, timeout_ms);
+  if (with_wake) pthread_mutex_lock(&e->run);
+  if (ready <= 0) return;
   if (with_wake && fds[0].revents) {
     uint64_t v;
     while (read(e->wakefd, &v, sizeof v) < 0 && errno == EINTR) {}
   }
-  /* handlers may remove their input: look each fd up again */
+  /* handlers may remove their input: look each fd up again (inputs are
+     non-blocking: a helper's hook may have read one meanwhile) */
   for (size_t k = with_wake; k < n; k++) {
     if (!fds[k].revents) continue;
     for (size_t i = 0; i < e->ninputs; i++)
@@ -964,35 +1005,46 @@ static bool spin_for_input(engine *e) {
   return false;
 }
 
-void engine_run(engine *e) {
-  inmsg **batch = malloc(e->qcap * sizeof *batch);
-  for (;;) {
-    pthread_mutex_lock(&e->lock);
-    size_t n = e->qlen;
-    for (size_t i = 0; i < n; i++) batch[i] = e->q[(e->qhead + i) % e->qcap];
-    e->qhead = (e->qhead + n) % e->qcap;
-    e->qlen = 0;
-    bool finishing = e->finishing;
-    if (n) pthread_cond_broadcast(&e->space);
-    pthread_mutex_unlock(&e->lock);
+/* One round of the engine's work: the queued messages, then cancels,
+   timers, a due reload, and the batched output. e->run held. Returns
+   whether the engine is finishing. */
+static bool work_round(engine *e) {
+  pthread_mutex_lock(&e->lock);
+  size_t n = e->qlen;
+  inmsg **batch = e->batch;
+  for (size_t i = 0; i < n; i++) batch[i] = e->q[(e->qhead + i) % e->qcap];
+  e->qhead = (e->qhead + n) % e->qcap;
+  e->qlen = 0;
+  bool finishing = e->finishing;
+  if (n) pthread_cond_broadcast(&e->space);
+  pthread_mutex_unlock(&e->lock);
 
-    apply_cancels(e);
-    for (size_t i = 0; i < n; i++) {
-      dispatch(e, batch[i]);
-      inmsg_free(batch[i]);
-    }
-    for (size_t i = 0; i < e->ndeferred; i++) { /* may grow while we go */
-      dispatch(e, e->deferred[i]);
-      inmsg_free(e->deferred[i]);
-    }
-    e->ndeferred = 0;
-    reap(e);
-    run_timers(e);
-    if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && engine_now() >= e->reload_at)) {
-      e->reload_at = 0;
-      engine_reload_now(e);
-    }
-    flush_all(e);
+  apply_cancels(e);
+  for (size_t i = 0; i < n; i++) {
+    dispatch(e, batch[i]);
+    inmsg_free(batch[i]);
+  }
+  for (size_t i = 0; i < e->ndeferred; i++) { /* may grow while we go */
+    dispatch(e, e->deferred[i]);
+    inmsg_free(e->deferred[i]);
+  }
+  e->ndeferred = 0;
+  reap(e);
+  run_timers(e);
+  if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && engine_now() >= e->reload_at)) {
+    e->reload_at = 0;
+    engine_reload_now(e);
+  }
+  flush_all(e);
+  return finishing;
+}
+
+static void work(engine *e) { (void)work_round(e); }
+
+void engine_run(engine *e) {
+  pthread_mutex_lock(&e->run);
+  for (;;) {
+    bool finishing = work_round(e);
     if (finishing && e->ncalls == 0) break;
     if (finishing && e->finish_deadline == 0)
       e->finish_deadline = engine_now() + e->opt.shutdown_grace;
@@ -1011,10 +1063,9 @@ void engine_run(engine *e) {
       timeout = ms <= 0 ? 0 : (int)ceil(ms);
     }
     if (finishing) e->ninputs = 0; /* stop taking input; finish what runs */
-    if (timeout != 0 && e->ninputs && spin_for_input(e)) timeout = 0;
     poll_inputs(e, timeout);
   }
-  free(batch);
+  pthread_mutex_unlock(&e->run);
 }
 
 /* }====================================================== */

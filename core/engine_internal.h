@@ -72,18 +72,25 @@ struct engine {
   app *app;
   engine_options opt;
 
+  /* Held by whoever runs the engine's work: the engine thread, or a
+     transport thread answering its own message while the engine is idle
+     (help() in engine.c). Every field below "run holder only" and the
+     lua_State belong to the holder. */
+  pthread_mutex_t run;
+
   pthread_mutex_t lock; /* guards the queue, finishing and cancels */
   pthread_cond_t space;
   int wakefd; /* eventfd: other threads wake the loop's poll() */
   inmsg **q;
   size_t qcap, qhead, qlen;
+  inmsg **batch; /* run holder: the messages taken off the queue */
   bool finishing;
   atomic_bool finishing_flag; /* the same, readable without the lock */
   double finish_deadline;     /* engine thread: calls still running then are dropped */
   cancel_req *cancels;
   atomic_bool interrupt; /* cancels is non-empty: the hook should look */
 
-  /* engine thread only */
+  /* run holder only */
   struct {
     int fd;
     engine_input_fn fn;
