@@ -168,7 +168,7 @@ static void handle_tools_call(engine *e, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
   buf err;
   buf_init(&err);
-  bool valid = schema_validate(L, -1, -2, &err);
+  bool valid = schema_validate_frozen(L, -1, -2, &err);
   lua_pop(L, 1);
   if (!valid) {
     lua_pop(L, 1);

@@ -87,6 +87,64 @@ static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
   }
 }
 
+/* {====== the keyword cache of registered schemas
+   A tool's schemas are read once and then validate every call; scanning a
+   schema table's keys each time was a quarter of an echo call's
+   instructions (callgrind). The cache maps each schema table (weakly) to a
+   table holding [1] = a bitmask of its keywords and [kw + 2] = each one's
+   value, so a node costs one lookup plus one per keyword it has. */
+
+static const char cache_key = 0; /* its address names the cache in the registry */
+
+/* Push the cache table of L's state, making it on first use. */
+static void push_cache(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &cache_key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &cache_key);
+}
+
+/* scan_keywords for the schema table at s, through the cache at cache:
+   pushes the same values, fills the same slots. */
+static void cached_keywords(lua_State *L, int cache, int s, int slot[KW_N]) {
+  lua_pushvalue(L, s);
+  if (lua_rawget(L, cache) == LUA_TTABLE) {
+    int c = lua_gettop(L);
+    lua_rawgeti(L, c, 1);
+    lua_Integer mask = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    memset(slot, 0, KW_N * sizeof *slot);
+    for (int kw = 0; kw < KW_N; kw++)
+      if (mask & ((lua_Integer)1 << kw)) {
+        lua_rawgeti(L, c, kw + 2);
+        slot[kw] = lua_gettop(L);
+      }
+    return; /* the compiled table stays below the values: popped with them */
+  }
+  lua_pop(L, 1);
+  scan_keywords(L, s, slot);
+  lua_Integer mask = 0;
+  lua_createtable(L, KW_N + 1, 0);
+  for (int kw = 0; kw < KW_N; kw++)
+    if (slot[kw]) {
+      mask |= (lua_Integer)1 << kw;
+      lua_pushvalue(L, slot[kw]);
+      lua_rawseti(L, -2, kw + 2);
+    }
+  lua_pushinteger(L, mask);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, s);
+  lua_insert(L, -2);
+  lua_rawset(L, cache);
+}
+
+/* }====== */
+
 /* Which $schema values we accept; draft-06/07 differ from 2019-09/2020-12
    for our keywords only in that $ref hides its siblings. */
 enum { DIALECT_UNKNOWN, DIALECT_REF_ALONE, DIALECT_CURRENT };
@@ -367,6 +425,7 @@ typedef struct seg {
 typedef struct walker {
   lua_State *L;
   int root;       /* absolute index of the root schema */
+  int cache;      /* absolute index of the keyword cache, or 0 */
   buf *err;       /* where the one message goes (may be NULL) */
   int quiet;      /* > 0 while trying anyOf/oneOf/not branches: no messages */
   bool fatal;     /* a broken schema or the depth limit: stop, even under not */
@@ -881,7 +940,8 @@ static bool validate_node(walker *w, int s, int v) {
   if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
     return fatalf(w, "schema nesting too deep");
   int top = lua_gettop(L), slot[KW_N];
-  scan_keywords(L, s, slot);
+  if (w->cache) cached_keywords(L, w->cache, s, slot);
+  else scan_keywords(L, s, slot);
   if (w->depth == 0 && slot[KW_SCHEMA] && lua_type(L, slot[KW_SCHEMA]) == LUA_TSTRING) {
     size_t n;
     const char *d = lua_tolstring(L, slot[KW_SCHEMA], &n);
@@ -897,20 +957,33 @@ static bool validate_node(walker *w, int s, int v) {
 static void walker_init(walker *w, lua_State *L, int root, buf *err) {
   w->L = L;
   w->root = root;
+  w->cache = 0;
   w->err = err;
   w->quiet = w->depth = w->npath = 0;
   w->fatal = w->ref_alone = false;
 }
 
-bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err) {
+static bool validate_root(lua_State *L, int schema_idx, int value_idx, buf *err, bool cached) {
   walker w; /* path[] is written before it is read: no need to clear it */
   schema_idx = lua_absindex(L, schema_idx);
   value_idx = lua_absindex(L, value_idx);
   walker_init(&w, L, schema_idx, err);
   int top = lua_gettop(L);
+  if (cached) {
+    push_cache(L);
+    w.cache = lua_gettop(L);
+  }
   bool ok = validate_node(&w, schema_idx, value_idx);
   lua_settop(L, top);
   return ok;
+}
+
+bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err) {
+  return validate_root(L, schema_idx, value_idx, err, false);
+}
+
+bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err) {
+  return validate_root(L, schema_idx, value_idx, err, true);
 }
 
 /* }====================================================== */

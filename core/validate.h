@@ -40,6 +40,11 @@ typedef struct lua_State lua_State;
    Leaves the stack as it found it. */
 bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err);
 
+/* schema_validate for a schema that will not change (a registered tool's):
+   what each of its tables holds is read once and remembered, keyed weakly
+   by the table, in L's registry. Same answers, fewer instructions. */
+bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err);
+
 /* Check that a schema table is usable (keyword values of the right JSON
    types, known "type" names, local $refs that resolve, no unsupported
    $schema dialect). Used when a script registers a tool: false + message
