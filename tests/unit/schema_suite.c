@@ -148,6 +148,17 @@ static void run_file(lua_State *L, const char *path, const char *shown, const ch
       err.len = 0;
       bool got = usable && schema_validate(L, schema, data, &err);
       assert(lua_gettop(L) == data); /* the stack is balanced */
+      /* the cached path (registered tools) answers the same, the first
+         time (filling the cache) and the second (reading it) */
+      for (int pass = 0; usable && pass < 2; pass++) {
+        bool cached = schema_validate_frozen(L, schema, data, NULL);
+        assert(lua_gettop(L) == data);
+        if (cached != got) {
+          printf("FAIL %s: %s / %s: cached validation (pass %d) says %s\n", name, gdesc, tdesc,
+                 pass + 1, cached ? "valid" : "invalid");
+          got = !want; /* counted as a failure below */
+        }
+      }
       /* an invalid value gets exactly a message, a valid one none */
       bool msg_ok = got ? err.len == 0 : err.len > 0 || !usable;
       if (usable && got == want && msg_ok) {

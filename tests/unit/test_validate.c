@@ -43,6 +43,17 @@ static void expect_at(int line, const char *want) {
   buf_init(&err);
   bool ok = schema_validate(L, -2, -1, &err);
   assert(lua_gettop(L) == top); /* stack balanced */
+  for (int pass = 0; pass < 2; pass++) { /* cached: same message, cold and warm */
+    buf again;
+    buf_init(&again);
+    bool cached = schema_validate_frozen(L, -2, -1, &again);
+    assert(lua_gettop(L) == top);
+    if (cached != ok || again.len != err.len || (err.len && memcmp(again.p, err.p, err.len))) {
+      printf("line %d: the cached validation (pass %d) differs\n", line, pass + 1);
+      failures++;
+    }
+    buf_free(&again);
+  }
   buf_putc(&err, '\0');
   const char *got = err.p;
   if (ok != (want == NULL) || (want && strcmp(got, want) != 0) || (ok && err.len != 1)) {
