@@ -8,7 +8,7 @@
 # Environment:
 #   BENCH_ROUNDS   rounds (default 3)
 #   BENCH_SERVERS  which servers, any of: luamcp ts floor-lua floor-c gifts
-#                  (default "luamcp ts floor-lua floor-c"; gifts = luamcp
+#                  (default "luamcp ts floor-lua floor-c gifts"; gifts = luamcp
 #                  serving this repo's gift app, suggest_gifts)
 #   BENCH_N_W1     requests per run at W=1  (default 20000, ~2 s for the TS SDK)
 #   BENCH_N_W32    requests per run at W=32 (default 60000, ~1.5 s for the TS SDK)
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_SERVERS:-luamcp ts floor-lua floor-c}
+servers=${BENCH_SERVERS:-luamcp ts floor-lua floor-c gifts}
 n_w1=${BENCH_N_W1:-20000}
 n_w32=${BENCH_N_W32:-60000}
 max_s=${BENCH_MAX_S:-60}
