@@ -3,8 +3,9 @@
 ** JSON-RPC over stdio. It spawns the server, times start-up (fork until the
 ** `initialize` reply), reads its idle RSS, then keeps W `tools/call` requests
 ** in flight until N have been answered, and reports throughput, p50/p99
-** latency, idle and peak RSS. One thread, poll(), non-blocking pipes: a
-** server that answers while we are still writing can never deadlock us.
+** latency, idle and peak RSS (and, with --rss-every K, VmRSS every K
+** answers: is memory flat over a long run?). One thread, poll(), non-blocking
+** pipes: a server that answers while we are still writing can never deadlock us.
 **
 ** Build: cc -O2 -std=c11 -Wall -Wextra -Werror -o stdio_load stdio_load.c
 */
@@ -32,7 +33,7 @@
 /* {====================================================== options */
 
 struct options {
-  long n, w;
+  long n, w, rss_every;
   double seconds_max;
   bool json, quiet_stderr;
   const char *tool, *args, *label;
@@ -42,7 +43,8 @@ struct options {
 static void usage(void) {
   fprintf(stderr,
     "usage: stdio_load [-n N] [-w W] [-s SECONDS_MAX] [--json] [-q]\n"
-    "                  [--tool NAME] [--args JSON] [--label TEXT] -- CMD ARGS...\n"
+    "                  [--tool NAME] [--args JSON] [--label TEXT] [--rss-every K]\n"
+    "                  -- CMD ARGS...\n"
     "  -n N          tools/call requests to send (default 10000)\n"
     "  -w W          requests kept in flight (default 1)\n"
     "  -s SECONDS    hard bound on the whole run (default 60)\n"
@@ -50,7 +52,9 @@ static void usage(void) {
     "  -q            send the server's stderr to /dev/null\n"
     "  --tool NAME   tool to call (default echo)\n"
     "  --args JSON   its arguments, inserted verbatim (default {\"text\":\"hello\"})\n"
-    "  --label TEXT  name echoed in the report (default CMD)\n");
+    "  --label TEXT  name echoed in the report (default CMD)\n"
+    "  --rss-every K read the server's VmRSS at the start of the load and every K\n"
+    "                answers; --json then adds \"rss_samples\":[{\"answers\",\"rss_kb\"}]\n");
   exit(2);
 }
 
@@ -88,6 +92,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
     else if (!strcmp(a, "--tool") && has_val) o->tool = argv[++i];
     else if (!strcmp(a, "--args") && has_val) o->args = argv[++i];
     else if (!strcmp(a, "--label") && has_val) o->label = argv[++i];
+    else if (!strcmp(a, "--rss-every") && has_val) o->rss_every = parse_long(argv[++i], 1);
     else usage();
   }
   if (i >= argc || !plain_name(o->tool)) usage();
@@ -273,7 +278,17 @@ struct run {
   long sent, answered, ok, errors, skipped;
   bool server_eof, write_failed, deadline_hit;
   long idle_rss_kb, peak_rss_kb;
+  long (*rss_samples)[2];     /* --rss-every: {answers, VmRSS kB} */
+  long nrss;
 };
+
+/* --rss-every: one VmRSS sample, tagged with the answers so far. */
+static void sample_rss(struct run *r) {
+  if (!r->rss_samples) return;
+  r->rss_samples[r->nrss][0] = r->answered;
+  r->rss_samples[r->nrss][1] = proc_status_kb(r->pid, "VmRSS");
+  r->nrss++;
+}
 
 static void queue_call(struct run *r) {
   long id = ++r->sent;
@@ -333,6 +348,7 @@ static void handle_line(struct run *r, const char *line, size_t len) {
   r->lat_ns[r->answered++] = t - r->sent_ns[m.id];
   r->sent_ns[m.id] = 0;
   r->t_last_reply = t;
+  if (r->o->rss_every && r->answered % r->o->rss_every == 0) sample_rss(r);
   if (m.has_result && !m.has_error && !m.is_error) r->ok++;
   else {
     if (r->errors < 5)
@@ -407,6 +423,7 @@ static void drive(struct run *r) {
     if (t >= r->t_deadline) { r->deadline_hit = true; break; }
     if (r->phase == PH_IDLE && t >= r->t_idle_until) {
       r->idle_rss_kb = proc_status_kb(r->pid, "VmRSS");
+      sample_rss(r);
       r->phase = PH_LOAD;
       r->t_load_start = now_ns();
     }
@@ -486,7 +503,8 @@ int main(int argc, char **argv) {
   struct run r = { .o = &o, .phase = PH_INIT, .idle_rss_kb = -1, .peak_rss_kb = -1 };
   r.sent_ns = calloc((size_t)o.n + 1, sizeof *r.sent_ns);
   r.lat_ns = calloc((size_t)o.n, sizeof *r.lat_ns);
-  if (!r.sent_ns || !r.lat_ns) { perror("stdio_load: calloc"); return 1; }
+  if (o.rss_every) r.rss_samples = calloc((size_t)(o.n / o.rss_every) + 2, sizeof *r.rss_samples);
+  if (!r.sent_ns || !r.lat_ns || (o.rss_every && !r.rss_samples)) { perror("stdio_load: calloc"); return 1; }
 
   spawn(&r);
   r.t_deadline = r.t_spawn + (int64_t)(o.seconds_max * 1e9);
@@ -533,10 +551,17 @@ int main(int argc, char **argv) {
            startup_ms, r.idle_rss_kb, r.peak_rss_kb, exit_code, exit_signal,
            killed ? "true" : "false");
     json_string(stdout, why);
+    if (o.rss_every) {
+      printf(",\"rss_every\":%ld,\"rss_samples\":[", o.rss_every);
+      for (long i = 0; i < r.nrss; i++)
+        printf("%s{\"answers\":%ld,\"rss_kb\":%ld}", i ? "," : "", r.rss_samples[i][0], r.rss_samples[i][1]);
+      printf("]");
+    }
     printf("}\n");
   }
   free(r.sent_ns);
   free(r.lat_ns);
+  free(r.rss_samples);
   free(r.out.p);
   free(r.in.p);
   return strcmp(why, "ok") ? 1 : 0;
