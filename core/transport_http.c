@@ -118,7 +118,8 @@ typedef struct hsession {
   double last_seen;
   hstream *recent[RECENT_STREAMS]; /* each holds a reference */
   size_t nrecent;
-  struct hsession *next;
+  struct hsession *next, *prev; /* every session, for the reaper */
+  struct hsession *hnext;       /* the next in its hash bucket */
 } hsession;
 
 struct http_server {
@@ -128,6 +129,10 @@ struct http_server {
   pthread_mutex_t lock; /* sessions, and every hsession's fields */
   hsession *sessions;
   size_t nsessions;
+  /* sessions by id: every request looks its session up, and a list walk
+     was O(sessions) strcmp per request */
+  hsession **buckets;
+  size_t nbuckets; /* a power of two, at least nsessions */
   atomic_bool stopping;
   /* shutting down: the engine is done, workers send what they have and end */
   atomic_bool draining;
@@ -185,23 +190,50 @@ static void remember_stream(hsession *hs, hstream *st) {
   hs->recent[hs->nrecent++] = st;
 }
 
+/* FNV-1a: ids are random, but lookups take any header a client sends */
+static size_t id_hash(const char *id) {
+  uint64_t h = 1469598103934665603u;
+  for (; *id; id++) h = (h ^ (unsigned char)*id) * 1099511628211u;
+  return (size_t)h;
+}
+
+/* Caller holds srv->lock. */
+static void index_put(http_server *srv, hsession *hs) {
+  size_t i = id_hash(hs->id) & (srv->nbuckets - 1);
+  hs->hnext = srv->buckets[i];
+  srv->buckets[i] = hs;
+}
+
+/* Caller holds srv->lock: room for one more session in the index. */
+static void index_grow(http_server *srv) {
+  if (srv->nsessions < srv->nbuckets) return;
+  size_t n = srv->nbuckets ? srv->nbuckets * 2 : 64;
+  free(srv->buckets);
+  srv->buckets = calloc(n, sizeof *srv->buckets);
+  srv->nbuckets = n;
+  for (hsession *hs = srv->sessions; hs; hs = hs->next) index_put(srv, hs);
+}
+
 static hsession *session_create(http_server *srv) {
   hsession *hs = calloc(1, sizeof *hs);
   random_id(hs->id);
   hs->s = session_new();
   hs->last_seen = now();
   pthread_mutex_lock(&srv->lock);
+  index_grow(srv);
   hs->next = srv->sessions;
+  if (hs->next) hs->next->prev = hs;
   srv->sessions = hs;
   srv->nsessions++;
+  index_put(srv, hs);
   pthread_mutex_unlock(&srv->lock);
   return hs;
 }
 
-/* Find a session by id and take a reference to its session (caller holds
-   srv->lock). */
+/* The session with this id, or NULL (caller holds srv->lock). */
 static hsession *session_find(http_server *srv, const char *id) {
-  for (hsession *hs = srv->sessions; hs; hs = hs->next)
+  if (!srv->nbuckets) return NULL;
+  for (hsession *hs = srv->buckets[id_hash(id) & (srv->nbuckets - 1)]; hs; hs = hs->hnext)
     if (strcmp(hs->id, id) == 0) return hs;
   return NULL;
 }
@@ -214,12 +246,15 @@ static void hsession_free(hsession *hs) {
 
 /* Unlink hs (caller holds srv->lock), tell the engine, free it. */
 static void session_remove(http_server *srv, hsession *hs) {
-  for (hsession **p = &srv->sessions; *p; p = &(*p)->next)
+  if (hs->prev) hs->prev->next = hs->next;
+  else srv->sessions = hs->next;
+  if (hs->next) hs->next->prev = hs->prev;
+  for (hsession **p = &srv->buckets[id_hash(hs->id) & (srv->nbuckets - 1)]; *p; p = &(*p)->hnext)
     if (*p == hs) {
-      *p = hs->next;
-      srv->nsessions--;
+      *p = hs->hnext;
       break;
     }
+  srv->nsessions--;
   engine_end_session(srv->e, hs->s);
   hsession_free(hs);
 }
@@ -947,6 +982,7 @@ int transport_http_serve(engine *e, const http_options *o) {
     srv->sessions = hs->next;
     hsession_free(hs);
   }
+  free(srv->buckets);
   pthread_mutex_destroy(&srv->lock);
   pthread_mutex_destroy(&srv->reaper_lock);
   pthread_cond_destroy(&srv->reaper_cond);

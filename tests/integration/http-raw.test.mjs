@@ -486,3 +486,20 @@ test('503 with Retry-After for initialize past --max-sessions; a DELETE makes ro
     assert.equal(del.status, 200, del.body);
     await rawInitialize(srv); // room again
   }));
+
+test('300 sessions (the session index grows past its first size): each finds its own, deleted ones are 404, the rest still answer', opts, () =>
+  withHttp(FEATURES_APP, [], async (srv) => {
+    const sessions = [];
+    for (let i = 0; i < 300; i++) sessions.push((await rawInitialize(srv)).session);
+    assert.equal(new Set(sessions).size, 300, 'every initialize gets its own id');
+    // delete every third, from the middle of the list as well as its ends
+    for (let i = 0; i < sessions.length; i += 3) {
+      const del = await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session: sessions[i] }) });
+      assert.equal(del.status, 200, `DELETE #${i}: ${del.body}`);
+    }
+    for (let i = 0; i < sessions.length; i++) {
+      const ex = await post(srv, rpc('ping'), { session: sessions[i] });
+      if (i % 3 === 0) assertRefused(ex, 404, `ping in deleted session #${i}`);
+      else assert.equal(ex.status, 200, `ping in session #${i}: ${ex.status} ${ex.body}`);
+    }
+  }));
