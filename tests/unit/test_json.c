@@ -149,6 +149,26 @@ static void test_sorted(void) {
   lua_pop(L, 1);
 }
 
+/* Member lookup steps over values, strings with escaped quotes and
+   backslash runs included (an even run does not escape the quote). */
+static void test_members(void) {
+  static const char obj[] =
+      "{\"a\": \"x\\\"}, \\\\\", \"b\" : [1, {\"c\": \"\\\\\"}], \"d\":\"\\\\\\\"\\\\\",\"e\":true}";
+  CHECK(json_validate(obj, strlen(obj), NULL, NULL));
+  json_span o = {obj, strlen(obj)}, v;
+  CHECK(json_object_get(o, "e", &v) && v.n == 4 && memcmp(v.p, "true", 4) == 0);
+  CHECK(json_object_get(o, "b", &v) && v.p[0] == '[' && v.p[v.n - 1] == ']');
+  CHECK(json_object_get(o, "d", &v) && v.n == 8);
+  CHECK(!json_object_get(o, "c", &v)); /* nested: not a member */
+  const char *keys[] = {"a", "b", "d", "e"};
+  json_span vals[4];
+  CHECK(json_object_fields(o, keys, vals, 4) == 4);
+  CHECK(vals[0].n == 10);
+  /* unterminated string: nothing found, no overrun */
+  static const char cut[] = "{\"a\": \"abc\\\", \"b\": 1";
+  CHECK(!json_object_get((json_span){cut, strlen(cut)}, "b", &v));
+}
+
 int main(void) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -159,6 +179,7 @@ int main(void) {
   test_roundtrip();
   test_encode();
   test_sorted();
+  test_members();
   CHECK(lua_gettop(L) == 0);
   lua_close(L);
   return check_report("test_json");
