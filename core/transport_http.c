@@ -56,6 +56,7 @@ typedef struct hstream {
   bool gone;     /* the client went away */
   uint64_t id;   /* unique in the process, so per session too */
   uint64_t seq;  /* events sent so far */
+  bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
   event replay[REPLAY_EVENTS];
 } hstream;
 
@@ -236,6 +237,22 @@ static hsession *session_find(http_server *srv, const char *id) {
   for (hsession *hs = srv->buckets[id_hash(id) & (srv->nbuckets - 1)]; hs; hs = hs->hnext)
     if (strcmp(hs->id, id) == 0) return hs;
   return NULL;
+}
+
+/* The POST stream st was answered with one JSON body: there is nothing to
+   resume, so the session need not keep it (kept, a session's memory grew
+   by a stream per call up to RECENT_STREAMS). */
+static void forget_stream(http_server *srv, const char *session_id, hstream *st) {
+  pthread_mutex_lock(&srv->lock);
+  hsession *hs = session_id ? session_find(srv, session_id) : NULL;
+  for (size_t i = 0; hs && i < hs->nrecent; i++)
+    if (hs->recent[i] == st) {
+      memmove(hs->recent + i, hs->recent + i + 1, (hs->nrecent - i - 1) * sizeof *hs->recent);
+      hs->nrecent--;
+      hstream_unref(st);
+      break;
+    }
+  pthread_mutex_unlock(&srv->lock);
 }
 
 static void hsession_free(hsession *hs) {
@@ -460,7 +477,7 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     }
     put_chunk(&out, &chunk);
     chunk.len = 0;
-    started = true;
+    started = st->sse = true;
   }
   while (!done) {
     while (!st->pending.len && !st->finished && !st->detach && !atomic_load(&srv->stopping) &&
@@ -526,7 +543,7 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       if (extra) buf_puts(&out, extra);
       buf_puts(&out, "\r\n");
       buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
-      started = true;
+      started = st->sse = true;
     }
     for (size_t i = 0; i < lines.len;) {
       const char *nl = memchr(lines.p + i, '\n', lines.len - i);
@@ -680,6 +697,12 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   }
   engine_submit(srv->e, s, &st->out, data, len, &m);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
+  if (!srv->opt.stateless && !init) {
+    pthread_mutex_lock(&st->lock);
+    bool resumable = st->sse;
+    pthread_mutex_unlock(&st->lock);
+    if (!resumable) forget_stream(srv, mg_get_header(conn, "Mcp-Session-Id"), st);
+  }
   session_unref(s); /* a stateless request's session goes with its last reference */
   hstream_unref(st);
   return status;
