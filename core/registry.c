@@ -137,47 +137,42 @@ static bool encode_for(lua_State *L, int idx, int v, int list, buf *b, char *err
   return ok;
 }
 
-/* Encode each entry's `def` of the list at list_idx for version v, then cut
-   the entries into pages of page_size, each a complete result object. */
-static bool encode_pages(lua_State *L, int list_idx, const char *key, int list, int v,
-                         size_t page_size, uint64_t cursor_key, reg_pages *out,
-                         buf *err) {
-  size_t all = lua_rawlen(L, list_idx), n = 0;
-  buf *entries = calloc(all ? all : 1, sizeof *entries);
-  bool ok = true;
-  for (size_t i = 0; i < all && ok; i++) {
-    lua_rawgeti(L, list_idx, (lua_Integer)i + 1);
-    lua_getfield(L, -1, "app_only");
-    bool skip = list == REG_MODEL_TOOLS && lua_toboolean(L, -1);
+/* Does version v leave out a field the table at idx holds? */
+static bool loses_fields(lua_State *L, int idx, int v, int list) {
+  static const char *const gated[] = {"icons", "title", "outputSchema", "annotations"};
+  for (size_t i = 0; i < sizeof gated / sizeof *gated; i++) {
+    if (!field_unknown_to(v, list, gated[i])) continue;
+    bool has = lua_getfield(L, idx, gated[i]) != LUA_TNIL;
     lua_pop(L, 1);
-    if (skip) {
-      lua_pop(L, 1);
-      continue;
-    }
-    lua_getfield(L, -1, "def");
-    char msg[200];
-    buf_init(&entries[n]);
-    if (!encode_for(L, -1, v, list == REG_MODEL_TOOLS ? REG_TOOLS : list, &entries[n], msg,
-                    sizeof msg)) {
-      buf_printf(err, "%s entry %zu: %s\n", key, i + 1, msg);
-      ok = false;
-    }
-    n++;
-    lua_pop(L, 2);
+    if (has) return true;
   }
+  return false;
+}
+
+/* Cut the encoded entries (less those skip[] marks, when given) into pages
+   of page_size, each a complete result object; cursors name list. */
+static void cut_pages(const buf *const *entries, const bool *skip, size_t all, const char *key,
+                      int list, size_t page_size, uint64_t cursor_key, reg_pages *out) {
+  size_t n = 0;
+  const buf **kept = calloc(all ? all : 1, sizeof *kept);
+  for (size_t i = 0; i < all; i++)
+    if (!skip || !skip[i]) kept[n++] = entries[i];
   out->count = n;
   out->npages = n ? (n + page_size - 1) / page_size : 1;
   out->page = calloc(out->npages, sizeof *out->page);
   out->page_len = calloc(out->npages, sizeof *out->page_len);
-  for (size_t p = 0; p < out->npages && ok; p++) {
-    buf b;
-    buf_init(&b);
-    buf_printf(&b, "{\"%s\":[", key);
+  for (size_t p = 0; p < out->npages; p++) {
     size_t first = p * page_size, last = first + page_size;
     if (last > n) last = n;
+    buf b;
+    buf_init(&b);
+    size_t bytes = strlen(key) + 8 + CURSOR_MAX + 20;
+    for (size_t i = first; i < last; i++) bytes += kept[i]->len + 1;
+    buf_reserve(&b, bytes);
+    buf_printf(&b, "{\"%s\":[", key);
     for (size_t i = first; i < last; i++) {
       if (i > first) buf_putc(&b, ',');
-      buf_put(&b, entries[i].p, entries[i].len);
+      buf_put(&b, kept[i]->p, kept[i]->len);
     }
     buf_putc(&b, ']');
     if (last < n) {
@@ -188,8 +183,70 @@ static bool encode_pages(lua_State *L, int list_idx, const char *key, int list, 
     buf_putc(&b, '}');
     out->page[p] = buf_take(&b, &out->page_len[p]);
   }
-  for (size_t i = 0; i < n; i++) buf_free(&entries[i]);
-  free(entries);
+  free(kept);
+}
+
+/* Encode the list at list_idx (entries {def = ..., app_only = ...}) for
+   every protocol version into r->pages[list] (and r->model_tools). Each
+   entry is encoded once, and again only for a version that lacks one of
+   its fields; a version whose entries are all the latest's shares the
+   latest's pages. (Encoding every entry for every version and list was
+   most of the start-up of an app with 10k tools, and of its memory.) */
+static bool encode_list(lua_State *L, int list_idx, const char *key, int list, registry *r,
+                        buf *err) {
+  size_t all = lua_rawlen(L, list_idx), cap = all ? all : 1;
+  buf *latest = calloc(cap, sizeof *latest);
+  buf *older = calloc(cap * PROTO_COUNT, sizeof *older); /* [v * cap + i]; empty: the latest's */
+  bool *app_only = calloc(cap, sizeof *app_only);
+  bool differs[PROTO_COUNT] = {false}, ok = true;
+  for (size_t i = 0; i < all && ok; i++) {
+    lua_rawgeti(L, list_idx, (lua_Integer)i + 1);
+    lua_getfield(L, -1, "app_only");
+    app_only[i] = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "def");
+    char msg[200];
+    ok = encode_for(L, -1, PROTO_LATEST, list, &latest[i], msg, sizeof msg);
+    for (int v = PROTO_2024_11_05; v < PROTO_LATEST && ok; v++) {
+      if (!loses_fields(L, -1, v, list)) continue;
+      ok = encode_for(L, -1, v, list, &older[v * cap + i], msg, sizeof msg);
+      differs[v] = true;
+    }
+    if (!ok) buf_printf(err, "%s entry %zu: %s\n", key, i + 1, msg);
+    lua_pop(L, 2);
+  }
+  if (ok) {
+    bool any_app_only = false;
+    for (size_t i = 0; i < all; i++) any_app_only |= app_only[i];
+    const buf **entries = calloc(cap, sizeof *entries);
+    for (int v = PROTO_LATEST; v >= PROTO_2024_11_05; v--) {
+      bool own = v == PROTO_LATEST || differs[v];
+      for (size_t i = 0; i < all; i++)
+        entries[i] = v != PROTO_LATEST && older[v * cap + i].len ? &older[v * cap + i] : &latest[i];
+      reg_pages *pg = &r->pages[list][v], *model = &r->model_tools[v];
+      if (own) {
+        cut_pages(entries, NULL, all, key, list, r->page_size, r->cursor_key, pg);
+      } else {
+        *pg = r->pages[list][PROTO_LATEST];
+        pg->shared = true;
+      }
+      if (list != REG_TOOLS) continue;
+      /* its own cursors (they name the list), even when no tool is app-only */
+      if (own) {
+        cut_pages(entries, any_app_only ? app_only : NULL, all, key, REG_MODEL_TOOLS,
+                  r->page_size, r->cursor_key, model);
+      } else {
+        *model = r->model_tools[PROTO_LATEST];
+        model->shared = true;
+      }
+    }
+    free(entries);
+  }
+  for (size_t i = 0; i < all; i++) buf_free(&latest[i]);
+  for (size_t i = 0; i < cap * PROTO_COUNT; i++) buf_free(&older[i]);
+  free(latest);
+  free(older);
+  free(app_only);
   return ok;
 }
 
@@ -292,14 +349,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
       }
       lua_pop(L, 1);
     }
-    for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) {
-      if (!encode_pages(L, li, keys[l], l, v, r->page_size, r->cursor_key, &r->pages[l][v], err))
-        ok = false;
-      if (l == REG_TOOLS &&
-          !encode_pages(L, li, keys[l], REG_MODEL_TOOLS, v, r->page_size, r->cursor_key,
-                        &r->model_tools[v], err))
-        ok = false;
-    }
+    if (!encode_list(L, li, keys[l], l, r, err)) ok = false;
     lua_pop(L, 1);
   }
   index_tools(r);
@@ -339,6 +389,7 @@ void registry_free(registry *r, lua_State *L) {
   for (int l = 0; l <= REG_NLISTS; l++)
     for (int v = 0; v < PROTO_COUNT; v++) {
       reg_pages *pg = l < REG_NLISTS ? &r->pages[l][v] : &r->model_tools[v];
+      if (pg->shared) continue; /* another version's pages */
       for (size_t p = 0; p < pg->npages; p++) free(pg->page[p]);
       free(pg->page);
       free(pg->page_len);

@@ -45,6 +45,7 @@ typedef struct reg_pages {
   size_t count, npages;
   char **page;
   size_t *page_len;
+  bool shared; /* the latest version's pages, which own them */
 } reg_pages;
 
 typedef enum reg_list {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, SCALE, TEST_TIMEOUT, WAIT, ms, RawServer, rawMember, withRaw, within } from './helpers.mjs';
+import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, SCALE, TEST_TIMEOUT, WAIT, ms, RawServer, rawMember, removeTemp, tempApp, withRaw, within } from './helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 
@@ -156,6 +156,53 @@ test('lists leave out the fields an older protocol version does not know', opts,
       const [prompt] = (await srv.call(2, 'prompts/list', {})).result.prompts;
       assert.equal('title' in prompt, has.title, `prompt title under ${version}`);
     });
+  }
+});
+
+test('paged lists per version and audience: 250 tools (titled, app-only ones among them), every page and cursor right', opts, async () => {
+  const dir = await tempApp({
+    'scripts/mixed.lua': `local mcp = require "mcp"
+for i = 1, 250 do
+  mcp.tool {
+    name = ("t%03d"):format(i),
+    title = (i % 10 == 0) and ("Tool " .. i) or nil,
+    visibility = (i % 25 == 0) and { "app" } or nil,
+    handler = function() return "ok" end,
+  }
+end`,
+  });
+  const UI = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+  try {
+    for (const [version, ui] of [['2024-11-05', false], ['2025-06-18', false], ['2025-11-25', false], ['2025-11-25', true]]) {
+      await withRaw([dir, '--page-size', '100', '--no-watch'], async (srv) => {
+        const init = await srv.call('init', 'initialize', {
+          protocolVersion: version,
+          capabilities: ui ? UI : {},
+          clientInfo: { name: 'luamcp-raw-test', version: '0.0.0' },
+        });
+        assert.ok(init.result, JSON.stringify(init));
+        srv.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        const names = [];
+        let cursor, pages = 0;
+        do {
+          const r = await srv.call(100 + pages, 'tools/list', cursor ? { cursor } : {});
+          assert.ok(r.result, `${version} page ${pages + 1}: ${JSON.stringify(r)}`);
+          for (const t of r.result.tools) {
+            const i = Number(t.name.slice(1));
+            names.push(i);
+            assert.equal('title' in t, version >= '2025-06-18' && i % 10 === 0, `${version}: title of ${t.name}`);
+          }
+          cursor = r.result.nextCursor;
+          pages++;
+        } while (cursor);
+        const want = [];
+        for (let i = 1; i <= 250; i++) if (ui || i % 25 !== 0) want.push(i);
+        assert.deepEqual(names, want, `${version}${ui ? ' (MCP Apps host)' : ''}: the tools, in order`);
+        assert.equal(pages, 3, `${version}: pages`);
+      });
+    }
+  } finally {
+    await removeTemp(dir);
   }
 });
 
