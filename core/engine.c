@@ -86,6 +86,7 @@ void engine_free(engine *e) {
   free(e->sessions);
   close(e->wakefd);
   free(e->batch);
+  while (e->nspare) free(e->spare[--e->nspare]);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run);
   pthread_cond_destroy(&e->space);
@@ -377,7 +378,13 @@ static void copy_progress_token(call *c, json_span meta) {
    arguments onto c->co and calls call_resume. */
 call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   app *a = e->app;
-  call *c = calloc(1, sizeof *c);
+  call *c;
+  if (e->nspare) {
+    c = e->spare[--e->nspare];
+    memset(c, 0, sizeof *c);
+  } else {
+    c = calloc(1, sizeof *c);
+  }
   c->e = e;
   c->s = im->s;
   session_ref(c->s);
@@ -400,7 +407,7 @@ call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   }
   *(call **)lua_getextraspace(c->co) = c;
   lua_sethook(c->co, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
-  lua_api_push_ctx(a->L, c);
+  c->ctx = lua_api_push_ctx(a->L, c);
   c->ctx_ref = luaL_ref(a->L, LUA_REGISTRYINDEX);
   a->refs++;
   e->calls_started++;
@@ -419,9 +426,7 @@ void call_end(engine *e, call *c) {
   e->ncalls--;
   *(call **)lua_getextraspace(c->co) = NULL;
   if (lua_status(c->co) == LUA_YIELD) lua_resetthread(c->co); /* runs its to-be-closed variables */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, c->ctx_ref);
-  lua_api_close_ctx(L, -1);
-  lua_pop(L, 1);
+  lua_api_close_ctx(c->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, c->ctx_ref);
   if (lua_status(c->co) == LUA_OK && e->npool < THREAD_POOL && c->a == e->app) {
     lua_settop(c->co, 0); /* returned normally: clean, reusable */
@@ -437,7 +442,8 @@ void call_end(engine *e, call *c) {
   free(c->id);
   free(c->ptoken);
   free(c->uri);
-  free(c);
+  if (e->nspare < CALL_SPARES) e->spare[e->nspare++] = c;
+  else free(c);
 }
 
 static json_span id_of(const call *c) { return (json_span){c->id, c->id_len}; }

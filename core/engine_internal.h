@@ -52,6 +52,7 @@ struct call {
   call_kind kind;
   lua_State *co;
   int co_ref, ctx_ref;
+  void *ctx; /* the ctx object (kept alive by ctx_ref), to close it */
   int entry_ref; /* resource/prompt registration table, for shaping */
   const reg_tool *tool;
   char *id;
@@ -67,6 +68,9 @@ struct call {
   long long mem_grown;
   call *prev, *next;
 };
+
+/* Ended calls kept for reuse (allocation was a visible share of a call). */
+#define CALL_SPARES 16
 
 struct engine {
   app *app;
@@ -110,6 +114,8 @@ struct engine {
   size_t ndeferred, deferred_cap;
   call *calls;
   size_t ncalls;
+  call *spare[CALL_SPARES];
+  size_t nspare;
   int pool[THREAD_POOL]; /* refs of idle coroutines of app->L */
   size_t npool;
   outlet **dirty;

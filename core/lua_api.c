@@ -347,7 +347,7 @@ static int ctx_tostring(lua_State *L) {
   return 1;
 }
 
-void lua_api_push_ctx(lua_State *L, call *c) {
+void *lua_api_push_ctx(lua_State *L, call *c) {
   ctx_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->c = c;
   if (luaL_newmetatable(L, CTX_TYPE)) {
@@ -358,12 +358,10 @@ void lua_api_push_ctx(lua_State *L, call *c) {
     lua_setfield(L, -2, "__tostring");
   }
   lua_setmetatable(L, -2);
+  return u;
 }
 
-void lua_api_close_ctx(lua_State *L, int idx) {
-  ctx_ud *u = luaL_testudata(L, idx, CTX_TYPE);
-  if (u) u->c = NULL;
-}
+void lua_api_close_ctx(void *ctx) { ((ctx_ud *)ctx)->c = NULL; }
 
 /* }====================================================== */
 

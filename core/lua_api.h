@@ -9,10 +9,11 @@ typedef struct call call;
 
 /* Push the core table (one per state). */
 void lua_api_push_core(lua_State *L);
-/* Push a new ctx object for c. */
-void lua_api_push_ctx(lua_State *L, call *c);
-/* Mark the ctx at idx finished: later use raises "call context is closed". */
-void lua_api_close_ctx(lua_State *L, int idx);
+/* Push a new ctx object for c; returns a handle for lua_api_close_ctx
+   (valid while the object is referenced). */
+void *lua_api_push_ctx(lua_State *L, call *c);
+/* Mark the ctx finished: later use raises "call context is closed". */
+void lua_api_close_ctx(void *ctx);
 /* A completion function that offers nothing (arguments without one). */
 int lua_api_no_completions(lua_State *L);
 
