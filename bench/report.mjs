@@ -59,6 +59,16 @@ const add = (area, metric, value, unit, op, limit, detail, source) => {
   rows.push({ area, metric, value, unit, target, op: op ?? null, limit: limit ?? null, holds, straddles, detail, source });
 };
 
+// The rows of one per-round ratio at each load level of a benchmark: with
+// levels [["W=1", "w1"], ["W=32", "w32"]], "req/s W=1, luamcp/ts" from
+// ratio(pair, "w1_rps"), then the same at W=32. limit and detail: one for
+// every level, or an array of one per level.
+const ratioRows = (ratio, levels, src) => (area, what, who, pair, field, op, limit, detail) => {
+  const at = (x, i) => (Array.isArray(x) ? x[i] : x);
+  levels.forEach(([label, key], i) =>
+    add(area, `${what} ${label}, ${who}`, ratio(pair, `${key}_${field}`), "×", op, at(limit, i), at(detail, i), src));
+};
+
 if (data.stdio) {
   const d = data.stdio;
   const src = sources.stdio.path;
@@ -66,16 +76,12 @@ if (data.stdio) {
   const r = d.ratios?.["luamcp/ts"] ? d.ratios : { "luamcp/ts": d.ratios ?? {} };
   const ratio = (pair, key) => r[pair]?.[key] ?? null;
   const sum = (key, server, f = (x) => x) => scale(d.summary?.[key]?.[server], f);
-  add("stdio", "req/s W=1, luamcp/ts", ratio("luamcp/ts", "w1_rps"), "×", ">=", 3.5, "echo tool, 1 in flight", src);
-  add("stdio", "req/s W=32, luamcp/ts", ratio("luamcp/ts", "w32_rps"), "×", ">=", 10, "echo tool, 32 in flight", src);
-  add("stdio", "p99 W=1, luamcp/ts", ratio("luamcp/ts", "w1_p99_us"), "×", "<=", 0.25, "p99 ≤ 1/4 of the TS SDK's", src);
-  add("stdio", "p99 W=32, luamcp/ts", ratio("luamcp/ts", "w32_p99_us"), "×", "<=", 0.25, "p99 ≤ 1/4 of the TS SDK's", src);
-  add("floor", "req/s W=1, luamcp/floor-lua", ratio("luamcp/floor-lua", "w1_rps"), "×", ">=", 0.7, "bare C + Lua + lua-cjson NDJSON loop", src);
-  add("floor", "req/s W=32, luamcp/floor-lua", ratio("luamcp/floor-lua", "w32_rps"), "×", ">=", 0.7, "bare C + Lua + lua-cjson NDJSON loop", src);
-  if (ratio("luamcp/floor-c", "w1_rps")) {
-    add("floor", "req/s W=1, luamcp/floor-c", ratio("luamcp/floor-c", "w1_rps"), "×", null, null, "bare C, canned replies", src);
-    add("floor", "req/s W=32, luamcp/floor-c", ratio("luamcp/floor-c", "w32_rps"), "×", null, null, "bare C, canned replies", src);
-  }
+  const addRatios = ratioRows(ratio, [["W=1", "w1"], ["W=32", "w32"]], src);
+  addRatios("stdio", "req/s", "luamcp/ts", "luamcp/ts", "rps", ">=", [3.5, 10], ["echo tool, 1 in flight", "echo tool, 32 in flight"]);
+  addRatios("stdio", "p99", "luamcp/ts", "luamcp/ts", "p99_us", "<=", 0.25, "p99 ≤ 1/4 of the TS SDK's");
+  addRatios("floor", "req/s", "luamcp/floor-lua", "luamcp/floor-lua", "rps", ">=", 0.7, "bare C + Lua + lua-cjson NDJSON loop");
+  if (ratio("luamcp/floor-c", "w1_rps"))
+    addRatios("floor", "req/s", "luamcp/floor-c", "luamcp/floor-c", "rps", null, null, "bare C, canned replies");
   const gifts = d.summary?.startup_ms?.gifts;
   add(
     "start-up",
@@ -102,12 +108,10 @@ if (data.http) {
   const src = sources.http.path;
   const ratio = (pair, key) => d.ratios?.[pair]?.[key] ?? null;
   const sum = (key, server) => scale(d.summary?.[key]?.[server], (x) => x);
-  add("http", "req/s c=1, luamcp-sl/ts-sl", ratio("luamcp/ts stateless", "c1_rps"), "×", ">=", 10, "stateless, keep-alive, wrk", src);
-  add("http", "req/s c=16, luamcp-sl/ts-sl", ratio("luamcp/ts stateless", "c16_rps"), "×", ">=", 10, "stateless, keep-alive, wrk", src);
-  add("http", "req/s c=1, luamcp-sl/floor", ratio("luamcp/floor", "c1_rps"), "×", ">=", 0.7, "bare civetweb, canned reply", src);
-  add("http", "req/s c=16, luamcp-sl/floor", ratio("luamcp/floor", "c16_rps"), "×", ">=", 0.7, "bare civetweb, canned reply", src);
-  add("http", "p99 c=1, luamcp-sl/ts-sl", ratio("luamcp/ts stateless", "c1_p99_us"), "×", "<=", 0.2, "p99 ≤ 1/5 of the TS SDK's", src);
-  add("http", "p99 c=16, luamcp-sl/ts-sl", ratio("luamcp/ts stateless", "c16_p99_us"), "×", "<=", 0.2, "p99 ≤ 1/5 of the TS SDK's", src);
+  const addRatios = ratioRows(ratio, [["c=1", "c1"], ["c=16", "c16"]], src);
+  addRatios("http", "req/s", "luamcp-sl/ts-sl", "luamcp/ts stateless", "rps", ">=", 10, "stateless, keep-alive, wrk");
+  addRatios("http", "req/s", "luamcp-sl/floor", "luamcp/floor", "rps", ">=", 0.7, "bare civetweb, canned reply");
+  addRatios("http", "p99", "luamcp-sl/ts-sl", "luamcp/ts stateless", "p99_us", "<=", 0.2, "p99 ≤ 1/5 of the TS SDK's");
   for (const s of ["luamcp-sl", "luamcp-sf"]) {
     if (!d.summary?.idle_rss_mib?.[s]) continue;
     add("memory", `idle RSS, HTTP ${s}`, sum("idle_rss_mib", s), "MiB", "<=", 4, "VmRSS 200 ms after the first call", src);

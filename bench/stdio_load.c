@@ -10,25 +10,21 @@
 ** Build: cc -O2 -std=c11 -Wall -Wextra -Werror -o stdio_load stdio_load.c
 */
 #define _GNU_SOURCE /* pipe2, O_CLOEXEC */
+#define DRIVER_NAME "stdio_load"
+#include "driver_util.h" /* clock, /proc, buffer, JSON scan, spawn and reap */
+
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define INIT_ID 0 /* tools/call ids are 1..N, so 0 is free for initialize */
-#define IDLE_SETTLE_MS 200
-#define EXIT_GRACE_MS 5000
 
 /* {====================================================== options */
 
@@ -58,14 +54,6 @@ static void usage(void) {
   exit(2);
 }
 
-static long parse_long(const char *s, long min) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < min) usage();
-  return v;
-}
-
 /* The tool name goes into a JSON string unescaped, so keep it plain. */
 static bool plain_name(const char *s) {
   if (!*s) return false;
@@ -84,15 +72,15 @@ static void parse_options(int argc, char **argv, struct options *o) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
     if (!strcmp(a, "--")) { i++; break; }
-    else if (!strcmp(a, "-n") && has_val) o->n = parse_long(argv[++i], 1);
-    else if (!strcmp(a, "-w") && has_val) o->w = parse_long(argv[++i], 1);
-    else if (!strcmp(a, "-s") && has_val) o->seconds_max = (double)parse_long(argv[++i], 1);
+    else if (!strcmp(a, "-n") && has_val) o->n = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "-w") && has_val) o->w = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "-s") && has_val) o->seconds_max = (double)parse_long(argv[++i], 1, usage);
     else if (!strcmp(a, "--json")) o->json = true;
     else if (!strcmp(a, "-q")) o->quiet_stderr = true;
     else if (!strcmp(a, "--tool") && has_val) o->tool = argv[++i];
     else if (!strcmp(a, "--args") && has_val) o->args = argv[++i];
     else if (!strcmp(a, "--label") && has_val) o->label = argv[++i];
-    else if (!strcmp(a, "--rss-every") && has_val) o->rss_every = parse_long(argv[++i], 1);
+    else if (!strcmp(a, "--rss-every") && has_val) o->rss_every = parse_long(argv[++i], 1, usage);
     else usage();
   }
   if (i >= argc || !plain_name(o->tool)) usage();
@@ -102,133 +90,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 
 /* }====================================================== */
 
-/* {====================================================== clock and /proc */
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* One "Vm...: N kB" field of /proc/PID/status, in kB; -1 if unreadable. */
-static long proc_status_kb(pid_t pid, const char *field) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  long kb = -1;
-  size_t flen = strlen(field);
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, field, flen) && line[flen] == ':') {
-      kb = strtol(line + flen + 1, NULL, 10);
-      break;
-    }
-  fclose(f);
-  return kb;
-}
-
-/* }====================================================== */
-
-/* {====================================================== growable byte buffer */
-
-struct buf { char *p; size_t len, cap; };
-
-static void buf_reserve(struct buf *b, size_t extra) {
-  if (b->len + extra <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap < b->len + extra) cap *= 2;
-  b->p = realloc(b->p, cap);
-  if (!b->p) { perror("stdio_load: realloc"); exit(1); }
-  b->cap = cap;
-}
-
-/* Format into the free space; if it did not fit, grow to the size reported and redo. */
-static void buf_printf(struct buf *b, const char *fmt, ...) {
-  buf_reserve(b, 256);
-  for (;;) {
-    size_t room = b->cap - b->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p + b->len, room, fmt, ap);
-    va_end(ap);
-    if (n < 0) { perror("stdio_load: vsnprintf"); exit(1); }
-    if ((size_t)n < room) { b->len += (size_t)n; return; }
-    buf_reserve(b, (size_t)n + 1);
-  }
-}
-
-static void buf_consume(struct buf *b, size_t n) {
-  memmove(b->p, b->p + n, b->len - n);
-  b->len -= n;
-}
-
-/* }====================================================== */
-
-/* {====================================================== minimal JSON scan
-** We only need a few top-level facts about each message (id, method,
-** result/error, result.isError), not a full parser: walk the top-level
-** object's keys and skip every value structurally. */
-
-static const char *skip_ws(const char *p, const char *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
-  return p;
-}
-
-/* p at the opening quote; returns past the closing one, NULL if unterminated. */
-static const char *skip_string(const char *p, const char *end) {
-  for (p++; p < end; p++) {
-    if (*p == '\\') p++;
-    else if (*p == '"') return p + 1;
-  }
-  return NULL;
-}
-
-/* Returns past the value starting at p, NULL if malformed. */
-static const char *skip_value(const char *p, const char *end) {
-  if (p >= end) return NULL;
-  if (*p == '"') return skip_string(p, end);
-  if (*p == '{' || *p == '[') {
-    int depth = 0;
-    while (p < end) {
-      if (*p == '"') { p = skip_string(p, end); if (!p) return NULL; continue; }
-      if (*p == '{' || *p == '[') depth++;
-      else if (*p == '}' || *p == ']') { if (--depth == 0) return p + 1; }
-      p++;
-    }
-    return NULL;
-  }
-  while (p < end && *p != ',' && *p != '}' && *p != ']' &&
-         *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-  return p;
-}
-
-typedef void (*key_fn)(void *ud, const char *key, size_t klen,
-                       const char *val, const char *vend);
-
-/* Calls fn for each key of the object at p; false if it is not a well-formed object. */
-static bool scan_object(const char *p, const char *end, key_fn fn, void *ud) {
-  p = skip_ws(p, end);
-  if (p >= end || *p != '{') return false;
-  p = skip_ws(p + 1, end);
-  if (p < end && *p == '}') return true;
-  for (;;) {
-    if (p >= end || *p != '"') return false;
-    const char *k = p + 1, *kend = skip_string(p, end);
-    if (!kend) return false;
-    p = skip_ws(kend, end);
-    if (p >= end || *p != ':') return false;
-    const char *v = skip_ws(p + 1, end), *vend = skip_value(v, end);
-    if (!vend || vend == v) return false;
-    fn(ud, k, (size_t)(kend - 1 - k), v, vend);
-    p = skip_ws(vend, end);
-    if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
-    return p < end && *p == '}';
-  }
-}
-
-static bool key_is(const char *key, size_t klen, const char *name) {
-  return klen == strlen(name) && !memcmp(key, name, klen);
-}
+/* {====================================================== the messages
+** What a reply says, read with driver_util's minimal JSON scan: we only
+** need its id, whether it is a request or notification (method), and
+** result/error, result.isError. */
 
 struct message {
   bool has_id, id_is_int, has_method, has_result, has_error, is_error;
@@ -268,11 +133,10 @@ enum phase { PH_INIT, PH_IDLE, PH_LOAD, PH_DONE };
 
 struct run {
   const struct options *o;
-  pid_t pid;
-  int to_srv, from_srv;       /* our ends of the server's stdin and stdout */
+  struct server srv;
   struct buf out, in;         /* pending writes, partial reply lines */
   enum phase phase;
-  int64_t t_spawn, t_init_reply, t_idle_until, t_deadline, t_load_start, t_last_reply;
+  int64_t t_init_reply, t_idle_until, t_deadline, t_load_start, t_last_reply;
   int64_t *sent_ns;           /* per id: when it was queued, 0 once answered */
   int64_t *lat_ns;            /* latencies of answered requests */
   long sent, answered, ok, errors, skipped;
@@ -286,7 +150,7 @@ struct run {
 static void sample_rss(struct run *r) {
   if (!r->rss_samples) return;
   r->rss_samples[r->nrss][0] = r->answered;
-  r->rss_samples[r->nrss][1] = proc_status_kb(r->pid, "VmRSS");
+  r->rss_samples[r->nrss][1] = proc_status_kb(r->srv.pid, "VmRSS");
   r->nrss++;
 }
 
@@ -306,7 +170,7 @@ static void top_up(struct run *r) {
 
 static void flush_out(struct run *r) {
   while (r->out.len && !r->write_failed) {
-    ssize_t k = write(r->to_srv, r->out.p, r->out.len);
+    ssize_t k = write(r->srv.to, r->out.p, r->out.len);
     if (k > 0) buf_consume(&r->out, (size_t)k);
     else if (k < 0 && errno == EINTR) continue;
     else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
@@ -362,7 +226,7 @@ static void handle_line(struct run *r, const char *line, size_t len) {
 static bool read_in(struct run *r) {
   for (;;) {
     buf_reserve(&r->in, 65536);
-    ssize_t k = read(r->from_srv, r->in.p + r->in.len, r->in.cap - r->in.len);
+    ssize_t k = read(r->srv.from, r->in.p + r->in.len, r->in.cap - r->in.len);
     if (k == 0) return false;
     if (k < 0) {
       if (errno == EINTR) continue;
@@ -381,32 +245,6 @@ static bool read_in(struct run *r) {
   }
 }
 
-static void spawn(struct run *r) {
-  int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC)) { perror("stdio_load: pipe"); exit(1); }
-  r->t_spawn = now_ns();
-  r->pid = fork();
-  if (r->pid < 0) { perror("stdio_load: fork"); exit(1); }
-  if (r->pid == 0) {
-    dup2(in_pipe[0], 0);
-    dup2(out_pipe[1], 1);
-    if (r->o->quiet_stderr) {
-      int devnull = open("/dev/null", O_WRONLY);
-      if (devnull >= 0) dup2(devnull, 2);
-    }
-    signal(SIGPIPE, SIG_DFL);
-    execvp(r->o->cmd[0], r->o->cmd);
-    fprintf(stderr, "stdio_load: exec %s: %s\n", r->o->cmd[0], strerror(errno));
-    _exit(127);
-  }
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  r->to_srv = in_pipe[1];
-  r->from_srv = out_pipe[0];
-  fcntl(r->to_srv, F_SETFL, O_NONBLOCK);
-  fcntl(r->from_srv, F_SETFL, O_NONBLOCK);
-}
-
 static int poll_timeout_ms(int64_t until) {
   int64_t ms = (until - now_ns() + 999999) / 1000000;
   return ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ms;
@@ -422,7 +260,7 @@ static void drive(struct run *r) {
     int64_t t = now_ns();
     if (t >= r->t_deadline) { r->deadline_hit = true; break; }
     if (r->phase == PH_IDLE && t >= r->t_idle_until) {
-      r->idle_rss_kb = proc_status_kb(r->pid, "VmRSS");
+      r->idle_rss_kb = proc_status_kb(r->srv.pid, "VmRSS");
       sample_rss(r);
       r->phase = PH_LOAD;
       r->t_load_start = now_ns();
@@ -430,8 +268,8 @@ static void drive(struct run *r) {
     top_up(r);
     flush_out(r);
     struct pollfd fds[2] = {
-      { .fd = r->from_srv, .events = POLLIN },
-      { .fd = r->to_srv, .events = r->out.len ? POLLOUT : 0 },
+      { .fd = r->srv.from, .events = POLLIN },
+      { .fd = r->srv.to, .events = r->out.len ? POLLOUT : 0 },
     };
     int64_t until = r->phase == PH_IDLE && r->t_idle_until < r->t_deadline
                   ? r->t_idle_until : r->t_deadline;
@@ -440,59 +278,6 @@ static void drive(struct run *r) {
       if (!read_in(r)) r->server_eof = true;
     if (fds[1].revents & (POLLERR | POLLHUP)) r->write_failed = true;
   }
-}
-
-/* Close stdin, let the server exit by itself, kill it after the grace period. */
-static int shut_down(struct run *r, bool *killed) {
-  close(r->to_srv);
-  int64_t give_up = now_ns() + (int64_t)EXIT_GRACE_MS * 1000000;
-  int status = 0;
-  bool eof = r->server_eof;
-  *killed = false;
-  for (;;) {
-    pid_t w = waitpid(r->pid, &status, WNOHANG);
-    if (w == r->pid) break;
-    if (now_ns() >= give_up) {
-      kill(r->pid, SIGKILL);
-      waitpid(r->pid, &status, 0);
-      *killed = true;
-      break;
-    }
-    /* Keep draining so a chatty server never blocks on a full pipe. */
-    struct pollfd p = { .fd = r->from_srv, .events = POLLIN };
-    if (!eof && poll(&p, 1, 10) > 0) {
-      r->phase = PH_DONE; /* late lines are ignored */
-      if (!read_in(r)) eof = true;
-    } else if (eof) {
-      nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-    }
-  }
-  close(r->from_srv);
-  return status;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile, in microseconds. */
-static double percentile_us(const int64_t *sorted, long n, double p) {
-  if (n == 0) return 0;
-  long rank = (long)(p * (double)n + 0.999999);
-  if (rank < 1) rank = 1;
-  return (double)sorted[rank - 1] / 1000.0;
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
 }
 
 int main(int argc, char **argv) {
@@ -506,21 +291,21 @@ int main(int argc, char **argv) {
   if (o.rss_every) r.rss_samples = calloc((size_t)(o.n / o.rss_every) + 2, sizeof *r.rss_samples);
   if (!r.sent_ns || !r.lat_ns || (o.rss_every && !r.rss_samples)) { perror("stdio_load: calloc"); return 1; }
 
-  spawn(&r);
-  r.t_deadline = r.t_spawn + (int64_t)(o.seconds_max * 1e9);
+  server_spawn(&r.srv, o.cmd, o.quiet_stderr);
+  r.t_deadline = r.srv.t_spawn + (int64_t)(o.seconds_max * 1e9);
   drive(&r);
-  r.peak_rss_kb = proc_status_kb(r.pid, "VmHWM");
+  r.peak_rss_kb = proc_status_kb(r.srv.pid, "VmHWM");
   bool killed;
-  int status = shut_down(&r, &killed);
+  int status = server_reap(&r.srv, &killed); /* late lines are dropped */
 
   long timeouts = o.n - r.answered;
   bool started = r.t_init_reply != 0;
-  double startup_ms = started ? (double)(r.t_init_reply - r.t_spawn) / 1e6 : -1;
+  double startup_ms = started ? (double)(r.t_init_reply - r.srv.t_spawn) / 1e6 : -1;
   double load_s = r.answered ? (double)(r.t_last_reply - r.t_load_start) / 1e9 : 0;
   double rps = load_s > 0 ? (double)r.answered / load_s : 0;
-  qsort(r.lat_ns, (size_t)r.answered, sizeof *r.lat_ns, cmp_i64);
-  double p50 = percentile_us(r.lat_ns, r.answered, 0.50);
-  double p99 = percentile_us(r.lat_ns, r.answered, 0.99);
+  sort_i64(r.lat_ns, r.answered);
+  double p50 = r.answered ? percentile_us(r.lat_ns, r.answered, 0.50) : 0; /* 0, not -1, if none */
+  double p99 = r.answered ? percentile_us(r.lat_ns, r.answered, 0.99) : 0;
   int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   int exit_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   bool clean_exit = !killed && exit_code == 0;

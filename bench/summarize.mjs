@@ -8,6 +8,7 @@
 // Usage: node bench/summarize.mjs RUNS.jsonl OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { fmtRatio, fmtStats, printTable, stats } from "./stats.mjs";
 
 const [runsPath, outPath] = process.argv.slice(2);
 if (!runsPath || !outPath) {
@@ -32,13 +33,6 @@ const metrics = [
   { key: "idle_rss_kb", label: "idle RSS kB", field: "idle_rss_kb" },
   { key: "startup_ms", label: "start-up ms", field: "startup_ms" },
 ];
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const stats = (xs) => (xs.length ? { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length } : null);
 
 const samples = (server, m) =>
   good.filter((r) => r.server === server && (m.w === undefined || r.w === m.w)).map((r) => r[m.field]);
@@ -71,16 +65,6 @@ for (const m of metrics) {
 }
 
 // {====== the table
-const fmtNum = (x) => (x >= 100 ? Math.round(x).toString() : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-const fmtStats = (st, f = fmtNum) => (st ? `${f(st.median)} (${f(st.min)}–${f(st.max)})` : "—");
-const fmtRatio = (x) => (x >= 10 ? x.toFixed(1) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3));
-const printTable = (header, rows) => {
-  const colWidth = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(colWidth[i])).join("  ").trimEnd();
-  console.log(line(header));
-  console.log(line(colWidth.map((w) => "-".repeat(w))));
-  for (const r of rows) console.log(line(r));
-};
 console.log("Each server: median (min–max) over rounds. floor-lua = bare C + Lua + lua-cjson loop,");
 console.log("floor-c = bare C, canned replies (bench/floor/).");
 printTable(

@@ -9,32 +9,29 @@
 ** validation, no registry, no coroutines: whatever luamcp adds on top of this
 ** loop shows as the gap between the two.
 **
-** It is meant to be a good floor, not a strawman: input is read in big
-** chunks and split in place, and replies are gathered and written with one
-** write() once no more input is waiting, so W requests in flight cost about
-** one read and one write per batch, not per message; and, like luamcp, it
-** polls for the next request for a moment before it blocks (-s).
+** It is meant to be a good floor, not a strawman: its I/O loop, shared with
+** c_floor.c (ndjson_loop.h), reads input in big chunks split in place, and
+** gathers replies and writes them with one write() once no more input is
+** waiting, so W requests in flight cost about one read and one write per
+** batch, not per message; and, like luamcp, it polls for the next request
+** for a moment before it blocks (-s).
 **
 ** Build:  cc -O2 -std=c11 -Wall -Wextra -Werror -I/usr/include/lua5.4 \
 **            -o build/bench/lua_floor bench/floor/lua_floor.c -llua5.4-cjson -llua5.4
 ** Run:    build/bench/lua_floor [-s SPIN_US]   (exits 0 at EOF on stdin)
 */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <poll.h>
+#define FLOOR_NAME "lua_floor"
+#include "ndjson_loop.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 #include <lua-cjson.h> /* needs lua.h first */
-
-#define READ_CHUNK 65536
-#define FLUSH_AT 65536 /* flush early past this, so a client that only writes still gets answers */
 
 /* {====================================================== the Lua side */
 
@@ -97,56 +94,9 @@ static void setup(lua_State *L) {
 
 /* }====================================================== */
 
-/* {====================================================== buffers and I/O */
-
-struct buf { char *p; size_t len, cap; };
-
-static void buf_reserve(struct buf *b, size_t extra) {
-  if (b->len + extra <= b->cap) return;
-  size_t cap = b->cap ? b->cap : READ_CHUNK;
-  while (cap < b->len + extra) cap *= 2;
-  b->p = realloc(b->p, cap);
-  if (!b->p) { perror("lua_floor: realloc"); exit(1); }
-  b->cap = cap;
-}
-
-static void write_all(struct buf *out) {
-  const char *p = out->p;
-  size_t n = out->len;
-  while (n) {
-    ssize_t w = write(1, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) { perror("lua_floor: write"); exit(1); } /* the client is gone */
-    p += w;
-    n -= (size_t)w;
-  }
-  out->len = 0;
-}
-
-/* True when stdin has bytes (or EOF) waiting: then read on before flushing. */
-static int input_waiting(void) {
-  struct pollfd p = { .fd = 0, .events = POLLIN };
-  return poll(&p, 1, 0) > 0;
-}
-
-/* A pipelining client usually sends its next request within microseconds of
-   our reply: polling for it briefly before the blocking read saves a sleep
-   and a wake-up, most of a request's latency at one in flight. luamcp does
-   the same (core/engine.c, spin_for_input, 50 us); a floor without it would
-   measure the wake-up, not the work. */
-static void spin_for_input(long spin_us) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  do {
-    if (input_waiting()) return;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < spin_us);
-}
-
-/* }====================================================== */
-
 /* One request line through Lua; its reply, if any, appended to out. */
-static void handle_line(lua_State *L, struct buf *out, const char *line, size_t n) {
+static void handle_line(void *ud, struct buf *out, const char *line, size_t n) {
+  lua_State *L = ud;
   if (n && line[n - 1] == '\r') n--;
   if (n == 0) return;
   lua_pushvalue(L, 2);
@@ -165,55 +115,12 @@ static void handle_line(lua_State *L, struct buf *out, const char *line, size_t 
   lua_settop(L, 2);
 }
 
-/* -s SPIN_US: how long to poll for more input before blocking (0: never). */
-static long parse_spin(int argc, char **argv) {
-  long spin_us = 50;
-  int opt;
-  while ((opt = getopt(argc, argv, "s:h")) != -1) {
-    char *end = NULL;
-    if (opt == 's') spin_us = strtol(optarg, &end, 10);
-    if (opt != 's' || *end || spin_us < 0) {
-      fprintf(stderr, "usage: lua_floor [-s SPIN_US]   (default 50; 0: no spinning)\n");
-      exit(opt == 'h' ? 0 : 2);
-    }
-  }
-  if (optind != argc) {
-    fprintf(stderr, "usage: lua_floor [-s SPIN_US]\n");
-    exit(2);
-  }
-  return spin_us;
-}
-
 int main(int argc, char **argv) {
   long spin_us = parse_spin(argc, argv);
   lua_State *L = luaL_newstate();
   if (!L) { fputs("lua_floor: cannot create a Lua state\n", stderr); return 1; }
   setup(L);
-
-  struct buf in = {0}, out = {0};
-  for (;;) {
-    buf_reserve(&in, READ_CHUNK);
-    ssize_t r = read(0, in.p + in.len, in.cap - in.len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) { perror("lua_floor: read"); return 1; }
-    if (r == 0) break;
-    in.len += (size_t)r;
-    /* Every complete line now; the partial tail moves to the front. */
-    size_t start = 0;
-    const char *nl;
-    while ((nl = memchr(in.p + start, '\n', in.len - start))) {
-      handle_line(L, &out, in.p + start, (size_t)(nl - (in.p + start)));
-      start = (size_t)(nl - in.p) + 1;
-    }
-    memmove(in.p, in.p + start, in.len - start);
-    in.len -= start;
-    if (out.len && (out.len >= FLUSH_AT || !input_waiting())) write_all(&out);
-    if (!out.len && spin_us > 0) spin_for_input(spin_us);
-  }
-  if (in.len) handle_line(L, &out, in.p, in.len); /* a last line without '\n' */
-  write_all(&out);
+  int status = ndjson_loop(spin_us, handle_line, L);
   lua_close(L);
-  free(in.p);
-  free(out.p);
-  return 0;
+  return status;
 }

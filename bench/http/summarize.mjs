@@ -8,6 +8,7 @@
 // Usage: node bench/http/summarize.mjs RUNS.jsonl OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { fmtRatio, fmtStats, printTable, stats } from "../stats.mjs";
 
 const [runsPath, outPath] = process.argv.slice(2);
 if (!runsPath || !outPath) {
@@ -61,16 +62,7 @@ if (sessionCounts.length >= 2) {
 }
 // }======
 
-// {====== statistics
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const stats = (xs) => {
-  xs = xs.filter((x) => typeof x === "number" && Number.isFinite(x));
-  return xs.length ? { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length } : null;
-};
+// {====== statistics (stats(): median, min, max, n over rounds, from ../stats.mjs)
 const pairs = [
   { key: "luamcp/ts stateless", a: "luamcp-sl", b: "ts-sl" },
   { key: "luamcp/ts stateful", a: "luamcp-sf", b: "ts-sf" },
@@ -112,16 +104,6 @@ const targets = [
 // }======
 
 // {====== the table: one row per metric, the servers, then the ratios
-const fmtNum = (x) => (x >= 100 ? Math.round(x).toString() : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-const fmtStats = (st, f = fmtNum) => (st ? `${f(st.median)} (${f(st.min)}–${f(st.max)})` : "—");
-const fmtRatio = (x) => (x >= 10 ? x.toFixed(1) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3));
-const printTable = (header, rows) => {
-  const colWidth = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(colWidth[i])).join("  ").trimEnd();
-  console.log(line(header));
-  console.log(line(colWidth.map((w) => "-".repeat(w))));
-  for (const r of rows) console.log(line(r));
-};
 const shown = (cells) => cells.slice(1).some((c) => c !== "—");
 console.log("Each server: median (min–max) over rounds. sl = stateless, sf = stateful (one session),");
 console.log("ts-express = ts-sl hosted in the SDK's createMcpExpressApp(), floor = bare civetweb, canned reply.");

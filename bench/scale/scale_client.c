@@ -26,14 +26,15 @@
 ** Build: cc -O2 -std=c11 -Wall -Wextra -Werror -o scale_client scale_client.c
 */
 #define _GNU_SOURCE /* pipe2, O_CLOEXEC, memmem, strcasestr */
+#define DRIVER_NAME "scale_client"
+#include "../driver_util.h" /* clock, /proc, buffer, JSON scan, spawn and reap */
+
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,25 +42,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define IDLE_SETTLE_MS 200
-#define EXIT_GRACE_MS 5000
 #define MAX_MORE 64
 #define MIN_SAMPLES 200 /* timed calls at each session count, at least */
-
-static void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("scale_client: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(1);
-}
 
 static void usage(void) {
   fprintf(stderr,
@@ -78,42 +65,7 @@ static void usage(void) {
   exit(2);
 }
 
-/* {====================================================== clock, /proc, numbers */
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(long ms) {
-  nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 }, NULL);
-}
-
-/* One "Vm...: N kB" field of /proc/PID/status, in kB; -1 if unreadable. */
-static long proc_status_kb(pid_t pid, const char *field) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  long kb = -1;
-  size_t flen = strlen(field);
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, field, flen) && line[flen] == ':') {
-      kb = strtol(line + flen + 1, NULL, 10);
-      break;
-    }
-  fclose(f);
-  return kb;
-}
-
-static long parse_long(const char *s, long min) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < min) usage();
-  return v;
-}
+/* {====================================================== option lists, latencies */
 
 /* "1,100,1000" -> up to max longs >= min; returns the count. */
 static int parse_list(const char *s, long *out, int max, long min) {
@@ -121,163 +73,25 @@ static int parse_list(const char *s, long *out, int max, long min) {
   char *copy = strdup(s), *save = NULL;
   for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (n == max) usage();
-    out[n++] = parse_long(t, min);
+    out[n++] = parse_long(t, min, usage);
   }
   free(copy);
   if (n == 0) usage();
   return n;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-static void sort_i64(int64_t *v, long n) { qsort(v, (size_t)n, sizeof *v, cmp_i64); }
-
-/* Nearest-rank percentile of sorted v, in microseconds; -1 if empty. */
-static double pct_us(const int64_t *v, long n, double p) {
-  if (n == 0) return -1;
-  long rank = (long)(p * (double)n + 0.999999);
-  if (rank < 1) rank = 1;
-  if (rank > n) rank = n;
-  return (double)v[rank - 1] / 1000.0;
-}
-
 /* "key":{"n","p50_us","p99_us","max_us","min_us"} of n latencies (sorted). */
 static void print_lat(const char *key, const int64_t *v, long n) {
   printf("\"%s\":{\"n\":%ld,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,\"min_us\":%.1f}",
-         key, n, pct_us(v, n, 0.50), pct_us(v, n, 0.99), pct_us(v, n, 1.0), pct_us(v, n, 0.0));
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
+         key, n, percentile_us(v, n, 0.50), percentile_us(v, n, 0.99),
+         percentile_us(v, n, 1.0), percentile_us(v, n, 0.0));
 }
 
 /* }====================================================== */
 
-/* {====================================================== growable byte buffer */
-
-struct buf { char *p; size_t len, cap; };
-
-static void buf_reserve(struct buf *b, size_t extra) {
-  if (b->len + extra <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap < b->len + extra) cap *= 2;
-  b->p = realloc(b->p, cap);
-  if (!b->p) die("out of memory");
-  b->cap = cap;
-}
-
-static void buf_add(struct buf *b, const void *p, size_t n) {
-  buf_reserve(b, n);
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) {
-  buf_reserve(b, 256);
-  for (;;) {
-    size_t room = b->cap - b->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p + b->len, room, fmt, ap);
-    va_end(ap);
-    if (n < 0) die("vsnprintf failed");
-    if ((size_t)n < room) { b->len += (size_t)n; return; }
-    buf_reserve(b, (size_t)n + 1);
-  }
-}
-
-static void buf_consume(struct buf *b, size_t n) {
-  memmove(b->p, b->p + n, b->len - n);
-  b->len -= n;
-}
-
-/* }====================================================== */
-
-/* {====================================================== minimal JSON scan
-** As in bench/stdio_load.c: walk an object's keys and skip every value
-** structurally; only a few facts of each message are needed. */
-
-static const char *skip_ws(const char *p, const char *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
-  return p;
-}
-
-static const char *skip_string(const char *p, const char *end) {
-  for (p++; p < end; p++) {
-    if (*p == '\\') p++;
-    else if (*p == '"') return p + 1;
-  }
-  return NULL;
-}
-
-static const char *skip_value(const char *p, const char *end) {
-  if (p >= end) return NULL;
-  if (*p == '"') return skip_string(p, end);
-  if (*p == '{' || *p == '[') {
-    int depth = 0;
-    while (p < end) {
-      if (*p == '"') { p = skip_string(p, end); if (!p) return NULL; continue; }
-      if (*p == '{' || *p == '[') depth++;
-      else if (*p == '}' || *p == ']') { if (--depth == 0) return p + 1; }
-      p++;
-    }
-    return NULL;
-  }
-  while (p < end && *p != ',' && *p != '}' && *p != ']' &&
-         *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-  return p;
-}
-
-typedef void (*key_fn)(void *ud, const char *key, size_t klen,
-                       const char *val, const char *vend);
-
-static bool scan_object(const char *p, const char *end, key_fn fn, void *ud) {
-  p = skip_ws(p, end);
-  if (p >= end || *p != '{') return false;
-  p = skip_ws(p + 1, end);
-  if (p < end && *p == '}') return true;
-  for (;;) {
-    if (p >= end || *p != '"') return false;
-    const char *k = p + 1, *kend = skip_string(p, end);
-    if (!kend) return false;
-    p = skip_ws(kend, end);
-    if (p >= end || *p != ':') return false;
-    const char *v = skip_ws(p + 1, end), *vend = skip_value(v, end);
-    if (!vend || vend == v) return false;
-    fn(ud, k, (size_t)(kend - 1 - k), v, vend);
-    p = skip_ws(vend, end);
-    if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
-    return p < end && *p == '}';
-  }
-}
-
-/* Elements of the array at p..end; -1 if it is not one. */
-static long count_array(const char *p, const char *end) {
-  if (p >= end || *p != '[') return -1;
-  p = skip_ws(p + 1, end);
-  if (p < end && *p == ']') return 0;
-  for (long n = 1;; n++) {
-    p = skip_value(p, end);
-    if (!p) return -1;
-    p = skip_ws(p, end);
-    if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
-    return p < end && *p == ']' ? n : -1;
-  }
-}
-
-static bool key_is(const char *key, size_t klen, const char *name) {
-  return klen == strlen(name) && !memcmp(key, name, klen);
-}
+/* {====================================================== the messages
+** What a reply says, read with driver_util's minimal JSON scan: its id, and
+** of its result the few keys the modes look at. */
 
 /* The facts we read of a reply; result_* point into the line. */
 struct message {
@@ -330,35 +144,16 @@ static bool parse_reply(const char *line, size_t len, long long id, struct messa
 /* {====================================================== a stdio server */
 
 struct child {
-  pid_t pid;
-  int to, from;          /* our ends of its stdin and stdout */
+  struct server srv;     /* its pid, pipes (srv.to, srv.from) and fork time */
   struct buf in;         /* bytes read, not yet handed out */
   size_t line_len;       /* the line last returned by child_rpc, consumed next time */
-  int64_t t_spawn, deadline;
+  int64_t deadline;
 };
 
+/* The server's logs are not ours to show: its stderr goes to /dev/null. */
 static void child_spawn(struct child *c, char **cmd, int64_t deadline) {
-  int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC)) die("pipe: %s", strerror(errno));
   *c = (struct child){ .deadline = deadline };
-  c->t_spawn = now_ns();
-  c->pid = fork();
-  if (c->pid < 0) die("fork: %s", strerror(errno));
-  if (c->pid == 0) {
-    dup2(in_pipe[0], 0);
-    dup2(out_pipe[1], 1);
-    int devnull = open("/dev/null", O_WRONLY); /* the server's logs are not ours to show */
-    if (devnull >= 0) dup2(devnull, 2);
-    signal(SIGPIPE, SIG_DFL);
-    execvp(cmd[0], cmd);
-    _exit(127);
-  }
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  c->to = in_pipe[1];
-  c->from = out_pipe[0];
-  fcntl(c->to, F_SETFL, O_NONBLOCK);
-  fcntl(c->from, F_SETFL, O_NONBLOCK);
+  server_spawn(&c->srv, cmd, true);
 }
 
 /* Writes req (req_len bytes) while reading, until a line that is not a
@@ -375,7 +170,7 @@ static const char *child_rpc(struct child *c, const char *req, size_t req_len, s
   int64_t t_read = now_ns();
   for (;;) {
     while (off < req_len) {
-      ssize_t k = write(c->to, req + off, req_len - off);
+      ssize_t k = write(c->srv.to, req + off, req_len - off);
       if (k > 0) off += (size_t)k;
       else if (k < 0 && errno == EINTR) continue;
       else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -401,14 +196,14 @@ static const char *child_rpc(struct child *c, const char *req, size_t req_len, s
     int64_t left_ms = (c->deadline - now_ns()) / 1000000;
     if (left_ms <= 0) { fprintf(stderr, "scale_client: time limit (-s) reached\n"); return NULL; }
     struct pollfd fds[2] = {
-      { .fd = c->from, .events = POLLIN },
-      { .fd = c->to, .events = off < req_len ? POLLOUT : 0 },
+      { .fd = c->srv.from, .events = POLLIN },
+      { .fd = c->srv.to, .events = off < req_len ? POLLOUT : 0 },
     };
     if (poll(fds, 2, left_ms > 1000 ? 1000 : (int)left_ms) < 0 && errno != EINTR) return NULL;
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       for (;;) {
         buf_reserve(&c->in, 1 << 16);
-        ssize_t k = read(c->from, c->in.p + c->in.len, c->in.cap - c->in.len);
+        ssize_t k = read(c->srv.from, c->in.p + c->in.len, c->in.cap - c->in.len);
         if (k > 0) { c->in.len += (size_t)k; t_read = now_ns(); continue; }
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -432,12 +227,12 @@ static bool child_init(struct child *c, double *startup_ms, long *rss_kb) {
   struct message m;
   bool ok = line && parse_reply(line, len, 0, &m);
   if (ok) {
-    *startup_ms = (double)(t - c->t_spawn) / 1e6;
+    *startup_ms = (double)(t - c->srv.t_spawn) / 1e6;
     b.len = 0;
     buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
     ok = child_rpc(c, b.p, b.len, &len, true, NULL) != NULL;
     sleep_ms(IDLE_SETTLE_MS);
-    *rss_kb = proc_status_kb(c->pid, "VmRSS");
+    *rss_kb = proc_status_kb(c->srv.pid, "VmRSS");
   }
   free(b.p);
   return ok;
@@ -446,26 +241,10 @@ static bool child_init(struct child *c, double *startup_ms, long *rss_kb) {
 /* Closes stdin, gives the server EXIT_GRACE_MS to exit, then kills it.
 ** Returns true if it exited by itself with status 0. */
 static bool child_close(struct child *c) {
-  close(c->to);
-  int64_t give_up = now_ns() + (int64_t)EXIT_GRACE_MS * 1000000;
-  int status = 0;
-  bool clean = true;
-  for (;;) {
-    pid_t w = waitpid(c->pid, &status, WNOHANG);
-    if (w == c->pid) break;
-    if (now_ns() >= give_up) {
-      kill(c->pid, SIGKILL);
-      waitpid(c->pid, &status, 0);
-      clean = false;
-      break;
-    }
-    char sink[65536]; /* keep draining, so it never blocks on a full pipe */
-    while (read(c->from, sink, sizeof sink) > 0) {}
-    sleep_ms(5);
-  }
-  close(c->from);
+  bool killed;
+  int status = server_reap(&c->srv, &killed);
   free(c->in.p);
-  return clean && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return !killed && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* }====================================================== */
@@ -517,7 +296,7 @@ static int mode_list(const struct opts *o) {
       if (!line || !parse_reply(line, len, id, &m) || m.tools < 0) { why = "bad tools/list reply"; break; }
       if (npages == cap_pages) {
         page_ns = realloc(page_ns, (cap_pages *= 2) * sizeof *page_ns);
-        if (!page_ns) die("out of memory");
+        if (!page_ns) driver_die("out of memory");
       }
       page_ns[npages++] = dt;
       if (dt > 1000000 && slow_pages < 32)
@@ -542,7 +321,7 @@ static int mode_list(const struct opts *o) {
     if (pages_per_list >= 0 && (pages != pages_per_list || tools != tools_per_list)) why = "listings differ";
     pages_per_list = pages, tools_per_list = tools, list_bytes = bytes;
   }
-  long rss_after = proc_status_kb(c.pid, "VmRSS"), hwm = proc_status_kb(c.pid, "VmHWM");
+  long rss_after = proc_status_kb(c.srv.pid, "VmRSS"), hwm = proc_status_kb(c.srv.pid, "VmHWM");
   double first_list_ms = lists ? (double)list_ns[0] / 1e6 : -1;
   sort_i64(page_ns, (long)npages);
   sort_i64(list_ns, lists);
@@ -550,9 +329,9 @@ static int mode_list(const struct opts *o) {
 
   fprintf(stderr, "%s: list %ld tools, %ld pages, %ld listings: page p50=%.0fus p99=%.0fus "
           "max=%.0fus, listing p50=%.2fms, start-up %.1fms, RSS %ld kB [%s]\n",
-          o->label, tools_per_list, pages_per_list, lists, pct_us(page_ns, (long)npages, 0.5),
-          pct_us(page_ns, (long)npages, 0.99), pct_us(page_ns, (long)npages, 1),
-          pct_us(list_ns, lists, 0.5) / 1000, startup_ms, rss_init, why);
+          o->label, tools_per_list, pages_per_list, lists, percentile_us(page_ns, (long)npages, 0.5),
+          percentile_us(page_ns, (long)npages, 0.99), percentile_us(page_ns, (long)npages, 1),
+          percentile_us(list_ns, lists, 0.5) / 1000, startup_ms, rss_init, why);
   printf("{\"mode\":\"list\",\"label\":");
   json_string(stdout, o->label);
   printf(",\"startup_ms\":%.2f,\"rss_init_kb\":%ld,\"rss_after_kb\":%ld,\"hwm_kb\":%ld,"
@@ -619,11 +398,11 @@ static int mode_call(const struct opts *o) {
       }
       if (k >= warm) lat[n++] = dt;
     }
-    long hwm = proc_status_kb(c.pid, "VmHWM"), rss = proc_status_kb(c.pid, "VmRSS");
+    long hwm = proc_status_kb(c.srv.pid, "VmHWM"), rss = proc_status_kb(c.srv.pid, "VmRSS");
     sort_i64(lat, n);
-    double p50 = pct_us(lat, n, 0.5);
+    double p50 = percentile_us(lat, n, 0.5);
     fprintf(stderr, "%s: echo %zu B x %ld: p50=%.0fus p99=%.0fus %.1f MB/s, VmHWM %ld kB [%s]\n",
-            o->label, size, n, p50, pct_us(lat, n, 0.99),
+            o->label, size, n, p50, percentile_us(lat, n, 0.99),
             p50 > 0 ? (double)size / p50 : 0, hwm, why);
     printf("%s{\"bytes\":%zu,\"warmup\":%ld,", s ? "," : "", size, warm);
     print_lat("call", lat, n);
@@ -660,7 +439,7 @@ static bool http_connect(struct http *h) {
   if (h->fd >= 0) close(h->fd);
   h->in.len = 0;
   h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (h->fd < 0) die("socket: %s", strerror(errno));
+  if (h->fd < 0) driver_die("socket: %s", strerror(errno));
   int one = 1;
   setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   struct timeval tv = { .tv_sec = 10 };
@@ -858,8 +637,8 @@ static int mode_sessions(const struct opts *o) {
     sort_i64(call_ns + opened_from, open - opened_from);
     sort_i64(sweep_ns, nsweep);
     fprintf(stderr, "%s: %ld sessions: RSS %ld kB, initialize p50 %.0fus, call p50 %.0fus p99 %.0fus [%s]\n",
-            o->label, open, rss_opened, pct_us(open_ns + opened_from, open - opened_from, 0.5),
-            pct_us(sweep_ns, nsweep, 0.5), pct_us(sweep_ns, nsweep, 0.99), why);
+            o->label, open, rss_opened, percentile_us(open_ns + opened_from, open - opened_from, 0.5),
+            percentile_us(sweep_ns, nsweep, 0.5), percentile_us(sweep_ns, nsweep, 0.99), why);
     printf("%s{\"sessions\":%ld,\"rss_opened_kb\":%ld,\"rss_kb\":%ld,\"hwm_kb\":%ld,", ci ? "," : "",
            open, rss_opened, rss, hwm);
     if (more) {
@@ -901,17 +680,17 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
     if (!strcmp(a, "--")) { i++; break; }
-    else if (!strcmp(a, "-s") && v) o.seconds = (double)parse_long(argv[++i], 1);
+    else if (!strcmp(a, "-s") && v) o.seconds = (double)parse_long(argv[++i], 1, usage);
     else if (!strcmp(a, "--label") && v) o.label = argv[++i];
-    else if (!strcmp(a, "--expect") && v) o.expect = parse_long(argv[++i], 0);
-    else if (!strcmp(a, "--lists") && v) o.lists_max = parse_long(argv[++i], 1);
-    else if (!strcmp(a, "--budget-ms") && v) o.budget_ms = parse_long(argv[++i], 0);
+    else if (!strcmp(a, "--expect") && v) o.expect = parse_long(argv[++i], 0, usage);
+    else if (!strcmp(a, "--lists") && v) o.lists_max = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "--budget-ms") && v) o.budget_ms = parse_long(argv[++i], 0, usage);
     else if (!strcmp(a, "--sizes") && v) snprintf(sizes, sizeof sizes, "%s", argv[++i]);
     else if (!strcmp(a, "--calls") && v) snprintf(calls, sizeof calls, "%s", argv[++i]);
     else if (!strcmp(a, "--counts") && v) snprintf(counts, sizeof counts, "%s", argv[++i]);
-    else if (!strcmp(a, "--port") && v) o.port = parse_long(argv[++i], 1);
-    else if (!strcmp(a, "--pid") && v) o.pid = parse_long(argv[++i], 1);
-    else if (!strcmp(a, "--more") && v) o.more = parse_long(argv[++i], 0);
+    else if (!strcmp(a, "--port") && v) o.port = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "--pid") && v) o.pid = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "--more") && v) o.more = parse_long(argv[++i], 0, usage);
     else usage();
   }
   o.cmd = argv + i;
