@@ -5,6 +5,7 @@
 #include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -982,9 +983,273 @@ bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err) {
   return validate_root(L, schema_idx, value_idx, err, false);
 }
 
-bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err) {
-  return validate_root(L, schema_idx, value_idx, err, true);
+/* {====== the compiled fast path of schema_validate_frozen
+   Most tool schemas are objects of typed properties. Their tables compile
+   once into a tree of fnodes that answers valid/invalid with a few API
+   calls per value (the walker cost ~3k instructions per echo call). A node
+   with any keyword the tree does not model is "slow": the walker checks
+   that subschema. When the tree says invalid, the walker runs again from
+   the root for the message, so every answer and message is the walker's;
+   the tree only has to be right when it says valid. */
+
+#define FAST_DEPTH 32 /* deeper (or cyclic) schemas are left to the walker */
+
+typedef struct fnode fnode;
+typedef struct fprop {
+  const char *name; /* a key of the schema's properties table (kept alive by it) */
+  size_t len;
+  fnode *node;
+} fprop;
+
+struct fnode {
+  int slow;            /* > 0: the walker checks the subschema at this index of the anchor list */
+  unsigned types;      /* kinds (1 << K_*) the type keyword allows */
+  bool integral;       /* "integer": a float with an integral value is one too */
+  bool closed;         /* additionalProperties: false */
+  size_t nprops, nreq;
+  fprop *props;
+  fprop *req;          /* required names (node unused) */
+  fnode *items;        /* every element's schema, or NULL */
+};
+
+typedef struct ftree {
+  fnode *root;
+  bool ref_alone; /* the root's $schema is draft-06/07 */
+} ftree;
+
+static void fnode_free(fnode *n) {
+  if (!n) return;
+  for (size_t i = 0; i < n->nprops; i++) fnode_free(n->props[i].node);
+  fnode_free(n->items);
+  free(n->props);
+  free(n->req);
+  free(n);
 }
+
+static int ftree_gc(lua_State *L) {
+  ftree *t = lua_touserdata(L, 1);
+  fnode_free(t->root);
+  t->root = NULL;
+  return 0;
+}
+
+static unsigned type_mask(const char *t, bool *integral) {
+  static const char *const names[] = {"null", "boolean", "integer", "number", "string", "array", "object"};
+  static const unsigned masks[] = {1u << K_NULL, 1u << K_BOOLEAN, 1u << K_INTEGER,
+                                   1u << K_INTEGER | 1u << K_NUMBER, 1u << K_STRING,
+                                   1u << K_ARRAY, 1u << K_OBJECT};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(t, names[i]) == 0) {
+      *integral = i == 2;
+      return masks[i];
+    }
+  return 0;
+}
+
+/* A slow node for the subschema at s: anchored at the end of the list at
+   anchors, so validation can push it. */
+static fnode *slow_node(lua_State *L, int s, int anchors) {
+  fnode *n = calloc(1, sizeof *n);
+  lua_pushvalue(L, s);
+  n->slow = (int)lua_rawlen(L, anchors) + 1;
+  lua_rawseti(L, anchors, n->slow);
+  return n;
+}
+
+/* Compile the schema at s; stack use is bounded per level (LEVEL_SLOTS). */
+static fnode *compile(lua_State *L, int s, int anchors, int depth) {
+  if (!lua_istable(L, s) || depth > FAST_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
+    return slow_node(L, s, anchors);
+  int top = lua_gettop(L), slot[KW_N];
+  scan_keywords(L, s, slot);
+  bool simple = true;
+  for (int kw = 0; kw < KW_N && simple; kw++)
+    if (slot[kw] && kw != KW_SCHEMA && kw != KW_TYPE && kw != KW_PROPERTIES &&
+        kw != KW_REQUIRED && kw != KW_ADDITIONALPROPERTIES && kw != KW_ITEMS &&
+        kw != KW_DEFS && kw != KW_DEFINITIONS)
+      simple = false;
+  fnode *n = calloc(1, sizeof *n);
+  n->types = ~0u;
+  int x;
+  if (simple && (x = slot[KW_TYPE])) {
+    n->types = lua_type(L, x) == LUA_TSTRING ? type_mask(lua_tostring(L, x), &n->integral) : 0;
+    simple = n->types != 0; /* a list of types, or a name we do not know */
+  }
+  if (simple && (x = slot[KW_ADDITIONALPROPERTIES])) {
+    simple = lua_isboolean(L, x); /* a schema for the others: the walker's */
+    n->closed = simple && !lua_toboolean(L, x);
+  }
+  if (simple && (x = slot[KW_REQUIRED])) {
+    lua_Integer len = array_len(L, x);
+    simple = len >= 0;
+    if (simple && len > 0) n->req = calloc((size_t)len, sizeof *n->req);
+    for (lua_Integer i = 1; simple && i <= len; i++) {
+      simple = lua_rawgeti(L, x, i) == LUA_TSTRING;
+      if (simple) {
+        fprop *r = &n->req[n->nreq++];
+        r->name = lua_tolstring(L, -1, &r->len); /* the required list keeps it alive */
+      }
+      lua_pop(L, 1);
+    }
+  }
+  if (simple && (x = slot[KW_ITEMS])) {
+    /* one schema for every element (a list is the draft-07 tuple form) */
+    simple = lua_istable(L, x) && json_table_array_len(L, x) < 0;
+    if (simple) n->items = compile(L, x, anchors, depth + 1);
+  }
+  if (simple && (x = slot[KW_PROPERTIES])) {
+    simple = lua_istable(L, x) && json_table_array_len(L, x) <= 0;
+    size_t count = 0;
+    lua_pushnil(L);
+    while (simple && lua_next(L, x)) {
+      lua_pop(L, 1);
+      simple = lua_type(L, -1) == LUA_TSTRING; /* other keys: as the walker sees them */
+      count++;
+    }
+    if (simple && count) {
+      n->props = calloc(count, sizeof *n->props);
+      lua_pushnil(L);
+      while (lua_next(L, x)) {
+        fprop *p = &n->props[n->nprops++];
+        p->name = lua_tolstring(L, -2, &p->len);
+        p->node = compile(L, lua_gettop(L), anchors, depth + 1);
+        lua_pop(L, 1);
+      }
+    }
+  }
+  lua_settop(L, top);
+  if (!simple) {
+    fnode_free(n);
+    return slow_node(L, s, anchors);
+  }
+  return n;
+}
+
+static bool fast_valid(walker *w, const fnode *n, int v, int anchors, int depth) {
+  lua_State *L = w->L;
+  if (n->slow) {
+    lua_rawgeti(L, anchors, n->slow);
+    w->depth = depth; /* a root-level slow node reads $schema, as the walker does */
+    bool ok = validate_node(w, lua_gettop(L), v) && !w->fatal;
+    lua_pop(L, 1);
+    return ok;
+  }
+  lua_Integer len = 0;
+  int k = kind_of(L, v, &len);
+  if (!(n->types & (1u << k))) {
+    double d;
+    if (!(k == K_NUMBER && n->integral && isfinite(d = lua_tonumber(L, v)) && d == floor(d)))
+      return false;
+  }
+  if (k == K_ARRAY && n->items) {
+    if (!lua_checkstack(L, 4)) return false;
+    for (lua_Integer i = 1; i <= len; i++) {
+      lua_rawgeti(L, v, i); /* a hole in a marked array reads as null, as for the walker */
+      bool ok = fast_valid(w, n->items, lua_gettop(L), anchors, depth + 1);
+      lua_pop(L, 1);
+      if (!ok) return false;
+    }
+    return true;
+  }
+  if (k != K_OBJECT) return true;
+  if (!lua_checkstack(L, 4)) return false;
+  for (size_t i = 0; i < n->nreq; i++) {
+    lua_pushlstring(L, n->req[i].name, n->req[i].len);
+    bool missing = lua_rawget(L, v) == LUA_TNIL;
+    lua_pop(L, 1);
+    if (missing) return false;
+  }
+  for (size_t i = 0; i < n->nprops; i++) {
+    lua_pushlstring(L, n->props[i].name, n->props[i].len);
+    bool ok = lua_rawget(L, v) == LUA_TNIL || fast_valid(w, n->props[i].node, lua_gettop(L), anchors, depth + 1);
+    lua_pop(L, 1);
+    if (!ok) return false;
+  }
+  if (n->closed) {
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+      lua_pop(L, 1);
+      size_t kn;
+      const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &kn) : NULL;
+      bool known = false;
+      for (size_t i = 0; key && i < n->nprops && !known; i++)
+        known = n->props[i].len == kn && memcmp(n->props[i].name, key, kn) == 0;
+      if (!known) {
+        lua_pop(L, 1);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+static const char fast_key = 0; /* its address names the compiled trees in the registry */
+
+/* Push the compiled tree of the root schema at s (its anchor list is the
+   userdata's user value), compiling it on first use. */
+static ftree *push_tree(lua_State *L, int s) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &fast_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &fast_key);
+  }
+  lua_pushvalue(L, s);
+  if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+    lua_remove(L, -2);
+    return lua_touserdata(L, -1);
+  }
+  lua_pop(L, 1);
+  ftree *t = lua_newuserdatauv(L, sizeof *t, 1);
+  t->root = NULL;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, ftree_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_newtable(L); /* the anchor list */
+  int anchors = lua_gettop(L);
+  t->root = compile(L, s, anchors, 0);
+  t->ref_alone = false;
+  if (lua_istable(L, s)) {
+    if ((lua_pushliteral(L, "$schema"), lua_rawget(L, s)) == LUA_TSTRING) {
+      size_t n;
+      const char *d = lua_tolstring(L, -1, &n);
+      t->ref_alone = dialect(d, n) == DIALECT_REF_ALONE;
+    }
+    lua_pop(L, 1);
+  }
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, s);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, -4); /* trees[s] = t */
+  lua_remove(L, -2);
+  return t;
+}
+
+bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err) {
+  schema_idx = lua_absindex(L, schema_idx);
+  value_idx = lua_absindex(L, value_idx);
+  int top = lua_gettop(L);
+  ftree *t = push_tree(L, schema_idx);
+  lua_getiuservalue(L, -1, 1);
+  int anchors = lua_gettop(L);
+  walker w;
+  walker_init(&w, L, schema_idx, NULL);
+  w.quiet = 1;
+  w.ref_alone = t->ref_alone;
+  push_cache(L);
+  w.cache = lua_gettop(L);
+  bool ok = fast_valid(&w, t->root, value_idx, anchors, 0);
+  lua_settop(L, top);
+  /* invalid: the walker says why (and has the last word) */
+  return ok || validate_root(L, schema_idx, value_idx, err, true);
+}
+
+/* }====== */
 
 /* }====================================================== */
 
