@@ -111,6 +111,9 @@ if (data.http) {
   const addRatios = ratioRows(ratio, [["c=1", "c1"], ["c=16", "c16"]], src);
   addRatios("http", "req/s", "luamcp-sl/ts-sl", "luamcp/ts stateless", "rps", ">=", 10, "stateless, keep-alive, wrk");
   addRatios("http", "req/s", "luamcp-sl/floor", "luamcp/floor", "rps", ">=", 0.7, "bare civetweb, canned reply");
+  if (ratio("floor/ts stateless", "c1_rps"))
+    addRatios("http", "req/s", "floor/ts-sl", "floor/ts stateless", "rps", null, null,
+      "the ceiling: a canned civetweb reply against the TS SDK");
   addRatios("http", "p99", "luamcp-sl/ts-sl", "luamcp/ts stateless", "p99_us", "<=", 0.2, "p99 ≤ 1/5 of the TS SDK's");
   for (const s of ["luamcp-sl", "luamcp-sf"]) {
     if (!d.summary?.idle_rss_mib?.[s]) continue;

@@ -68,6 +68,9 @@ const pairs = [
   { key: "luamcp/ts stateful", a: "luamcp-sf", b: "ts-sf" },
   { key: "luamcp/ts-express", a: "luamcp-sl", b: "ts-express" },
   { key: "luamcp/floor", a: "luamcp-sl", b: "floor" },
+  // the ceiling of any civetweb server against the SDK: at c=1 the round
+  // trip, not the server, sets the pace
+  { key: "floor/ts stateless", a: "floor", b: "ts-sl" },
 ].filter((p) => servers.includes(p.a) && servers.includes(p.b));
 
 const summary = {};
