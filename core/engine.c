@@ -930,7 +930,7 @@ void engine_remove_input(engine *e, int fd) {
 /* Wait up to timeout_ms (-1: forever) for the inputs (and, outside a hook,
    the wake eventfd); call the handler of each input that is readable.
    Called with e->run held; with a timeout, it lets go while it waits. */
-static bool spin_for_input(engine *e);
+static bool spin_for_input(struct pollfd *fds, size_t n);
 
 static void poll_inputs(engine *e, int timeout_ms) {
   struct pollfd fds[MAX_INPUTS + 1];
@@ -943,7 +943,8 @@ static void poll_inputs(engine *e, int timeout_ms) {
   if (with_wake) pthread_mutex_unlock(&e->run);
   /* a message queued while we held e->run: its sender left it to us */
   if (with_wake && !queue_empty(e)) timeout_ms = 0;
-  if (timeout_ms != 0 && e->ninputs && spin_for_input(e)) timeout_ms = 0;
+  if (timeout_ms != 0 && n > (size_t)with_wake && spin_for_input(fds + with_wake, n - with_wake))
+    timeout_ms = 0;
   int ready = poll(fds, n, timeout_ms);
   if (with_wake) pthread_mutex_lock(&e->run);
   if (ready <= 0) return;
@@ -1000,13 +1001,11 @@ static double next_timer(const engine *e) {
    microseconds of our reply; checking for it briefly before sleeping saves
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
-static bool spin_for_input(engine *e) {
+/* fds: the inputs' pollfds (read without e->run: the copy taken under it) */
+static bool spin_for_input(struct pollfd *fds, size_t n) {
   double until = engine_now() + SPIN_SECONDS;
-  struct pollfd fds[MAX_INPUTS];
-  for (size_t i = 0; i < e->ninputs; i++)
-    fds[i] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
   do {
-    if (poll(fds, e->ninputs, 0) > 0) return true;
+    if (poll(fds, n, 0) > 0) return true;
   } while (engine_now() < until);
   return false;
 }
