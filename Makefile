@@ -2,11 +2,12 @@
 # a new machine needs (see README.md).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
 PORT       ?= 8080
 
-.PHONY: all build asan run test bench deps-run deps-test deps-bench npm clean
+.PHONY: all build asan tsan run test bench deps-run deps-test deps-bench npm clean
 
 all: build
 
@@ -17,6 +18,11 @@ build:
 asan:
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLUAMCP_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+# only the server: the HTTP suites run it under ThreadSanitizer
+tsan:
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_TSAN=ON >/dev/null
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target luamcp
 
 deps-run:
 	@tools/install-deps.sh run
@@ -44,9 +50,9 @@ run: deps-run build
 	@echo '     { "mcpServers": { "gifts": { "command": "$(CURDIR)/$(BUILD)/luamcp", "args": ["serve", "$(CURDIR)"] } } }'
 	@exec $(BUILD)/luamcp serve --http 127.0.0.1:$(PORT) .
 
-test: deps-test npm asan
+test: deps-test npm asan tsan
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) >/dev/null
+	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
@@ -58,4 +64,4 @@ bench: deps-bench npm build
 	@node bench/report.mjs
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
