@@ -97,9 +97,9 @@ static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
 
 static const char cache_key = 0; /* its address names the cache in the registry */
 
-/* Push the cache table of L's state, making it on first use. */
-static void push_cache(lua_State *L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &cache_key) == LUA_TTABLE) return;
+/* Push the weak-keyed table of L's registry at key, making it on first use. */
+static void push_weak_table(lua_State *L, const void *key) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
   lua_pop(L, 1);
   lua_createtable(L, 0, 8);
   lua_createtable(L, 0, 1);
@@ -107,8 +107,11 @@ static void push_cache(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &cache_key);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
 }
+
+/* Push the cache table of L's state. */
+static void push_cache(lua_State *L) { push_weak_table(L, &cache_key); }
 
 /* scan_keywords for the schema table at s, through the cache at cache:
    pushes the same values, fills the same slots. */
@@ -1188,16 +1191,7 @@ static const char fast_key = 0; /* its address names the compiled trees in the r
 /* Push the compiled tree of the root schema at s (its anchor list is the
    userdata's user value), compiling it on first use. */
 static ftree *push_tree(lua_State *L, int s) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &fast_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 8);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &fast_key);
-  }
+  push_weak_table(L, &fast_key);
   lua_pushvalue(L, s);
   if (lua_rawget(L, -2) == LUA_TUSERDATA) {
     lua_remove(L, -2);
