@@ -25,6 +25,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "lua_api.h"
+#include "thread_stack.h"
 #include "validate.h"
 
 double engine_now(void) {
@@ -232,12 +233,32 @@ static bool queue_empty(engine *e) {
 
 static void work(engine *e);
 
+/* Has the calling thread HELP_THREAD_STACK of stack (thread_stack.h)?
+   Asked once per thread: the answer is the thread's own. */
+static bool stack_roomy(void) {
+  static _Thread_local int known; /* 0: not asked yet, 1: roomy, 2: small */
+  if (!known) {
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstacksize(&attr, &size);
+      pthread_attr_destroy(&attr);
+    }
+    known = size >= HELP_THREAD_STACK ? 1 : 2;
+  }
+  return known == 1;
+}
+
 /* The caller's message is queued: answer it on this thread when the engine
    is idle, which saves the two thread hand-offs (to the engine thread and
    back) that were half of an HTTP request's cost. When another thread holds
    e->run, it sees the message: every holder looks at the queue again after
    letting go (the queue's lock orders our enqueue before its look). */
 static void help(engine *e) {
+  if (!stack_roomy()) { /* a small stack: handlers run elsewhere */
+    wake(e);
+    return;
+  }
   if (pthread_mutex_trylock(&e->run) != 0) return;
   work(e);
   bool timers = e->ncalls > 0 || e->reload_at > 0;

@@ -18,7 +18,9 @@
  * takes the lock and answers its own message at once; only when the engine
  * is busy does the message wait in the queue for the holder. Measured with
  * perf under HTTP load: the hand-offs to the engine thread and back were
- * half of the CPU time (futex waits and wake-ups). */
+ * half of the CPU time (futex waits and wake-ups). A thread with less than
+ * HELP_THREAD_STACK of stack never does (thread_stack.c gives civetweb's
+ * workers enough). */
 #ifndef LUAMCP_ENGINE_H
 #define LUAMCP_ENGINE_H
 

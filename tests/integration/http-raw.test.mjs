@@ -503,3 +503,31 @@ test('300 sessions (the session index grows past its first size): each finds its
       else assert.equal(ex.status, 200, `ping in session #${i}: ${ex.status} ${ex.body}`);
     }
   }));
+
+test('a handler that nests C calls deeply (lua-cjson decoding 999 levels) runs on an HTTP worker without crashing the server', opts, async () => {
+  const dir = await tempApp({
+    'scripts/deep.lua': `local mcp = require "mcp"
+local cjson = require "cjson"
+mcp.tool {
+  name = "nested_decode",
+  input = { n = mcp.integer {} },
+  handler = function(args)
+    local v = cjson.decode(string.rep("[", args.n) .. string.rep("]", args.n))
+    local depth = 0
+    while type(v) == "table" do depth, v = depth + 1, v[1] end
+    return "depth " .. depth
+  end,
+}`,
+  });
+  try {
+    await withHttp(dir, ['--stateless'], async (srv) => {
+      for (const n of [10, 999, 999]) {
+        const ex = await post(srv, call('nested_decode', { n }));
+        assert.equal(ex.status, 200, ex.body);
+        assert.equal(textOf(answerOf(ex)), `depth ${n}`);
+      }
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
