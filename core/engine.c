@@ -231,7 +231,6 @@ static bool queue_empty(engine *e) {
   return empty;
 }
 
-static void work(engine *e);
 
 /* Has the calling thread HELP_THREAD_STACK of stack (thread_stack.h)?
    Asked once per thread: the answer is the thread's own. */
@@ -249,23 +248,49 @@ static bool stack_roomy(void) {
   return known == 1;
 }
 
-/* The caller's message is queued: answer it on this thread when the engine
-   is idle, which saves the two thread hand-offs (to the engine thread and
-   back) that were half of an HTTP request's cost. When another thread holds
+static void dispatch(engine *e, inmsg *im);
+static double next_timer(const engine *e);
+
+/* Take the queued messages up to and including mine into e->batch (none
+   when another holder took mine already). e->run held. */
+static size_t take_through(engine *e, const inmsg *mine) {
+  pthread_mutex_lock(&e->lock);
+  size_t n = 0;
+  for (size_t i = 0; i < e->qlen && !n; i++)
+    if (e->q[(e->qhead + i) % e->qcap] == mine) n = i + 1;
+  for (size_t i = 0; i < n; i++) e->batch[i] = e->q[(e->qhead + i) % e->qcap];
+  e->qhead = (e->qhead + n) % e->qcap;
+  e->qlen -= n;
+  if (n) pthread_cond_broadcast(&e->space);
+  pthread_mutex_unlock(&e->lock);
+  return n;
+}
+
+/* The caller's message (mine) is queued: answer it on this thread when the
+   engine is idle, which saves the two thread hand-offs (to the engine
+   thread and back) that were half of an HTTP request's cost. Only the
+   messages up to mine: the caller's own answer must not wait for others'
+   work (resumed calls, timers, reloads stay with the engine thread, woken
+   when they come due sooner than it planned). When another thread holds
    e->run, it sees the message: every holder looks at the queue again after
    letting go (the queue's lock orders our enqueue before its look). */
-static void help(engine *e) {
+static void help(engine *e, const inmsg *mine) {
   if (!stack_roomy()) { /* a small stack: handlers run elsewhere */
     wake(e);
     return;
   }
   if (pthread_mutex_trylock(&e->run) != 0) return;
-  work(e);
-  bool timers = e->ncalls > 0 || e->reload_at > 0;
+  size_t n = take_through(e, mine);
+  for (size_t i = 0; i < n; i++) {
+    dispatch(e, e->batch[i]);
+    inmsg_free(e->batch[i]);
+  }
+  flush_all(e);
+  double due = next_timer(e);
+  if (e->reload_at && (due == 0 || e->reload_at < due)) due = e->reload_at;
+  bool sooner = e->ndeferred || (due > 0 && (e->engine_wakes == 0 || due < e->engine_wakes));
   pthread_mutex_unlock(&e->run);
-  /* parked calls and reloads run on the engine thread's clock; what came
-     in meanwhile goes to it rather than keeping this client waiting */
-  if (timers || !queue_empty(e)) wake(e);
+  if (sooner || !queue_empty(e)) wake(e);
 }
 
 /* Queue im (blocking while the queue is full); false when the engine is
@@ -305,7 +330,9 @@ void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len,
     inmsg_free(im);
     return;
   }
-  if (enqueue(e, im)) help(e);
+  if (!enqueue(e, im)) return;
+  if (im->reply) help(e, im);
+  else wake(e); /* notifications and responses: their 202 must not wait for what they resume */
 }
 
 void engine_end_session(engine *e, session *s) {
@@ -365,7 +392,14 @@ static bool cancel_pending(engine *e, const call *c) {
 static void call_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   call *c = call_of(L);
-  if (!c) return;
+  if (!c) {
+    /* a coroutine the handler made: it inherited the hook, not the extra
+       space; the call is the one running */
+    lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+    engine *e = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!e || !(c = e->running)) return;
+  }
   engine *e = c->e;
   double t = engine_now();
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
@@ -1045,7 +1079,6 @@ static bool work_round(engine *e) {
   if (n) pthread_cond_broadcast(&e->space);
   pthread_mutex_unlock(&e->lock);
 
-  apply_cancels(e);
   for (size_t i = 0; i < n; i++) {
     dispatch(e, batch[i]);
     inmsg_free(batch[i]);
@@ -1055,6 +1088,7 @@ static bool work_round(engine *e) {
     inmsg_free(e->deferred[i]);
   }
   e->ndeferred = 0;
+  apply_cancels(e); /* after the dispatch: a cancel may name a call it just started */
   reap(e);
   run_timers(e);
   if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && engine_now() >= e->reload_at)) {
@@ -1064,8 +1098,6 @@ static bool work_round(engine *e) {
   flush_all(e);
   return finishing;
 }
-
-static void work(engine *e) { (void)work_round(e); }
 
 void engine_run(engine *e) {
   pthread_mutex_lock(&e->run);
@@ -1088,7 +1120,9 @@ void engine_run(engine *e) {
       double ms = (t - engine_now()) * 1000.0;
       timeout = ms <= 0 ? 0 : (int)ceil(ms);
     }
+    if (e->ndeferred) timeout = 0; /* read by a call resumed above: not yet dispatched */
     if (finishing) e->ninputs = 0; /* stop taking input; finish what runs */
+    e->engine_wakes = timeout < 0 ? 0 : t;
     poll_inputs(e, timeout);
   }
   pthread_mutex_unlock(&e->run);

@@ -106,6 +106,7 @@ struct engine {
   size_t calls_started; /* to tell a request answered at once from one that runs */
   uint64_t next_ask;    /* ids of server->client requests */
   double reload_at;     /* a reload is due then (0: none) */
+  double engine_wakes;  /* when the engine thread's poll times out (0: only when woken) */
   double reload_first;  /* when the first change of this burst was seen */
   atomic_bool reload_asked; /* SIGHUP, from any thread */
   session **sessions; /* initialized sessions (each holds a reference) */

@@ -181,3 +181,26 @@ test('mcp.validate: scripts can use the validator tools use', opts, async () => 
     await removeTemp(dir);
   }
 });
+
+test('--timeout also stops a busy loop inside a coroutine the handler made', opts, async () => {
+  const dir = await tempApp({
+    'scripts/co.lua': [
+      'local mcp = require "mcp"',
+      'mcp.tool { name = "spin", description = "spins in a coroutine",',
+      '  handler = function()',
+      '    local f = coroutine.wrap(function() while true do end end)',
+      '    f()',
+      '    return "done"',
+      '  end }',
+    ].join('\n'),
+  });
+  try {
+    const t0 = Date.now();
+    const r = await run(['call', '--timeout', '1', dir, 'spin', '{}']);
+    exits(r, 1);
+    assert.match(JSON.parse(r.stdout).content[0].text, /timed out after 1 s/);
+    assert.ok(Date.now() - t0 < 10_000, 'stopped at the timeout, not after');
+  } finally {
+    await removeTemp(dir);
+  }
+});

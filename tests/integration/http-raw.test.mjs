@@ -531,3 +531,43 @@ mcp.tool {
     await removeTemp(dir);
   }
 });
+
+test('an answer is sent when it is ready, not after other clients\' resumed calls', opts, async () => {
+  const dir = await tempApp({
+    'scripts/busy.lua': `local mcp = require "mcp"
+mcp.tool {
+  name = "nap_then_busy", input = { nap = mcp.number {}, ms = mcp.number {} },
+  handler = function(args, ctx)
+    ctx:sleep(args.nap)
+    local t = os.clock() + args.ms / 1000
+    while os.clock() < t do end
+    return "busy done"
+  end,
+}
+mcp.tool {
+  name = "quick", input = { ms = mcp.number {} },
+  handler = function(args)
+    local t = os.clock() + args.ms / 1000
+    while os.clock() < t do end
+    return "quick done"
+  end,
+}`,
+  });
+  try {
+    await withHttp(dir, ['--stateless'], async (srv) => {
+      const t0 = Date.now();
+      const slow = post(srv, call('nap_then_busy', { nap: 0.1, ms: 1500 })).then((ex) => ({ ex, t: Date.now() - t0 }));
+      await delay(30);
+      // still running when the slow call's timer comes due: its worker must
+      // not go on to run that call's busy part before sending this answer
+      const quick = await post(srv, call('quick', { ms: 200 }));
+      const tQuick = Date.now() - t0;
+      assert.equal(textOf(answerOf(quick)), 'quick done');
+      const s = await slow;
+      assert.equal(textOf(answerOf(s.ex)), 'busy done');
+      assert.ok(tQuick < s.t / 2, `the quick answer came at ${tQuick} ms, the slow one at ${s.t} ms`);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
