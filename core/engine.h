@@ -84,7 +84,7 @@ void engine_schedule_reload(engine *e, double delay);
 void engine_postpone_reload(engine *e, double delay);
 /* }====== */
 
-/* {====== inputs read on the engine thread (stdio): no thread hand-off per
+/* {====== inputs read by the engine (stdio): no thread hand-off per
    message. The engine polls fd and calls fn(ctx) when it is readable --
    also from inside a long-running handler's hook, so ping and
    notifications/cancelled are seen while it runs. fn reads and passes each
@@ -99,7 +99,7 @@ void engine_remove_input(engine *e, int fd);
 void engine_accept(engine *e, session *s, const char *msg, size_t len);
 /* }====== */
 
-/* {====== for the Lua API (lua_api.c); engine thread only */
+/* {====== for the Lua API (lua_api.c); the run-lock holder only */
 /* The engine serving a state is in its registry under this key. */
 #define ENGINE_KEY "luamcp.engine"
 /* notifications/resources/updated to every session subscribed to uri. */

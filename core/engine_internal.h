@@ -90,7 +90,7 @@ struct engine {
   inmsg **batch; /* run holder: the messages taken off the queue */
   bool finishing;
   atomic_bool finishing_flag; /* the same, readable without the lock */
-  double finish_deadline;     /* engine thread: calls still running then are dropped */
+  double finish_deadline;     /* run holder: calls still running then are dropped */
   cancel_req *cancels;
   atomic_bool interrupt; /* cancels is non-empty: the hook should look */
 
@@ -123,7 +123,7 @@ struct engine {
   size_t ndirty, dirty_cap;
 };
 
-/* {====== shared helpers (engine thread) */
+/* {====== shared helpers (run-lock holder) */
 double engine_now(void);
 /* The batch buffer of outlet o (marks it for the end-of-batch flush). */
 buf *out_of(engine *e, outlet *o);

@@ -11,7 +11,7 @@
 
 typedef struct outlet outlet;
 struct outlet {
-  /* Deliver whole JSON-RPC lines (engine thread). False when the peer is
+  /* Deliver whole JSON-RPC lines (the engine's run-lock holder). False when the peer is
      gone; the engine then stops writing to this outlet. */
   bool (*write)(outlet *o, const char *p, size_t n);
   /* The request this outlet answers is complete: nothing more will be
@@ -24,7 +24,7 @@ struct outlet {
      with GET + Last-Event-ID (SEP-1699 polling). NULL where that means
      nothing (stdio). */
   void (*detach)(outlet *o);
-  /* engine thread only */
+  /* the engine's run-lock holder only */
   buf out;
   bool dirty, dead;
 };

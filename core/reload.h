@@ -10,9 +10,9 @@
 
 typedef struct reload_watch reload_watch;
 
-/* Start watching dir; its events are read on the engine thread. NULL (and
-   a logged reason) if inotify is unavailable: the server then runs
-   without hot reload. */
+/* Start watching dir; its events are read by the engine (its run-lock
+   holder). NULL (and a logged reason) if inotify is unavailable: the
+   server then runs without hot reload. */
 reload_watch *reload_watch_new(engine *e, const char *dir, double debounce);
 void reload_watch_free(reload_watch *w);
 

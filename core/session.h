@@ -1,6 +1,6 @@
 /* session.h — one connected client: what was negotiated at initialize, its
  * log level and subscriptions, and where unsolicited messages go. The
- * engine thread owns the fields; the lifetime is reference-counted because
+ * engine (whoever holds its run lock) owns the fields; the lifetime is reference-counted because
  * transports (HTTP workers) and the engine both hold sessions. */
 #ifndef LUAMCP_SESSION_H
 #define LUAMCP_SESSION_H
