@@ -252,6 +252,9 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     return NULL;
   }
   lua_State *L = a->L;
+  /* the extra space holds a coroutine's call (engine.c: call_of); threads
+     copy the main thread's, so it must say "no call" */
+  memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_cjson);
