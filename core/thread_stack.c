@@ -4,7 +4,7 @@
  * (engine.c: help). Debian's civetweb gives its workers 100 kB stacks
  * (built with USE_STACK_SIZE), where a handler that decodes deeply nested
  * JSON with lua-cjson, or nests C calls, overflowed and crashed the
- * server; the engine thread has the default 8 MB. civetweb sets that size
+ * server (the engine thread has the default 8 MB). civetweb sets that size
  * with pthread_attr_setstacksize, which this definition in the executable
  * takes the place of: no thread of the process gets less than
  * MIN_THREAD_STACK. Only touched pages count as memory, so idle RSS stays
