@@ -571,3 +571,34 @@ mcp.tool {
     await removeTemp(dir);
   }
 });
+
+test('notifications/cancelled for a request still waiting in the queue: it is not answered', opts, async () => {
+  const dir = await tempApp({
+    'scripts/busy.lua': `local mcp = require "mcp"
+mcp.tool {
+  name = "busy", input = { ms = mcp.number {} },
+  handler = function(args)
+    local t = os.clock() + args.ms / 1000
+    while os.clock() < t do end
+    return "busy done"
+  end,
+}`,
+  });
+  try {
+    await withHttp(dir, [], async (srv) => {
+      const { session } = await rawInitialize(srv);
+      const first = post(srv, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'busy', arguments: { ms: 600 } } }, { session });
+      await delay(100);
+      // queued behind the first: the engine is busy with it
+      const second = post(srv, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'busy', arguments: { ms: 1000 } } }, { session });
+      await delay(100);
+      const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
+      assert.equal(cancel.status, 202);
+      assert.equal(textOf(answerOf(await first)), 'busy done');
+      const ex = await second;
+      assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
