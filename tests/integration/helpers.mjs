@@ -24,6 +24,7 @@ export const APPS = path.join(REPO_ROOT, 'tests', 'apps');
 export const EXAMPLE_APP = REPO_ROOT;
 export const FEATURES_APP = path.join(APPS, 'features');
 export const PAGED_APP = path.join(APPS, 'paged');
+export const BUSY_APP = path.join(APPS, 'busy');
 
 export const BIN = path.resolve(process.env.LUAMCP_BIN || path.join(REPO_ROOT, 'build', 'luamcp'));
 export const WRAP = (process.env.LUAMCP_WRAP || '').split(' ').filter(Boolean);

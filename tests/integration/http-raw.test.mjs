@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
+import { BUSY_APP, FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
 import {
   HTTP_APP,
   HttpServer,
@@ -532,73 +532,32 @@ mcp.tool {
   }
 });
 
-test('an answer is sent when it is ready, not after other clients\' resumed calls', opts, async () => {
-  const dir = await tempApp({
-    'scripts/busy.lua': `local mcp = require "mcp"
-mcp.tool {
-  name = "nap_then_busy", input = { nap = mcp.number {}, ms = mcp.number {} },
-  handler = function(args, ctx)
-    ctx:sleep(args.nap)
-    local t = os.clock() + args.ms / 1000
-    while os.clock() < t do end
-    return "busy done"
-  end,
-}
-mcp.tool {
-  name = "quick", input = { ms = mcp.number {} },
-  handler = function(args)
-    local t = os.clock() + args.ms / 1000
-    while os.clock() < t do end
-    return "quick done"
-  end,
-}`,
-  });
-  try {
-    await withHttp(dir, ['--stateless'], async (srv) => {
-      const t0 = Date.now();
-      const slow = post(srv, call('nap_then_busy', { nap: 0.1, ms: 1500 })).then((ex) => ({ ex, t: Date.now() - t0 }));
-      await delay(30);
-      // still running when the slow call's timer comes due: its worker must
-      // not go on to run that call's busy part before sending this answer
-      const quick = await post(srv, call('quick', { ms: 200 }));
-      const tQuick = Date.now() - t0;
-      assert.equal(textOf(answerOf(quick)), 'quick done');
-      const s = await slow;
-      assert.equal(textOf(answerOf(s.ex)), 'busy done');
-      assert.ok(tQuick < s.t / 2, `the quick answer came at ${tQuick} ms, the slow one at ${s.t} ms`);
-    });
-  } finally {
-    await removeTemp(dir);
-  }
-});
+test('an answer is sent when it is ready, not after other clients\' resumed calls', opts, () =>
+  withHttp(BUSY_APP, ['--stateless'], async (srv) => {
+    const t0 = Date.now();
+    const slow = post(srv, call('nap_then_busy', { nap: 0.1, ms: 1500 })).then((ex) => ({ ex, t: Date.now() - t0 }));
+    await delay(30);
+    // still running when the slow call's timer comes due: its worker must
+    // not go on to run that call's busy part before sending this answer
+    const quick = await post(srv, call('busy', { ms: 200 }));
+    const tQuick = Date.now() - t0;
+    assert.equal(textOf(answerOf(quick)), 'busy done');
+    const s = await slow;
+    assert.equal(textOf(answerOf(s.ex)), 'nap and busy done');
+    assert.ok(tQuick < s.t / 2, `the quick answer came at ${tQuick} ms, the slow one at ${s.t} ms`);
+  }));
 
-test('notifications/cancelled for a request still waiting in the queue: it is not answered', opts, async () => {
-  const dir = await tempApp({
-    'scripts/busy.lua': `local mcp = require "mcp"
-mcp.tool {
-  name = "busy", input = { ms = mcp.number {} },
-  handler = function(args)
-    local t = os.clock() + args.ms / 1000
-    while os.clock() < t do end
-    return "busy done"
-  end,
-}`,
-  });
-  try {
-    await withHttp(dir, [], async (srv) => {
-      const { session } = await rawInitialize(srv);
-      const first = post(srv, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'busy', arguments: { ms: 600 } } }, { session });
-      await delay(100);
-      // queued behind the first: the engine is busy with it
-      const second = post(srv, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'busy', arguments: { ms: 1000 } } }, { session });
-      await delay(100);
-      const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
-      assert.equal(cancel.status, 202);
-      assert.equal(textOf(answerOf(await first)), 'busy done');
-      const ex = await second;
-      assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
-    });
-  } finally {
-    await removeTemp(dir);
-  }
-});
+test('notifications/cancelled for a request still waiting in the queue: it is not answered', opts, () =>
+  withHttp(BUSY_APP, [], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const busy = (id, ms) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'busy', arguments: { ms } } });
+    const first = post(srv, busy(1, 600), { session });
+    await delay(100);
+    const second = post(srv, busy(2, 1000), { session }); // queued: the engine is busy with the first
+    await delay(100);
+    const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
+    assert.equal(cancel.status, 202);
+    assert.equal(textOf(answerOf(await first)), 'busy done');
+    const ex = await second;
+    assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
+  }));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, SCALE, TEST_TIMEOUT, WAIT, ms, RawServer, rawMember, removeTemp, tempApp, withRaw, within } from './helpers.mjs';
+import { BUSY_APP, EXAMPLE_APP, FEATURES_APP, PAGED_APP, SCALE, TEST_TIMEOUT, WAIT, ms, RawServer, rawMember, removeTemp, tempApp, withRaw, within } from './helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 
@@ -451,32 +451,14 @@ test('stdout carries only protocol, even when scripts print()/io.write()', opts,
   }
 });
 
-test('a request read while a resumed call is busy is answered at once, without more input', opts, async () => {
-  const dir = await tempApp({
-    'scripts/busy.lua': `local mcp = require "mcp"
-mcp.tool {
-  name = "nap_then_busy", input = { nap = mcp.number {}, ms = mcp.number {} },
-  handler = function(args, ctx)
-    ctx:sleep(args.nap)
-    local t = os.clock() + args.ms / 1000
-    while os.clock() < t do end
-    return "busy done"
-  end,
-}
-mcp.tool { name = "echo", input = { text = mcp.string {} }, handler = function(args) return args.text end }`,
-  });
-  try {
-    await withRaw([dir, '--no-watch'], async (srv) => {
-      await srv.initialize();
-      srv.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nap_then_busy', arguments: { nap: 0.05, ms: 600 } } });
-      await delay(300); // inside the busy part, which a timer resumed
-      srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' } } });
-      // nothing else is sent: the answer must not wait for the next input
-      const r = JSON.parse(await srv.reply('2'));
-      assert.equal(r.result.content[0].text, 'hello');
-      JSON.parse(await srv.reply('1'));
-    });
-  } finally {
-    await removeTemp(dir);
-  }
-});
+test('a request read while a resumed call is busy is answered at once, without more input', opts, () =>
+  withRaw([BUSY_APP, '--no-watch'], async (srv) => {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'nap_then_busy', arguments: { nap: 0.05, ms: 600 } } });
+    await delay(300); // inside the busy part, which a timer resumed
+    srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' } } });
+    // nothing else is sent: the answer must not wait for the next input
+    const r = JSON.parse(await srv.reply('2'));
+    assert.equal(r.result.content[0].text, 'hello');
+    JSON.parse(await srv.reply('1'));
+  }));

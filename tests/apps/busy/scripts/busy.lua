@@ -1,0 +1,36 @@
+-- busy.lua — tools that hold the engine: the tests of who runs what while a
+-- handler is busy (head-of-line, reads during a resumed call, cancels).
+local mcp = require "mcp"
+
+local function spin(ms)
+  local t = os.clock() + ms / 1000
+  while os.clock() < t do end
+end
+
+mcp.tool {
+  name = "busy",
+  description = "Keeps the CPU busy for ms milliseconds.",
+  input = { ms = mcp.number {} },
+  handler = function(args)
+    spin(args.ms)
+    return "busy done"
+  end,
+}
+
+mcp.tool {
+  name = "nap_then_busy",
+  description = "Sleeps nap seconds (parked), then keeps the CPU busy for ms milliseconds.",
+  input = { nap = mcp.number {}, ms = mcp.number {} },
+  handler = function(args, ctx)
+    ctx:sleep(args.nap)
+    spin(args.ms)
+    return "nap and busy done"
+  end,
+}
+
+mcp.tool {
+  name = "echo",
+  description = "Echoes the text.",
+  input = { text = mcp.string {} },
+  handler = function(args) return args.text end,
+}
