@@ -251,19 +251,30 @@ static bool stack_roomy(void) {
 static void dispatch(engine *e, inmsg *im);
 static double next_timer(const engine *e);
 
-/* Take the queued messages up to and including mine into e->batch (none
-   when another holder took mine already). e->run held. */
-static size_t take_through(engine *e, const inmsg *mine) {
+/* Take the queued messages into e->batch: all of them (through NULL), or
+   those up to and including through (none when another holder took it
+   already). *finishing (if given) gets the engine's finishing flag, read
+   with the queue. e->run held. */
+static size_t take(engine *e, const inmsg *through, bool *finishing) {
   pthread_mutex_lock(&e->lock);
-  size_t n = 0;
+  size_t n = through ? 0 : e->qlen;
   for (size_t i = 0; i < e->qlen && !n; i++)
-    if (e->q[(e->qhead + i) % e->qcap] == mine) n = i + 1;
+    if (e->q[(e->qhead + i) % e->qcap] == through) n = i + 1;
   for (size_t i = 0; i < n; i++) e->batch[i] = e->q[(e->qhead + i) % e->qcap];
   e->qhead = (e->qhead + n) % e->qcap;
   e->qlen -= n;
+  if (finishing) *finishing = e->finishing;
   if (n) pthread_cond_broadcast(&e->space);
   pthread_mutex_unlock(&e->lock);
   return n;
+}
+
+/* Dispatch and free the first n messages of e->batch. */
+static void dispatch_batch(engine *e, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    dispatch(e, e->batch[i]);
+    inmsg_free(e->batch[i]);
+  }
 }
 
 /* The caller's message (mine) is queued: answer it on this thread when the
@@ -280,11 +291,7 @@ static void help(engine *e, const inmsg *mine) {
     return;
   }
   if (pthread_mutex_trylock(&e->run) != 0) return;
-  size_t n = take_through(e, mine);
-  for (size_t i = 0; i < n; i++) {
-    dispatch(e, e->batch[i]);
-    inmsg_free(e->batch[i]);
-  }
+  dispatch_batch(e, take(e, mine, NULL));
   flush_all(e);
   double due = next_timer(e);
   if (e->reload_at && (due == 0 || e->reload_at < due)) due = e->reload_at;
@@ -1069,21 +1076,9 @@ static bool spin_for_input(struct pollfd *fds, size_t n) {
    timers, a due reload, and the batched output. e->run held. Returns
    whether the engine is finishing. */
 static bool work_round(engine *e) {
-  pthread_mutex_lock(&e->lock);
-  size_t n = e->qlen;
-  inmsg **batch = e->batch;
-  for (size_t i = 0; i < n; i++) batch[i] = e->q[(e->qhead + i) % e->qcap];
-  e->qhead = (e->qhead + n) % e->qcap;
-  e->qlen = 0;
-  bool finishing = e->finishing;
-  if (n) pthread_cond_broadcast(&e->space);
-  pthread_mutex_unlock(&e->lock);
-
-  for (size_t i = 0; i < n; i++) {
-    dispatch(e, batch[i]);
-    inmsg_free(batch[i]);
-  }
-  for (size_t i = 0; i < e->ndeferred; i++) { /* may grow while we go */
+  bool finishing;
+  dispatch_batch(e, take(e, NULL, &finishing));
+  for (size_t i = 0; i < e->ndeferred; i++) { /* may grow (and move) while we go */
     dispatch(e, e->deferred[i]);
     inmsg_free(e->deferred[i]);
   }

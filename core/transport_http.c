@@ -88,26 +88,19 @@ static void hstream_detach(outlet *o) {
   pthread_mutex_unlock(&st->lock);
 }
 
+/* The engine is done with the stream, n last bytes at p written with the
+   end: wake the worker, drop the engine's reference. */
 static void hstream_finish_with(outlet *o, const char *p, size_t n) {
   hstream *st = (hstream *)o;
   pthread_mutex_lock(&st->lock);
-  if (!st->gone) buf_put(&st->pending, p, n);
+  if (n && !st->gone) buf_put(&st->pending, p, n);
   st->finished = true;
   pthread_cond_signal(&st->cond);
   pthread_mutex_unlock(&st->lock);
   hstream_unref(st);
 }
 
-/* The engine is done with the stream: wake the worker, drop the engine's
-   reference. */
-static void hstream_finish(outlet *o) {
-  hstream *st = (hstream *)o;
-  pthread_mutex_lock(&st->lock);
-  st->finished = true;
-  pthread_cond_signal(&st->cond);
-  pthread_mutex_unlock(&st->lock);
-  hstream_unref(st);
-}
+static void hstream_finish(outlet *o) { hstream_finish_with(o, NULL, 0); }
 
 /* }====================================================== */
 

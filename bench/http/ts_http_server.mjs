@@ -25,10 +25,9 @@
 // resolver would not search there from bench/ (see bench/ts_echo_server.mjs).
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
-import { McpServer } from "../../tests/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js";
 import { StreamableHTTPServerTransport } from "../../tests/node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js";
 import { isInitializeRequest } from "../../tests/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js";
-import { z } from "../../tests/node_modules/zod/index.js";
+import { echoServer } from "../ts_echo_tool.mjs";
 
 const args = process.argv.slice(2);
 const stateful = args.includes("--stateful");
@@ -39,19 +38,6 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
   process.exit(2);
 }
 const HOST = "127.0.0.1"; // loopback only, always
-
-function makeServer() {
-  const server = new McpServer({ name: "ts-echo", version: "1.0.0" });
-  server.registerTool(
-    "echo",
-    {
-      description: "Echoes the given text back.",
-      inputSchema: { text: z.string().describe("Text to echo") },
-    },
-    async ({ text }) => ({ content: [{ type: "text", text }] }),
-  );
-  return server;
-}
 
 function readJson(req) {
   return new Promise((resolve, reject) => {
@@ -76,7 +62,7 @@ function jsonError(res, status, message) {
 
 // stateless: a fresh server + transport per request, closed with the response
 async function handleStateless(req, res, body) {
-  const server = makeServer();
+  const server = echoServer();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on("close", () => {
     transport.close();
@@ -102,7 +88,7 @@ async function handleStateful(req, res, body) {
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await makeServer().connect(transport);
+    await echoServer().connect(transport);
   }
   await transport.handleRequest(req, res, body);
 }

@@ -6,10 +6,9 @@
 //
 // The SDK does not paginate tools/list: one page holds every tool, and each
 // listing converts every zod input schema to JSON Schema again.
-// Imports are relative paths into tests/node_modules (see bench/ts_echo_server.mjs).
-import { McpServer } from "../../tests/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js";
+// Imports are relative paths into tests/node_modules (see bench/ts_echo_tool.mjs).
 import { StdioServerTransport } from "../../tests/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js";
-import { z } from "../../tests/node_modules/zod/index.js";
+import { McpServer, registerEcho } from "../ts_echo_tool.mjs";
 
 const n = Number(process.argv[2]);
 if (!Number.isInteger(n) || n < 1) {
@@ -18,14 +17,6 @@ if (!Number.isInteger(n) || n < 1) {
 }
 
 const server = new McpServer({ name: "ts-many", version: "1.0.0" });
-for (let i = 1; i <= n; i++) {
-  server.registerTool(
-    `tool_${String(i).padStart(5, "0")}`,
-    {
-      description: `Tool number ${i}: echoes the given text back.`,
-      inputSchema: { text: z.string().describe("Text to echo") },
-    },
-    async ({ text }) => ({ content: [{ type: "text", text }] }),
-  );
-}
+for (let i = 1; i <= n; i++)
+  registerEcho(server, `tool_${String(i).padStart(5, "0")}`, `Tool number ${i}: echoes the given text back.`);
 await server.connect(new StdioServerTransport());

@@ -24,21 +24,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
 const BIN = path.resolve(REPO, process.env.LUAMCP_BIN || 'build/luamcp');
-const CHROMIUM = process.env.LUAMCP_CHROMIUM || '/usr/bin/chromium';
 const OUT = path.join(REPO, 'tests', 'out');
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 // {=================================================== skip when the browser is missing
 function skipReason() {

@@ -25,22 +25,11 @@ import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 
 import { REPO_ROOT, WAIT, connectSdk, within } from '../integration/helpers.mjs';
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const OUT_DIR = path.join(REPO_ROOT, 'tests', 'out', 'browser');
-export const CHROMIUM = process.env.LUAMCP_CHROMIUM || '/usr/bin/chromium';
-// as the machine notes say: no network of its own, no first-run work; the
-// profile is a fresh --user-data-dir per run (launchPersistentContext below)
-export const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+export { CHROMIUM, CHROMIUM_FLAGS };
 export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 export const UI_CAPABILITIES = { extensions: { [UI_EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } } };
 

@@ -76,6 +76,16 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
   let frame; // the board's frame (FrameLocator)
   let firstResult;
 
+  /** Mount the board in page's host with a host context of these options
+      (see hostContext); resolves with the view's ui/initialize. */
+  const mountBoard = (page, context) =>
+    page.evaluate((p) => window.testHost.mount(p), {
+      html: board.html,
+      ui: board.ui,
+      sandboxOrigin: web.sandboxOrigin,
+      hostContext: hostContext(context),
+    });
+
   before(async () => {
     web = await startWeb();
     browser = await openBrowser();
@@ -119,12 +129,7 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
     });
     // the agent's tools/call goes out while the view initializes
     const call = host.callFromModel('suggest_gifts', ASK);
-    const init = await page.evaluate((p) => window.testHost.mount(p), {
-      html: board.html,
-      ui: board.ui,
-      sandboxOrigin: web.sandboxOrigin,
-      hostContext: hostContext({ theme: 'light', tool: host.tool('suggest_gifts') }),
-    });
+    const init = await mountBoard(page, { theme: 'light', tool: host.tool('suggest_gifts') });
     assert.equal(init.appInfo.name, 'Gift board', 'appInfo of ui/initialize');
     assert.deepEqual(init.appCapabilities.availableDisplayModes, ['inline']);
     assert.equal(web.csps.at(-1), DEFAULT_CSP, 'the sandbox was served with the default CSP');
@@ -315,12 +320,7 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
       document.documentElement.style.setProperty('--chat-width', '400px');
       document.getElementById('user-text').textContent = 'Wedding gift ideas for Sam and Alex? Up to $150.';
     });
-    await page.evaluate((p) => window.testHost.mount(p), {
-      html: board.html,
-      ui: board.ui,
-      sandboxOrigin: web.sandboxOrigin,
-      hostContext: hostContext({ theme: 'dark', width: 360, tool: host.tool('suggest_gifts') }),
-    });
+    await mountBoard(page, { theme: 'dark', width: 360, tool: host.tool('suggest_gifts') });
     await page.evaluate((a) => window.testHost.toolInput(a), ASK);
     await page.evaluate((r) => window.testHost.toolResult(r), firstResult);
     const f = viewFrame(page);
@@ -339,12 +339,7 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
     assert.ok(firstResult, 'needs the render test');
     const plain = await openHostPage(browser.context, web, host);
     const { page } = plain;
-    await page.evaluate((p) => window.testHost.mount(p), {
-      html: board.html,
-      ui: board.ui,
-      sandboxOrigin: web.sandboxOrigin,
-      hostContext: hostContext({ theme: 'light', styles: false }),
-    });
+    await mountBoard(page, { theme: 'light', styles: false });
     await page.evaluate((a) => window.testHost.toolInput(a), ASK);
     await page.evaluate((r) => window.testHost.toolResult(r), firstResult);
     const f = viewFrame(page);
@@ -364,12 +359,7 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
     assert.ok(board, 'needs the first test');
     const s = await openHostPage(browser.context, web, host);
     const { page } = s;
-    await page.evaluate((p) => window.testHost.mount(p), {
-      html: board.html,
-      ui: board.ui,
-      sandboxOrigin: web.sandboxOrigin,
-      hostContext: hostContext({ theme: 'light' }),
-    });
+    await mountBoard(page, { theme: 'light' });
     await page.evaluate((a) => window.testHost.toolInput(a), { occasion: 'anniversary', budget: 80 });
     const f = viewFrame(page);
     assert.equal(await f.locator('h1').textContent(), 'Gift ideas for an anniversary');
@@ -389,12 +379,7 @@ describe('the gift board (widgets/gift_board.html) in a host built on AppBridge'
     assert.ok(firstResult, 'needs the render test');
     const s = await openHostPage(browser.context, web, host);
     const { page } = s;
-    await page.evaluate((p) => window.testHost.mount(p), {
-      html: board.html,
-      ui: board.ui,
-      sandboxOrigin: web.sandboxOrigin,
-      hostContext: hostContext({ theme: 'light', tool: host.tool('suggest_gifts') }),
-    });
+    await mountBoard(page, { theme: 'light', tool: host.tool('suggest_gifts') });
     await page.evaluate((a) => window.testHost.toolInput(a), ASK);
     await page.evaluate((r) => window.testHost.toolResult(r), firstResult);
     const f = viewFrame(page);
