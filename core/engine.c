@@ -337,8 +337,10 @@ void engine_submit(engine *e, session *s, outlet *reply, char *data, size_t len,
     inmsg_free(im);
     return;
   }
+  /* once queued, im belongs to whoever holds e->run: it may be freed before
+     enqueue returns, so only its address is used after */
   if (!enqueue(e, im)) return;
-  if (im->reply) help(e, im);
+  if (reply) help(e, im);
   else wake(e); /* notifications and responses: their 202 must not wait for what they resume */
 }
 
