@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "lua_api.h"
+#include "lua_guard.h"
 
 extern const struct {
   const char *name;
@@ -236,6 +237,38 @@ static void carry_state(const app *previous, lua_State *to, int into) {
 
 /* }====== */
 
+/* registry_build reads tables the scripts made (app.lua's, registration
+   tables): a metamethod that raises must be a load error, not an abort. */
+typedef struct build_args {
+  int reg, info;
+  const app_config *cfg;
+  buf *errors;
+  registry *out;
+} build_args;
+
+/* the tables come as arguments: a C function sees only its own frame */
+static int build_entry(lua_State *L) {
+  build_args *b = lua_touserdata(L, 1);
+  b->out = registry_build(L, 2, b->info ? 3 : 0, b->cfg->page_size, b->cfg->declare_all,
+                          b->errors);
+  return 0;
+}
+
+static registry *build_protected(lua_State *L, int reg, int info, const app_config *cfg,
+                                 buf *errors) {
+  build_args b = {.reg = reg, .info = info, .cfg = cfg, .errors = errors};
+  lua_pushcfunction(L, build_entry);
+  lua_pushlightuserdata(L, &b);
+  lua_pushvalue(L, reg);
+  if (info) lua_pushvalue(L, info);
+  if (app_pcall(L, info ? 3 : 2, 0, NULL) != LUA_OK) {
+    buf_printf(errors, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return NULL;
+  }
+  return b.out;
+}
+
 app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors) {
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -256,6 +289,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
      copy the main thread's, so it must say "no call" */
   memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
+  lua_guard_install(L, cfg->allow_bytecode);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_cjson);
   lua_setfield(L, -2, "cjson");
@@ -345,7 +379,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
       ok = false;
     }
   }
-  if (ok) a->reg = registry_build(L, reg, info, cfg->page_size, cfg->declare_all, errors);
+  if (ok) a->reg = build_protected(L, reg, info, cfg, errors);
   luaL_unref(L, LUA_REGISTRYINDEX, old_state);
   lua_settop(L, 0);
   if (!ok || !a->reg) {

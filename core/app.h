@@ -29,6 +29,7 @@ typedef struct app {
 
 typedef struct app_config {
   size_t page_size;  /* items per list page */
+  bool allow_bytecode; /* load() etc. may take binary chunks (lua_guard.h) */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
 } app_config;

@@ -479,11 +479,13 @@ call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   if (e->calls) e->calls->prev = c;
   e->calls = c;
   e->ncalls++;
+  e->new_call = c;
   return c;
 }
 
 void call_end(engine *e, call *c) {
   lua_State *L = c->a->L;
+  if (e->new_call == c) e->new_call = NULL;
   if (c->prev) c->prev->next = c->next;
   else e->calls = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -645,15 +647,32 @@ static void finish_complete(engine *e, call *c, int nres) {
     total = lua_rawlen(co, t);
     for (size_t i = 1; i <= total && i <= 100; i++) {
       if (i > 1) buf_putc(out, ',');
-      lua_rawgeti(co, t, (lua_Integer)i);
+      int type = lua_rawgeti(co, t, (lua_Integer)i);
+      if (type != LUA_TSTRING && type != LUA_TNUMBER) /* no __tostring: values are text */
+        luaL_error(co, "completion value %d is a %s; completion values must be strings", (int)i,
+                   lua_typename(co, type));
       size_t n;
-      const char *s = luaL_tolstring(co, -1, &n);
+      const char *s = lua_tolstring(co, -1, &n);
       json_encode_string(out, s, n);
-      lua_pop(co, 2);
+      lua_pop(co, 1);
     }
   }
   buf_printf(out, "],\"total\":%zu,\"hasMore\":%s}}", total, total > 100 ? "true" : "false");
   jsonrpc_end_reply(out);
+}
+
+/* The handler's nres results are this function's arguments (run under
+   app_pcall on the finished coroutine). */
+static int finish_entry(lua_State *co) {
+  call *c = call_of(co);
+  int nres = lua_gettop(co);
+  switch (c->kind) {
+    case CALL_TOOL: finish_tool(c->e, c, nres); break;
+    case CALL_RESOURCE: finish_resource(c->e, c, nres); break;
+    case CALL_PROMPT: finish_prompt(c->e, c, nres); break;
+    case CALL_COMPLETE: finish_complete(c->e, c, nres); break;
+  }
+  return 0;
 }
 
 /* Resume c with nargs values on its stack; handle what it does next. */
@@ -680,11 +699,21 @@ void call_resume(engine *e, call *c, int nargs) {
     /* the client asked us to stop: no answer at all (spec: SHOULD NOT) */
     log_msg(LOG_INFO, "call %.*s cancelled", (int)c->id_len, c->id);
   } else if (status == LUA_OK) {
-    switch (c->kind) {
-      case CALL_TOOL: finish_tool(e, c, nres); break;
-      case CALL_RESOURCE: finish_resource(e, c, nres); break;
-      case CALL_PROMPT: finish_prompt(e, c, nres); break;
-      case CALL_COMPLETE: finish_complete(e, c, nres); break;
+    /* shaping touches the script's values (metamethods may raise): under a
+       protected call on the finished coroutine; a failure takes back what
+       was half written and answers an error instead */
+    size_t mark = c->out->out.len;
+    lua_pushcfunction(c->co, finish_entry);
+    lua_insert(c->co, -nres - 1);
+    e->running = c; /* the hook's limits hold while shaping */
+    int shaped = app_pcall(c->co, nres, 0, NULL);
+    e->running = NULL;
+    if (shaped != LUA_OK) {
+      c->out->out.len = mark;
+      const char *msg = lua_tostring(c->co, -1);
+      log_msg(LOG_ERROR, "shaping the result of call %.*s failed: %s", (int)c->id_len, c->id,
+              msg ? msg : "(error)");
+      call_failed(e, c, msg ? msg : "the handler's result cannot be sent");
     }
   } else {
     const char *msg;
@@ -865,7 +894,42 @@ static void attach(engine *e, session *s, outlet *stream) {
   if (old) request_done(e, old);
 }
 
+static void dispatch_unprotected(engine *e, inmsg *im);
+
+static int dispatch_entry(lua_State *L) {
+  dispatch_unprotected(lua_touserdata(L, 1), lua_touserdata(L, 2));
+  return 0;
+}
+
+/* One protected entry per message: a Lua error raised while C handles it
+   (on the main thread or a call's coroutine: Lua hands errors of a thread
+   without a handler to the main thread's) answers -32603 instead of
+   aborting. The known places use raw access; this is the net under them. */
 static void dispatch(engine *e, inmsg *im) {
+  lua_State *L = e->app->L;
+  size_t mark = im->reply ? im->reply->out.len : 0;
+  e->new_call = NULL;
+  lua_pushcfunction(L, dispatch_entry);
+  lua_pushlightuserdata(L, e);
+  lua_pushlightuserdata(L, im);
+  if (lua_pcall(L, 2, 0, 0) == LUA_OK) return;
+  const char *msg = lua_tostring(L, -1);
+  log_msg(LOG_ERROR, "internal error handling a message: %s", msg ? msg : "(error)");
+  call *c = e->new_call;
+  if (c) { /* started but not yet running: answer through it */
+    c->out->out.len = mark;
+    call_failed(e, c, msg ? msg : "internal error");
+    call_end(e, c);
+  } else if (im->reply && im->m.kind == JSONRPC_REQUEST) {
+    im->reply->out.len = mark;
+    jsonrpc_write_error(out_of(e, im->reply), im->m.id, JSONRPC_INTERNAL_ERROR,
+                        msg ? msg : "internal error", NULL);
+    if (im->reply != im->s->standalone) request_done(e, im->reply);
+  }
+  lua_pop(L, 1);
+}
+
+static void dispatch_unprotected(engine *e, inmsg *im) {
   if (im->type == MSG_END_SESSION) {
     end_session(e, im->s);
     return;

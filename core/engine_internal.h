@@ -103,6 +103,7 @@ struct engine {
   size_t ninputs;
   double last_input_poll;
   call *running; /* the call inside lua_resume, if any */
+  call *new_call; /* started by the message being dispatched, until it ends */
   size_t calls_started; /* to tell a request answered at once from one that runs */
   uint64_t next_ask;    /* ids of server->client requests */
   double reload_at;     /* a reload is due then (0: none) */

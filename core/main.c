@@ -40,6 +40,8 @@ static const char usage[] =
     "  --max-message MB    largest accepted message (default 64)\n"
     "  --shutdown-grace S  on SIGINT/SIGTERM/EOF, calls in flight get this long (default 10)\n"
     "  --no-watch          do not reload the app when its files change (SIGHUP still does)\n"
+    "  --allow-bytecode    let scripts load precompiled Lua chunks (unchecked: only\n"
+    "                      for bytecode you trust; off, load() takes source text only)\n"
     "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
     "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
     "\n"
@@ -122,6 +124,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--page-size") == 0) o->engine.app.page_size = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
+    else if (strcmp(a, "--allow-bytecode") == 0) o->engine.app.allow_bytecode = true;
     else if (strcmp(a, "--timeout") == 0) o->engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
       o->engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;

@@ -18,6 +18,14 @@
 
 /* {====================================================== methods */
 
+/* t[key] without metamethods: registration tables are the script's own,
+   and a failing __index here would be outside any protected call. */
+static int rawfield(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
 static json_span meta_of(const jsonrpc_msg *m) {
   json_span v = {0};
   if (m->params.n) json_object_get(m->params, "_meta", &v);
@@ -287,7 +295,7 @@ static void handle_resources_read(engine *e, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, entry);
-  lua_getfield(c->co, -1, "read");
+  rawfield(c->co, -1, "read");
   lua_remove(c->co, -2);
   if (nargs) lua_xmove(L, c->co, 1); /* template variables */
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
@@ -315,13 +323,14 @@ static void handle_prompts_get(engine *e, inmsg *im) {
   }
   /* every required argument must be there */
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
-  lua_getfield(L, -1, "args");
-  size_t nargs = lua_rawlen(L, -1);
+  rawfield(L, -1, "args");
+  size_t nargs = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
   for (size_t i = 1; i <= nargs; i++) {
     lua_rawgeti(L, -1, (lua_Integer)i);
-    lua_getfield(L, -1, "required");
+    if (!lua_istable(L, -1)) lua_pop(L, 1), lua_newtable(L);
+    rawfield(L, -1, "required");
     bool required = lua_toboolean(L, -1);
-    lua_getfield(L, -2, "name");
+    rawfield(L, -2, "name");
     lua_pushvalue(L, -1);
     bool present = lua_rawget(L, -7) != LUA_TNIL;
     if (required && !present) {
@@ -337,7 +346,7 @@ static void handle_prompts_get(engine *e, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
-  lua_getfield(c->co, -1, "get");
+  rawfield(c->co, -1, "get");
   lua_remove(c->co, -2);
   lua_xmove(L, c->co, 1);
   lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
@@ -384,8 +393,8 @@ static void handle_complete(engine *e, inmsg *im) {
   call *c = call_new(e, im, CALL_COMPLETE, meta_of(m));
   lua_State *co = c->co;
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
-  lua_getfield(co, -1, "complete");
-  lua_getfield(co, -1, argname.p);
+  if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
+  else lua_pushnil(co);
   lua_replace(co, -3);
   lua_pop(co, 1);
   if (!lua_isfunction(co, -1)) {

@@ -1,0 +1,95 @@
+/* lua_guard.c — text-only chunk loading and the panic report (see lua_guard.h). */
+#include "lua_guard.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "log.h"
+
+/* load(chunk [, chunkname [, mode [, env]]]): the mode is always "t". The
+   original load is upvalue 1. */
+static int text_load(lua_State *L) {
+  if (lua_gettop(L) < 3) lua_settop(L, 3); /* an env (4th) stays in place */
+  lua_pushliteral(L, "t");
+  lua_replace(L, 3);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* loadfile(filename [, mode [, env]]) */
+static int text_loadfile(lua_State *L) {
+  const char *name = luaL_optstring(L, 1, NULL);
+  int env = lua_gettop(L) >= 3 ? 3 : 0;
+  if (luaL_loadfilex(L, name, "t") != LUA_OK) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (env) {
+    lua_pushvalue(L, env);
+    if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  }
+  return 1;
+}
+
+static int dofile_cont(lua_State *L, int status, lua_KContext k) {
+  (void)status, (void)k;
+  return lua_gettop(L) - 1;
+}
+
+/* dofile([filename]) */
+static int text_dofile(lua_State *L) {
+  const char *name = luaL_optstring(L, 1, NULL);
+  lua_settop(L, 1);
+  if (luaL_loadfilex(L, name, "t") != LUA_OK) return lua_error(L);
+  lua_callk(L, 0, LUA_MULTRET, 0, dofile_cont);
+  return dofile_cont(L, 0, 0);
+}
+
+/* package.searchers[2], text only: find NAME on package.path and load it. */
+static int text_searcher(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchpath");
+  lua_pushstring(L, name);
+  lua_getfield(L, -3, "path");
+  lua_call(L, 2, 2);
+  if (lua_isnil(L, -2)) return 1; /* the message of what was tried */
+  const char *file = lua_tostring(L, -2);
+  if (luaL_loadfilex(L, file, "t") != LUA_OK)
+    return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file,
+                      lua_tostring(L, -1));
+  lua_pushstring(L, file);
+  return 2;
+}
+
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  log_msg(LOG_ERROR, "internal error: a Lua error outside any protected call: %s",
+          msg ? msg : "(not a string)");
+  fflush(stderr);
+  return 0; /* Lua aborts */
+}
+
+void lua_guard_install(lua_State *L, bool allow_bytecode) {
+  lua_atpanic(L, panic);
+  if (allow_bytecode) return;
+  lua_getglobal(L, "load");
+  lua_pushcclosure(L, text_load, 1);
+  lua_setglobal(L, "load");
+  lua_pushcfunction(L, text_loadfile);
+  lua_setglobal(L, "loadfile");
+  lua_pushcfunction(L, text_dofile);
+  lua_setglobal(L, "dofile");
+  lua_getglobal(L, "package");
+  if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
+    lua_pushcfunction(L, text_searcher);
+    lua_rawseti(L, -2, 2);
+  }
+  lua_pop(L, 2);
+}

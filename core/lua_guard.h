@@ -1,0 +1,21 @@
+/* lua_guard.h — what a script may not do to the VM that runs it.
+ *
+ * Binary chunks: Lua does not verify bytecode, so load() of crafted or
+ * corrupted bytes can crash the process. load, loadfile, dofile and
+ * require (its Lua-file searcher) accept only source text unless the app
+ * is served with bytecode allowed.
+ *
+ * The panic handler is the last resort: an error outside every protected
+ * call is a bug of ours; it is reported with its message before the abort
+ * rather than as a bare "PANIC". */
+#ifndef LUAMCP_LUA_GUARD_H
+#define LUAMCP_LUA_GUARD_H
+
+#include <stdbool.h>
+
+typedef struct lua_State lua_State;
+
+/* Install the guards in L (after luaL_openlibs). */
+void lua_guard_install(lua_State *L, bool allow_bytecode);
+
+#endif

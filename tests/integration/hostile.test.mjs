@@ -1,0 +1,99 @@
+// hostile.test.mjs — what a careless script or a hostile client can send:
+// every case is answered (an error or an isError result), and the server
+// keeps serving the next request.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { APPS, TEST_TIMEOUT, removeTemp, run, tempApp, withRaw } from './helpers.mjs';
+
+const HOSTILE_APP = path.join(APPS, 'hostile');
+const opts = { timeout: TEST_TIMEOUT };
+
+const complete = (srv, id, uri, value) =>
+  srv.call(id, 'completion/complete', {
+    ref: { type: 'ref/resource', uri },
+    argument: { name: 'name', value },
+  });
+
+async function stillServing(srv, id) {
+  assert.deepEqual((await srv.call(id, 'ping')).result, {});
+}
+
+test('completion on a template whose complete table raises in __index: an error, no abort', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const r = await complete(srv, 2, 'test://trap/{name}', 'x');
+    assert.ok(r.error || r.result, JSON.stringify(r));
+    if (r.result) assert.deepEqual(r.result.completion.values, []);
+    await stillServing(srv, 3);
+  }));
+
+test('completion values that are not strings: numbers become text, a bad __tostring is an error', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const good = await complete(srv, 2, 'test://values/{name}', 'a');
+    assert.deepEqual(good.result.completion.values, ['a1', 'a2']);
+    const nums = await complete(srv, 3, 'test://values/{name}', 'num');
+    assert.deepEqual(nums.result.completion.values, ['1', '2.5']);
+    const bad = await complete(srv, 4, 'test://values/{name}', 'bad');
+    assert.equal(bad.error?.code, -32603, JSON.stringify(bad));
+    assert.match(bad.error.message, /hostile\.lua:\d+|string/);
+    await stillServing(srv, 5);
+  }));
+
+test('load() of corrupted bytecode is refused: binary chunks are off', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const r = await srv.call(2, 'tools/call', { name: 'load_bytecode', arguments: {} });
+    const text = r.result?.content?.[0]?.text ?? '';
+    assert.match(text, /^refused: .*binary/, JSON.stringify(r));
+    await stillServing(srv, 3);
+  }));
+
+test('a result whose metatable raises on access is an isError result, not an abort', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const r = await srv.call(2, 'tools/call', { name: 'bad_result_index', arguments: {} });
+    assert.ok(r.result?.isError || r.error, JSON.stringify(r));
+    await stillServing(srv, 3);
+  }));
+
+test('an app.lua table whose __index raises is a load error naming it, not an abort', opts, async () => {
+  const dir = await tempApp({
+    'app.lua': 'return setmetatable({ name = "x" }, { __index = function() error("app.lua trap") end })\n',
+    'scripts/t.lua': 'local mcp = require "mcp"\nmcp.tool { name = "t", handler = function() return "t" end }\n',
+  });
+  try {
+    const r = await run(['check', dir]);
+    assert.equal(r.signal, null, r.stderr);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout + r.stderr, /app\.lua trap/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('require of a precompiled module is refused like load()', opts, async () => {
+  const dir = await tempApp({
+    'lib/compiled.lua': '', // replaced by bytecode: the script writes it
+    'scripts/t.lua': '', // written below, once the folder's name is known
+  });
+  try {
+    // the script writes a compiled chunk into lib/ and requires it
+    const script = [
+      'local mcp = require "mcp"',
+      `local out = assert(io.open(${JSON.stringify(dir + '/lib/compiled.lua')}, "wb"))`,
+      'out:write(string.dump(function() return 7 end)); out:close()',
+      'local ok, err = pcall(require, "compiled")',
+      'mcp.tool { name = "t", handler = function() return tostring(ok) .. " " .. tostring(err) end }',
+    ].join('\n');
+    await writeFile(path.join(dir, 'scripts', 't.lua'), script);
+    const r = await run(['call', dir, 't', '{}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /false .*binary chunk/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
