@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -34,6 +33,17 @@ double engine_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Nothing to do: a wake-up only ends the loop's wait; the round after it
+   takes the queue. */
+static void on_wake(uv_async_t *h) { (void)h; }
+
+static void free_handle(uv_handle_t *h) { free(h); }
+
+static void free_call(call *c) {
+  if (c->timer) uv_close((uv_handle_t *)c->timer, free_handle);
+  free(c);
+}
+
 engine *engine_new(app *a, const engine_options *opt) {
   engine *e = calloc(1, sizeof *e);
   e->app = a;
@@ -45,7 +55,10 @@ engine *engine_new(app *a, const engine_options *opt) {
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->run, NULL);
   pthread_cond_init(&e->space, NULL);
-  e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  uv_loop_init(&e->loop);
+  uv_async_init(&e->loop, &e->wake, on_wake);
+  uv_timer_init(&e->loop, &e->reload_timer);
+  e->reload_timer.data = e;
   atomic_init(&e->interrupt, false);
   atomic_init(&e->finishing_flag, false);
   atomic_init(&e->reload_asked, false);
@@ -85,9 +98,13 @@ void engine_free(engine *e) {
     session_unref(s);
   }
   free(e->sessions);
-  close(e->wakefd);
   free(e->batch);
-  while (e->nspare) free(e->spare[--e->nspare]);
+  while (e->nspare) free_call(e->spare[--e->nspare]);
+  while (e->ninputs) engine_remove_input(e, e->inputs[0].fd);
+  uv_close((uv_handle_t *)&e->wake, NULL);
+  uv_close((uv_handle_t *)&e->reload_timer, NULL);
+  uv_run(&e->loop, UV_RUN_DEFAULT); /* the close callbacks */
+  if (uv_loop_close(&e->loop) != 0) log_msg(LOG_DEBUG, "engine: handles still open at exit");
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run);
   pthread_cond_destroy(&e->space);
@@ -158,6 +175,22 @@ void reply_json(engine *e, outlet *s, json_span id, const char *json, size_t n) 
   jsonrpc_write_result(out_of(e, s), id, json, n);
 }
 
+call *call_current(lua_State *L) {
+  call *c = call_of(L);
+  if (c) return c;
+  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  engine *e = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return e ? e->running : NULL;
+}
+
+void call_notify_updated(lua_State *L, const char *uri, size_t n) {
+  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  engine *e = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (e) engine_notify_updated(e, uri, n);
+}
+
 void engine_notify_updated(engine *e, const char *uri, size_t n) {
   buf p;
   buf_init(&p);
@@ -186,10 +219,7 @@ void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
 
 /* {====================================================== submit (any thread) */
 
-static void wake(engine *e) {
-  uint64_t one = 1;
-  while (write(e->wakefd, &one, sizeof one) < 0 && errno == EINTR) {}
-}
+static void wake(engine *e) { uv_async_send(&e->wake); }
 
 /* Messages answered without the engine's state: parse errors and ping. */
 static bool answered_at_once(const jsonrpc_msg *m, buf *out) {
@@ -249,7 +279,6 @@ static bool stack_roomy(void) {
 }
 
 static void dispatch(engine *e, inmsg *im);
-static double next_timer(const engine *e);
 
 /* Take the queued messages into e->batch: all of them (through NULL), or
    those up to and including through (none when another holder took it
@@ -293,9 +322,8 @@ static void help(engine *e, const inmsg *mine) {
   if (pthread_mutex_trylock(&e->run) != 0) return;
   dispatch_batch(e, take(e, mine, NULL));
   flush_all(e);
-  double due = next_timer(e);
-  if (e->reload_at && (due == 0 || e->reload_at < due)) due = e->reload_at;
-  bool sooner = e->ndeferred || (due > 0 && (e->engine_wakes == 0 || due < e->engine_wakes));
+  /* a timer or handle started here: the engine thread's wait must learn of it */
+  bool sooner = e->ndeferred || e->loop_dirty;
   pthread_mutex_unlock(&e->run);
   if (sooner || !queue_empty(e)) wake(e);
 }
@@ -367,7 +395,7 @@ void engine_finish(engine *e) {
 
 /* }====================================================== */
 
-static void poll_inputs(engine *e, int timeout_ms);
+static void poll_inputs(engine *e);
 
 /* {====================================================== calls */
 
@@ -413,7 +441,7 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   double t = engine_now();
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
-    poll_inputs(e, 0);
+    poll_inputs(e);
     flush_all(e); /* pings answered and notifications sent while the handler runs */
   }
   if (!c->cancelled && atomic_load_explicit(&c->e->interrupt, memory_order_relaxed) &&
@@ -438,6 +466,49 @@ static void copy_progress_token(call *c, json_span meta) {
   }
 }
 
+static void on_call_timer(uv_timer_t *t);
+
+/* Start c's timer for its wake-up or its deadline, whichever is first. */
+static void arm(call *c) {
+  engine *e = c->e;
+  double due = c->wake_at < c->deadline ? c->wake_at : c->deadline;
+  uv_update_time(&e->loop); /* a helper thread's start: the loop's clock may be old */
+  double ms = ceil((due - engine_now()) * 1000.0);
+  uv_timer_start(c->timer, on_call_timer, ms > 0 ? (uint64_t)ms : 0, 0);
+  e->loop_dirty = true;
+}
+
+/* A parked call's time has come, or its deadline passed (ctx:sleep, an
+   operation, a question to the client then raise the timeout). */
+static void on_call_timer(uv_timer_t *t) {
+  call *c = t->data;
+  engine *e = c->e;
+  if (c->wake_at <= 0) return;
+  double now = engine_now();
+  if (c->deadline <= now) c->timed_out = true;
+  if (!c->timed_out && c->wake_at > now) { /* early by the loop clock's rounding */
+    arm(c);
+    return;
+  }
+  c->wake_at = 0;
+  if (c->wait) {
+    call_wait *w = c->wait;
+    c->wait = NULL;
+    w->abort(w);
+  }
+  if (c->asked) { /* spec: a request we give up on is cancelled */
+    char p[96];
+    int n = snprintf(p, sizeof p, "{\"requestId\":%llu,\"reason\":\"timed out\"}",
+                     (unsigned long long)c->asked);
+    jsonrpc_write_notification(out_of(e, c->out), "notifications/cancelled", p, (size_t)n);
+    c->asked = 0;
+  }
+  /* whatever the yielded function does with the timeout, the next
+     instruction ends the call: a script's pcall cannot keep it going */
+  if (c->timed_out) lua_sethook(c->co, call_hook, LUA_MASKCOUNT, 1);
+  call_resume(e, c, 0);
+}
+
 /* A new call with its coroutine; the caller pushes the function and the
    arguments onto c->co and calls call_resume. */
 call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
@@ -445,10 +516,15 @@ call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
   call *c;
   if (e->nspare) {
     c = e->spare[--e->nspare];
+    uv_timer_t *t = c->timer;
     memset(c, 0, sizeof *c);
+    c->timer = t;
   } else {
     c = calloc(1, sizeof *c);
+    c->timer = malloc(sizeof *c->timer);
+    uv_timer_init(&e->loop, c->timer);
   }
+  c->timer->data = c;
   c->e = e;
   c->s = im->s;
   session_ref(c->s);
@@ -486,6 +562,12 @@ call *call_new(engine *e, inmsg *im, call_kind kind, json_span meta) {
 void call_end(engine *e, call *c) {
   lua_State *L = c->a->L;
   if (e->new_call == c) e->new_call = NULL;
+  uv_timer_stop(c->timer);
+  if (c->wait) { /* parked on an operation: stop it (socket, transfer, child) */
+    call_wait *w = c->wait;
+    c->wait = NULL;
+    w->abort(w);
+  }
   if (c->prev) c->prev->next = c->next;
   else e->calls = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -509,7 +591,7 @@ void call_end(engine *e, call *c) {
   free(c->ptoken);
   free(c->uri);
   if (e->nspare < CALL_SPARES) e->spare[e->nspare++] = c;
-  else free(c);
+  else free_call(c);
 }
 
 static json_span id_of(const call *c) { return (json_span){c->id, c->id_len}; }
@@ -691,7 +773,7 @@ void call_resume(engine *e, call *c, int nargs) {
   c->mem_grown += (long long)a->mem_used - (long long)before;
   if (status == LUA_YIELD) {
     lua_pop(c->co, nres);
-    if (c->wake_at > 0) return; /* parked by ctx:sleep */
+    if (c->wake_at > 0) return; /* parked: a timer, the client, an operation */
     status = LUA_ERRRUN;
     lua_pushliteral(c->co, "a handler may only yield through ctx methods (ctx:sleep)");
   }
@@ -764,6 +846,7 @@ bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, 
   buf_free(&b);
   c->asked = id;
   c->wake_at = c->deadline; /* parked until the answer, or the deadline */
+  arm(c);
   return true;
 }
 
@@ -784,6 +867,7 @@ static void answer_from_client(engine *e, inmsg *im) {
   }
   c->asked = 0;
   c->wake_at = 0;
+  uv_timer_stop(c->timer);
   lua_State *co = c->co;
   if (im->m.result.n) {
     json_decode(co, im->m.result.p, im->m.result.n, NULL);
@@ -810,7 +894,34 @@ bool call_detach(call *c) {
 
 void call_sleep(call *c, double seconds) {
   c->wake_at = engine_now() + (seconds > 0 ? seconds : 0);
+  arm(c);
 }
+
+void call_park(call *c, call_wait *w) {
+  c->wait = w;
+  c->wake_at = c->deadline;
+  arm(c);
+}
+
+void call_wake(call *c, int nvalues) {
+  c->wait = NULL;
+  c->wake_at = 0;
+  uv_timer_stop(c->timer);
+  call_resume(c->e, c, nvalues);
+}
+
+const char *call_cannot_park(lua_State *L, call *c) {
+  if (!c) return "only a handler can wait (not code run while the app loads)";
+  if (L != c->co) return "a handler waits from its own coroutine, not from a coroutine it made";
+  return NULL;
+}
+
+double call_time_left(const call *c) {
+  double left = c->deadline - engine_now();
+  return left > 1e-3 ? left : 1e-3;
+}
+
+uv_loop_t *call_loop(const call *c) { return &c->e->loop; }
 
 void call_log(call *c, int level, const char *msg, size_t len) {
   engine *e = c->e;
@@ -1039,50 +1150,67 @@ void engine_accept(engine *e, session *s, const char *p, size_t n) {
   e->deferred[e->ndeferred++] = copy;
 }
 
+
+/* {====== inputs: fds the engine reads itself (stdio) */
+
+static void on_input_ready(uv_poll_t *h, int status, int events) {
+  (void)status, (void)events;
+  struct engine_input *in = h->data;
+  in->fn(in->ctx);
+}
+
+static void on_input_idle(uv_idle_t *h) {
+  struct engine_input *in = h->data;
+  in->fn(in->ctx);
+}
+
 void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx) {
   if (e->ninputs == MAX_INPUTS) abort(); /* a programming error, not input */
-  e->inputs[e->ninputs].fd = fd;
-  e->inputs[e->ninputs].fn = fn;
-  e->inputs[e->ninputs].ctx = ctx;
+  struct engine_input *in = &e->inputs[e->ninputs];
+  *in = (struct engine_input){.fd = fd, .fn = fn, .ctx = ctx};
+  in->poll = malloc(sizeof *in->poll);
+  if (uv_poll_init(&e->loop, in->poll, fd) == 0) {
+    uv_poll_start(in->poll, UV_READABLE, on_input_ready);
+  } else { /* a regular file (epoll refuses it): always readable */
+    free(in->poll);
+    in->poll = NULL;
+    in->idle = malloc(sizeof *in->idle);
+    uv_idle_init(&e->loop, in->idle);
+    uv_idle_start(in->idle, on_input_idle);
+  }
   e->ninputs++;
+  e->loop_dirty = true;
+  /* the handle's data points into inputs[]: set it after any move */
+  for (size_t i = 0; i < e->ninputs; i++) {
+    if (e->inputs[i].poll) e->inputs[i].poll->data = &e->inputs[i];
+    if (e->inputs[i].idle) e->inputs[i].idle->data = &e->inputs[i];
+  }
 }
 
 void engine_remove_input(engine *e, int fd) {
   for (size_t i = 0; i < e->ninputs; i++) {
     if (e->inputs[i].fd != fd) continue;
+    if (e->inputs[i].poll) uv_close((uv_handle_t *)e->inputs[i].poll, free_handle);
+    if (e->inputs[i].idle) uv_close((uv_handle_t *)e->inputs[i].idle, free_handle);
     e->inputs[i] = e->inputs[--e->ninputs];
+    if (i < e->ninputs) {
+      if (e->inputs[i].poll) e->inputs[i].poll->data = &e->inputs[i];
+      if (e->inputs[i].idle) e->inputs[i].idle->data = &e->inputs[i];
+    }
     return;
   }
 }
 
-/* Wait up to timeout_ms (-1: forever) for the inputs (and, outside a hook,
-   the wake eventfd); call the handler of each input that is readable.
-   Called with e->run held; with a timeout, it lets go while it waits. */
-static bool spin_for_input(struct pollfd *fds, size_t n);
-
-static void poll_inputs(engine *e, int timeout_ms) {
-  struct pollfd fds[MAX_INPUTS + 1];
-  size_t n = 0;
-  bool with_wake = timeout_ms != 0;
-  if (with_wake) fds[n++] = (struct pollfd){.fd = e->wakefd, .events = POLLIN};
-  for (size_t i = 0; i < e->ninputs; i++)
-    fds[n++] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
-  if (n == 0) return;
-  if (with_wake) pthread_mutex_unlock(&e->run);
-  /* a message queued while we held e->run: its sender left it to us */
-  if (with_wake && !queue_empty(e)) timeout_ms = 0;
-  if (timeout_ms != 0 && n > (size_t)with_wake && spin_for_input(fds + with_wake, n - with_wake))
-    timeout_ms = 0;
-  int ready = poll(fds, n, timeout_ms);
-  if (with_wake) pthread_mutex_lock(&e->run);
-  if (ready <= 0) return;
-  if (with_wake && fds[0].revents) {
-    uint64_t v;
-    while (read(e->wakefd, &v, sizeof v) < 0 && errno == EINTR) {}
-  }
-  /* handlers may remove their input: look each fd up again (inputs are
-     non-blocking: a helper's hook may have read one meanwhile) */
-  for (size_t k = with_wake; k < n; k++) {
+/* From the count hook, while a handler runs: read whatever input is ready
+   now (ping and notifications/cancelled are seen), without the loop —
+   the loop's callbacks may not run inside a handler. */
+static void poll_inputs(engine *e) {
+  struct pollfd fds[MAX_INPUTS];
+  size_t n = e->ninputs;
+  for (size_t i = 0; i < n; i++) fds[i] = (struct pollfd){.fd = e->inputs[i].fd, .events = POLLIN};
+  if (n == 0 || poll(fds, n, 0) <= 0) return;
+  /* handlers may remove their input: look each fd up again */
+  for (size_t k = 0; k < n; k++) {
     if (!fds[k].revents) continue;
     for (size_t i = 0; i < e->ninputs; i++)
       if (e->inputs[i].fd == fds[k].fd) {
@@ -1092,54 +1220,36 @@ static void poll_inputs(engine *e, int timeout_ms) {
   }
 }
 
-/* Resume every parked call whose time has come (or whose deadline passed:
-   ctx:sleep then raises the timeout). */
-static void run_timers(engine *e) {
-  double t = engine_now();
-  call *next;
-  for (call *c = e->calls; c; c = next) {
-    next = c->next;
-    if (c->wake_at <= 0) continue;
-    if (c->deadline <= t) c->timed_out = true;
-    if (c->wake_at <= t || c->timed_out) {
-      c->wake_at = 0;
-      if (c->asked) { /* spec: a request we give up on is cancelled */
-        char p[96];
-        int n = snprintf(p, sizeof p, "{\"requestId\":%llu,\"reason\":\"timed out\"}",
-                         (unsigned long long)c->asked);
-        jsonrpc_write_notification(out_of(e, c->out), "notifications/cancelled", p, (size_t)n);
-        c->asked = 0;
-      }
-      call_resume(e, c, 0);
-    }
-  }
-}
-
-static double next_timer(const engine *e) {
-  double best = 0;
-  for (const call *c = e->calls; c; c = c->next) {
-    if (c->wake_at <= 0) continue;
-    double t = c->wake_at < c->deadline ? c->wake_at : c->deadline;
-    if (best == 0 || t < best) best = t;
-  }
-  return best;
-}
+/* }====== */
 
 /* A client that pipelines usually sends its next message within a few
    microseconds of our reply; checking for it briefly before sleeping saves
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
-/* fds: the inputs' pollfds (read without e->run: the copy taken under it) */
-static bool spin_for_input(struct pollfd *fds, size_t n) {
-  double until = engine_now() + SPIN_SECONDS;
-  do {
-    if (poll(fds, n, 0) > 0) return true;
-  } while (engine_now() < until);
-  return false;
+
+/* Sleep until the loop has work (its backend fd is readable) or
+   timeout_ms passes (-1: no limit), without e->run: other threads answer
+   their own messages meanwhile. */
+static void wait_for_loop(engine *e, int timeout_ms) {
+  struct pollfd p = {.fd = uv_backend_fd(&e->loop), .events = POLLIN};
+  pthread_mutex_unlock(&e->run);
+  /* a message queued while we held e->run: its sender left it to us */
+  if (!queue_empty(e)) timeout_ms = 0;
+  if (timeout_ms != 0) {
+    double until = engine_now() + SPIN_SECONDS;
+    do {
+      if (poll(&p, 1, 0) > 0) {
+        timeout_ms = 0;
+        break;
+      }
+    } while (engine_now() < until);
+  }
+  if (timeout_ms != 0) poll(&p, 1, timeout_ms);
+  pthread_mutex_lock(&e->run);
 }
 
-/* One round of the engine's work: the queued messages, then cancels,
-   timers, a due reload, and the batched output. e->run held. Returns
+/* One round of the engine's work: the queued messages, then cancels, a
+   reload asked by signal, and the batched output. e->run held. Returns
    whether the engine is finishing. */
 static bool work_round(engine *e) {
   bool finishing;
@@ -1151,8 +1261,8 @@ static bool work_round(engine *e) {
   e->ndeferred = 0;
   apply_cancels(e); /* after the dispatch: a cancel may name a call it just started */
   reap(e);
-  run_timers(e);
-  if (atomic_exchange(&e->reload_asked, false) || (e->reload_at && engine_now() >= e->reload_at)) {
+  if (atomic_exchange(&e->reload_asked, false)) {
+    uv_timer_stop(&e->reload_timer);
     e->reload_at = 0;
     engine_reload_now(e);
   }
@@ -1160,9 +1270,25 @@ static bool work_round(engine *e) {
   return finishing;
 }
 
+static void on_reload_timer(uv_timer_t *t) {
+  engine *e = t->data;
+  e->reload_at = 0;
+  engine_reload_now(e);
+}
+
+void engine_reload_at(engine *e, double at) {
+  e->reload_at = at;
+  uv_update_time(&e->loop);
+  double ms = ceil((at - engine_now()) * 1000.0);
+  uv_timer_start(&e->reload_timer, on_reload_timer, ms > 0 ? (uint64_t)ms : 0, 0);
+  e->loop_dirty = true;
+}
+
 void engine_run(engine *e) {
   pthread_mutex_lock(&e->run);
   for (;;) {
+    e->loop_dirty = false;
+    uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
     bool finishing = work_round(e);
     if (finishing && e->ncalls == 0) break;
     if (finishing && e->finish_deadline == 0)
@@ -1172,19 +1298,18 @@ void engine_run(engine *e) {
       while (e->calls) call_end(e, e->calls);
       continue;
     }
-
-    double t = next_timer(e);
-    if (e->reload_at && (t == 0 || e->reload_at < t)) t = e->reload_at;
-    if (finishing && (t == 0 || e->finish_deadline < t)) t = e->finish_deadline;
-    int timeout = -1;
-    if (t > 0) {
-      double ms = (t - engine_now()) * 1000.0;
-      timeout = ms <= 0 ? 0 : (int)ceil(ms);
+    if (finishing) /* stop taking input; finish what runs */
+      while (e->ninputs) engine_remove_input(e, e->inputs[0].fd);
+    int timeout = uv_backend_timeout(&e->loop);
+    if (finishing) {
+      int ms = (int)ceil((e->finish_deadline - engine_now()) * 1000.0);
+      if (ms < 0) ms = 0;
+      if (timeout < 0 || ms < timeout) timeout = ms;
     }
-    if (e->ndeferred) timeout = 0; /* read by a call resumed above: not yet dispatched */
-    if (finishing) e->ninputs = 0; /* stop taking input; finish what runs */
-    e->engine_wakes = timeout < 0 ? 0 : t;
-    poll_inputs(e, timeout);
+    /* read by a call resumed above, not yet dispatched; or handles started
+       since the loop polled (registered by its next pass) */
+    if (e->ndeferred || e->loop_dirty) timeout = 0;
+    wait_for_loop(e, timeout);
   }
   pthread_mutex_unlock(&e->run);
 }

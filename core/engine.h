@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "app.h"
+#include "call.h"
 #include "jsonrpc.h"
 #include "outlet.h"
 #include "session.h"
@@ -99,36 +100,8 @@ void engine_remove_input(engine *e, int fd);
 void engine_accept(engine *e, session *s, const char *msg, size_t len);
 /* }====== */
 
-/* {====== for the Lua API (lua_api.c); the run-lock holder only */
 /* The engine serving a state is in its registry under this key. */
 #define ENGINE_KEY "luamcp.engine"
-/* notifications/resources/updated to every session subscribed to uri. */
-void engine_notify_updated(engine *e, const char *uri, size_t n);
 typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;
-/* Send notifications/message to the call's client (if its level allows). */
-void call_log(call *c, int level, const char *msg, size_t len);
-/* Send notifications/progress when the request asked for it; false if it did
-   not (nothing sent). */
-bool call_progress(call *c, double progress, double total, const char *message);
-/* Send a request to the call's client (params: the Lua table at params_idx
-   of L, or {} when 0) and park the call until its answer; the caller then
-   yields and is resumed with the result table, or nil and a message. False
-   (with err) when it cannot be sent, e.g. the client lacks the capability. */
-bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
-                     size_t errlen);
-/* End the call's HTTP response early; the client resumes the stream with
-   GET + Last-Event-ID and receives the rest. False over stdio. */
-bool call_detach(call *c);
-/* Arrange to be resumed after `seconds` (the caller then yields). */
-void call_sleep(call *c, double seconds);
-bool call_is_cancelled(const call *c);
-bool call_timed_out(const call *c);
-#define TIMEOUT_MSG_MAX 64
-void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
-const char *call_protocol_version(const call *c);
-/* The call running on this coroutine, or NULL. */
-call *call_of(lua_State *co);
-lua_State *call_thread(const call *c);
-/* }====== */
 
 #endif

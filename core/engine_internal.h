@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include <lua.h>
+#include <uv.h>
 
+#include "call.h"
 #include "engine.h"
 #include "jsonrpc.h"
 
@@ -62,7 +64,9 @@ struct call {
   char *uri;    /* resources/read: the URI asked for */
   double last_progress;
   bool sent_progress;
-  double deadline, wake_at;
+  double deadline, wake_at; /* wake_at > 0: parked (timer armed for it or the deadline) */
+  uv_timer_t *timer;        /* one per struct, kept across reuse; closed when it is freed */
+  call_wait *wait;          /* the operation it is parked on, if any */
   bool cancelled, timed_out;
   uint64_t asked; /* id of our request to the client this call waits for, or 0 */
   long long mem_grown;
@@ -84,7 +88,10 @@ struct engine {
 
   pthread_mutex_t lock; /* guards the queue, finishing and cancels */
   pthread_cond_t space;
-  int wakefd; /* eventfd: other threads wake the loop's poll() */
+  uv_loop_t loop;     /* the reactor: every wait of every call is on it */
+  uv_async_t wake;    /* other threads wake the loop (the only thread-safe libuv call) */
+  uv_timer_t reload_timer;
+  bool loop_dirty;    /* run holder: a handle was started since the loop last ran */
   inmsg **q;
   size_t qcap, qhead, qlen;
   inmsg **batch; /* run holder: the messages taken off the queue */
@@ -95,10 +102,12 @@ struct engine {
   atomic_bool interrupt; /* cancels is non-empty: the hook should look */
 
   /* run holder only */
-  struct {
+  struct engine_input {
     int fd;
     engine_input_fn fn;
     void *ctx;
+    uv_poll_t *poll; /* NULL for a regular file (always readable: an idle handle) */
+    uv_idle_t *idle;
   } inputs[MAX_INPUTS];
   size_t ninputs;
   double last_input_poll;
@@ -107,7 +116,6 @@ struct engine {
   size_t calls_started; /* to tell a request answered at once from one that runs */
   uint64_t next_ask;    /* ids of server->client requests */
   double reload_at;     /* a reload is due then (0: none) */
-  double engine_wakes;  /* when the engine thread's poll times out (0: only when woken) */
   double reload_first;  /* when the first change of this burst was seen */
   atomic_bool reload_asked; /* SIGHUP, from any thread */
   session **sessions; /* initialized sessions (each holds a reference) */
@@ -125,6 +133,8 @@ struct engine {
 };
 
 /* {====== shared helpers (run-lock holder) */
+/* notifications/resources/updated to every session subscribed to uri. */
+void engine_notify_updated(engine *e, const char *uri, size_t n);
 double engine_now(void);
 /* The batch buffer of outlet o (marks it for the end-of-batch flush). */
 buf *out_of(engine *e, outlet *o);
@@ -143,6 +153,8 @@ void call_resume(engine *e, call *c, int nargs);
 void call_end(engine *e, call *c);
 /* methods.c: answer one request */
 void methods_handle_request(engine *e, inmsg *im);
+/* (Re)start the reload timer for time `at` (engine_now's clock). */
+void engine_reload_at(engine *e, double at);
 /* reload.c: load the app again and publish it if every script loads */
 void engine_reload_now(engine *e);
 /* }====== */

@@ -15,7 +15,7 @@
 
 #include "app.h"
 #include "base64.h"
-#include "engine.h"
+#include "call.h"
 #include "json.h"
 #include "log.h"
 #include "validate.h"
@@ -96,9 +96,7 @@ static int core_validate(lua_State *L) {
 static int core_notify_updated(lua_State *L) {
   size_t n;
   const char *uri = luaL_checklstring(L, 1, &n);
-  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
-  engine *e = lua_touserdata(L, -1);
-  if (e) engine_notify_updated(e, uri, n); /* none while `luamcp check` loads */
+  call_notify_updated(L, uri, n); /* nobody to tell while `luamcp check` loads */
   return 0;
 }
 

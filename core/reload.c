@@ -173,7 +173,7 @@ void engine_schedule_reload(engine *e, double delay) {
   if (e->reload_at == 0) e->reload_first = t;
   double at = t + delay; /* quiet for `delay` */
   if (at > e->reload_first + RELOAD_MAX_WAIT) at = e->reload_first + RELOAD_MAX_WAIT;
-  if (at > e->reload_at) e->reload_at = at;
+  if (at > e->reload_at) engine_reload_at(e, at);
 }
 
 

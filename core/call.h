@@ -1,0 +1,86 @@
+/* call.h — one handler call as the Lua side sees it: the narrow door from
+ * `ctx` (lua_api.c) and the I/O modules (io_*.c) into the engine. A call
+ * is a coroutine; whatever it waits on (a timer, the client's answer, a
+ * socket, a transfer, a child) parks it on the engine's event loop, and
+ * the loop resumes it. Everything here is for the engine's run-lock holder
+ * (the code that runs Lua, and the loop's callbacks).
+ *
+ * The one semantics of every wait: a call is parked on a call_wait; the
+ * operation ends with call_wake (values for the yielded C function), or
+ * the call ends first — its deadline passed, the client cancelled it, the
+ * session ended, the server shuts down — and the engine calls the wait's
+ * abort, which stops the operation (closes the socket, removes the
+ * transfer, kills the child) and never wakes the call afterwards. A call
+ * that timed out while parked then raises the timeout error where it
+ * yielded; a cancelled one ends without an answer. */
+#ifndef LUAMCP_CALL_H
+#define LUAMCP_CALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <uv.h>
+
+typedef struct lua_State lua_State;
+typedef struct call call;
+
+/* The call running on this coroutine (or on a coroutine the handler made,
+   while the handler runs), or NULL: at load time, or after the call ended. */
+call *call_current(lua_State *L);
+/* The call whose handler runs on exactly this coroutine, or NULL. */
+call *call_of(lua_State *co);
+lua_State *call_thread(const call *c);
+/* The engine's loop: I/O modules put their handles on it. */
+uv_loop_t *call_loop(const call *c);
+
+/* {====== waiting */
+typedef struct call_wait call_wait;
+struct call_wait {
+  /* The call ends before the operation did: stop it, free what it holds
+     (handles are closed on the loop), and never call call_wake for it. */
+  void (*abort)(call_wait *w);
+  /* for messages: what the call waits on ("mcp.http", "mcp.exec", …) */
+  const char *what;
+};
+/* Park c on w (until its deadline at most); the C function then returns
+   lua_yieldk(L, 0, ctx, k) from the call's own coroutine, and k receives
+   the values given to call_wake — or raises, when it finds call_timed_out. */
+void call_park(call *c, call_wait *w);
+/* w's operation is over: resume c with the nvalues pushed on
+   call_thread(c). From a loop callback (never from inside Lua code). */
+void call_wake(call *c, int nvalues);
+/* May this coroutine yield to the engine? Luaerror message otherwise. */
+const char *call_cannot_park(lua_State *L, call *c);
+/* Arrange to be resumed after `seconds` (the caller then yields). */
+void call_sleep(call *c, double seconds);
+/* }====== */
+
+bool call_is_cancelled(const call *c);
+bool call_timed_out(const call *c);
+/* Seconds left before the call's deadline (> 0), for an operation's own
+   timeout. */
+double call_time_left(const call *c);
+#define TIMEOUT_MSG_MAX 64
+void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
+
+/* {====== the client of the call (server.c) */
+const char *call_protocol_version(const call *c);
+/* Send notifications/message to the call's client (if its level allows). */
+void call_log(call *c, int level, const char *msg, size_t len);
+/* Send notifications/progress when the request asked for it; false if it did
+   not (nothing sent). */
+bool call_progress(call *c, double progress, double total, const char *message);
+/* Send a request to the call's client (params: the Lua table at params_idx
+   of L, or {} when 0) and park the call until its answer; the caller then
+   yields and is resumed with the result table, or nil and a message. False
+   (with err) when it cannot be sent, e.g. the client lacks the capability. */
+bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
+                     size_t errlen);
+/* End the call's HTTP response early; the client resumes the stream with
+   GET + Last-Event-ID and receives the rest. False over stdio. */
+bool call_detach(call *c);
+/* notifications/resources/updated to every session subscribed to uri. */
+void call_notify_updated(lua_State *L, const char *uri, size_t n);
+/* }====== */
+
+#endif
