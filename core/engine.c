@@ -306,6 +306,19 @@ static void dispatch_batch(engine *e, size_t n) {
   }
 }
 
+/* Has the loop work its sleeping thread does not know of? Handles started
+   outside its own pass are registered with epoll only by the next pass
+   (libuv defers epoll_ctl to a queue: its watcher_queue, peeked at here),
+   and a timer may now be due before the wake-up the thread planned.
+   Run-lock holder. */
+static bool loop_changed(engine *e) {
+  if (e->loop.watcher_queue[0] != (void *)&e->loop.watcher_queue) return true;
+  int t = uv_backend_timeout(&e->loop);
+  if (t < 0) return false;
+  uint64_t due = uv_now(&e->loop) + (uint64_t)t;
+  return e->sleep_until == 0 || due < e->sleep_until;
+}
+
 /* The caller's message (mine) is queued: answer it on this thread when the
    engine is idle, which saves the two thread hand-offs (to the engine
    thread and back) that were half of an HTTP request's cost. Only the
@@ -323,7 +336,7 @@ static void help(engine *e, const inmsg *mine) {
   dispatch_batch(e, take(e, mine, NULL));
   flush_all(e);
   /* a timer or handle started here: the engine thread's wait must learn of it */
-  bool sooner = e->ndeferred || e->loop_dirty;
+  bool sooner = e->ndeferred || loop_changed(e);
   pthread_mutex_unlock(&e->run);
   if (sooner || !queue_empty(e)) wake(e);
 }
@@ -475,7 +488,6 @@ static void arm(call *c) {
   uv_update_time(&e->loop); /* a helper thread's start: the loop's clock may be old */
   double ms = ceil((due - engine_now()) * 1000.0);
   uv_timer_start(c->timer, on_call_timer, ms > 0 ? (uint64_t)ms : 0, 0);
-  e->loop_dirty = true;
 }
 
 /* A parked call's time has come, or its deadline passed (ctx:sleep, an
@@ -1179,7 +1191,6 @@ void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx) {
     uv_idle_start(in->idle, on_input_idle);
   }
   e->ninputs++;
-  e->loop_dirty = true;
   /* the handle's data points into inputs[]: set it after any move */
   for (size_t i = 0; i < e->ninputs; i++) {
     if (e->inputs[i].poll) e->inputs[i].poll->data = &e->inputs[i];
@@ -1281,13 +1292,11 @@ void engine_reload_at(engine *e, double at) {
   uv_update_time(&e->loop);
   double ms = ceil((at - engine_now()) * 1000.0);
   uv_timer_start(&e->reload_timer, on_reload_timer, ms > 0 ? (uint64_t)ms : 0, 0);
-  e->loop_dirty = true;
 }
 
 void engine_run(engine *e) {
   pthread_mutex_lock(&e->run);
   for (;;) {
-    e->loop_dirty = false;
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
     bool finishing = work_round(e);
     if (finishing && e->ncalls == 0) break;
@@ -1308,7 +1317,8 @@ void engine_run(engine *e) {
     }
     /* read by a call resumed above, not yet dispatched; or handles started
        since the loop polled (registered by its next pass) */
-    if (e->ndeferred || e->loop_dirty) timeout = 0;
+    if (e->ndeferred || e->loop.watcher_queue[0] != (void *)&e->loop.watcher_queue) timeout = 0;
+    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
     wait_for_loop(e, timeout);
   }
   pthread_mutex_unlock(&e->run);

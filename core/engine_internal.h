@@ -91,7 +91,7 @@ struct engine {
   uv_loop_t loop;     /* the reactor: every wait of every call is on it */
   uv_async_t wake;    /* other threads wake the loop (the only thread-safe libuv call) */
   uv_timer_t reload_timer;
-  bool loop_dirty;    /* run holder: a handle was started since the loop last ran */
+  uint64_t sleep_until; /* run holder: the engine thread's planned wake-up (loop ms; 0: none) */
   inmsg **q;
   size_t qcap, qhead, qlen;
   inmsg **batch; /* run holder: the messages taken off the queue */
