@@ -34,8 +34,9 @@ deps-bench:
 	@tools/install-deps.sh bench
 
 # the npm packages the tests use, exactly as pinned in tests/package-lock.json
+# (tools/npm: the system's npm, or the pinned one when that does not run)
 npm:
-	@cd tests && npm ci --no-audit --no-fund --loglevel=error
+	@cd tests && ../tools/npm ci --no-audit --no-fund --loglevel=error
 
 run: deps-run build
 	@echo "== luamcp check ."
