@@ -382,4 +382,6 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "array_mt");
   lua_newtable(L);
   lua_setfield(L, -2, "state");
+  /* {====== I/O modules: core.<name>, exposed as mcp.<name> by lua/mcp.lua */
+  /* }====== */
 }

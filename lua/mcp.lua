@@ -21,6 +21,9 @@ M.validate = core.validate
 M.state = core.state -- survives reloads (see README)
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
 M.notify_updated = core.notify_updated
+-- waiting on the outside world without stopping the server (core/io_*.c)
+-- {====== I/O modules
+-- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
 function M.as_array(t)
