@@ -1,70 +1,91 @@
-/* engine.h — the thread that owns the Lua state. Transports hand it whole
- * messages through a bounded queue (engine_submit, any thread); it answers
- * through each session's output channel, batching a wake-up's replies into
- * one write. Every handler runs in its own coroutine ("call"): ctx:sleep
- * parks it on a timer, other calls keep being served, and a count hook
- * enforces the wall-clock limit and cancellation even in a busy loop.
+/* engine.h — the reactor under the server: an event loop (libuv), the
+ * queue other threads hand messages through, the run lock, and handler
+ * calls as coroutines with their limits (deadline, cancellation, memory)
+ * and their waits. It knows no MCP method: what a message means, how a
+ * result is shaped and where it goes belong to the layer above
+ * (server.h), which gives its behaviour as engine_hooks.
  *
- * Why poll() and not a reader thread for stdio (DESIGN.md had transports on
- * their own threads): measured here, the two thread hand-offs per request
- * (reader -> engine -> back) cost more than the whole Lua call; reading on
- * the engine thread, and from the count hook while a handler runs, keeps
- * ping/cancel responsive without them. Other transports (HTTP) hand
- * messages over with engine_submit.
+ * Why libuv: every wait of a handler — a timer, the client's answer, a
+ * socket, an HTTP transfer (libcurl's multi interface plugs into it), a
+ * child process, name resolution (its thread pool) — needs one loop that
+ * owns readiness of fds, timers, children and signals. libuv is that loop
+ * for Node and Neovim, is in Debian, and can be driven from outside: the
+ * engine thread sleeps on uv_backend_fd() without the run lock and runs
+ * one non-blocking pass with it. The home-made poll() loop it replaces had
+ * a timer scan per round over every call and no child or socket support.
  *
- * Why engine_submit may run the message on the caller's thread (DESIGN.md
- * has one engine thread): the engine's state belongs to whoever holds its
+ * Why the run lock and not one engine thread (DESIGN.md had one): the
+ * engine's state — the lua_State, the loop — belongs to whoever holds the
  * run lock, not to a thread. A transport thread that finds the engine idle
  * takes the lock and answers its own message at once; only when the engine
- * is busy does the message wait in the queue for the holder. Measured with
- * perf under HTTP load: the hand-offs to the engine thread and back were
- * half of the CPU time (futex waits and wake-ups). A thread with less than
- * HELP_THREAD_STACK of stack never does (thread_stack.c gives civetweb's
- * workers enough). */
+ * is busy does the message wait in the queue. Measured with perf under
+ * HTTP load: the hand-offs to the engine thread and back were half of the
+ * CPU time. A thread with less than HELP_THREAD_STACK of stack never does
+ * (thread_stack.c gives civetweb's workers enough).
+ *
+ * Why stdio is read by the engine itself (engine_add_input): two thread
+ * hand-offs per request cost more than the whole Lua call; the count hook
+ * also reads inputs while a handler runs, so ping and cancellations are
+ * seen during a busy loop. */
 #ifndef LUAMCP_ENGINE_H
 #define LUAMCP_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <uv.h>
+
 #include "app.h"
 #include "call.h"
-#include "jsonrpc.h"
-#include "outlet.h"
-#include "session.h"
 
 typedef struct engine_options {
-  app_config app;       /* how apps are loaded (again, on reload) */
-  double debounce;      /* seconds of quiet after a file change before reloading */
-  double call_timeout;  /* seconds of wall clock per call */
-  size_t call_memory;   /* bytes a call may grow the Lua heap by; 0 = no cap */
-  size_t queue_cap;     /* messages waiting before submitters block */
+  double call_timeout;   /* seconds of wall clock per call */
+  size_t call_memory;    /* bytes a call may grow the Lua heap by; 0 = no cap */
+  size_t queue_cap;      /* messages waiting before submitters block */
   double shutdown_grace; /* seconds calls in flight get to finish at shutdown */
 } engine_options;
 
 typedef struct engine engine;
-typedef struct call call;
 
-engine *engine_new(app *a, const engine_options *opt);
-/* Frees the engine and the app it serves. */
+/* What the layer above does with messages and calls. `msg` is its own
+   opaque message; every hook runs with the run lock held. */
+typedef struct engine_hooks {
+  void *ud;
+  size_t call_extra; /* bytes of per-call data of its own (call_extra()) */
+  /* Handle one message (under a protected call: a Lua error raised here
+     ends in dispatch_failed). */
+  void (*dispatch)(void *ud, void *msg);
+  /* A Lua error escaped dispatch (and no call it started is left to
+     answer): answer msg with an internal error if it wants one. */
+  void (*dispatch_failed)(void *ud, void *msg, const char *err);
+  /* msg is done (dispatched, or dropped because the engine is finishing:
+     then answered=false). Free it. */
+  void (*release)(void *ud, void *msg, bool dispatched);
+  /* The handler returned nres values (on call_thread(c)): answer. The
+     values are the script's: the layer protects its own use of them. */
+  void (*returned)(void *ud, call *c, int nres);
+  /* The handler failed (error, timeout, out of memory, shutdown): answer
+     with msg. */
+  void (*failed)(void *ud, call *c, const char *msg);
+  /* c ends (answered, cancelled, dropped): release the per-call data. */
+  void (*ended)(void *ud, call *c);
+  /* The end of a round of work: hand batched output over. */
+  void (*flush)(void *ud);
+} engine_hooks;
+
+engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks);
+/* Frees the engine and the app it serves (engine_app). */
 void engine_free(engine *e);
 
 /* {====== any thread */
-/* Hand one message (malloc'd; ownership passes) to the engine; its answer
-   goes to reply (NULL for notifications and responses). The engine takes
-   its own reference to s. notifications/cancelled takes effect at once,
-   even while a handler runs. If the engine is finishing, the message is
-   dropped and reply->finish called. reply->finish may be called from any
-   thread, the caller's own included, before engine_submit returns. parsed: msg already classified by the caller (its spans point
-   into msg), or NULL. */
-void engine_submit(engine *e, session *s, outlet *reply, char *msg, size_t len,
-                   const jsonrpc_msg *parsed);
-/* The session ended (DELETE, expiry): its calls are dropped, its standalone
-   outlet finished and released. */
-void engine_end_session(engine *e, session *s);
-/* Make stream the session's standalone outlet (an HTTP GET stream); a
-   previous one is finished. stream->finish is called when it is released. */
-void engine_attach(engine *e, session *s, outlet *stream);
+/* Queue msg for the run-lock holder; with `answer`, the caller waits for
+   its answer: when the engine is idle the caller's own thread runs it at
+   once (see above). False when the engine is finishing: msg was released
+   undispatched. msg may be dispatched and released before this returns. */
+bool engine_submit(engine *e, void *msg, bool answer);
+/* The call of `peer` with this JSON-RPC id (raw bytes) is cancelled: takes
+   effect at once, even in a busy handler (the hook ends it). */
+void engine_cancel(engine *e, const void *peer, const char *id, size_t n);
 /* No more input will come: finish what is in flight (at most
    shutdown_grace seconds), then engine_run returns. */
 void engine_finish(engine *e);
@@ -74,34 +95,50 @@ bool engine_finishing(engine *e);
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
 
-/* {====== reload: a fresh state and snapshot, published only if every
-   script loads; calls in flight finish on the old state */
-/* Any thread (SIGHUP): reload as soon as the engine is between calls. */
-void engine_request_reload(engine *e);
-/* Engine thread (the file watcher): reload after `delay` seconds of quiet;
-   each call pushes it back, so a burst of writes is one reload. */
-void engine_schedule_reload(engine *e, double delay);
-/* The same, but only if a reload is already due (a file is being written). */
-void engine_postpone_reload(engine *e, double delay);
-/* }====== */
+/* {====== the run-lock holder */
+uv_loop_t *engine_loop(engine *e);
+/* The app new calls run in; a reload replaces it (calls in flight finish
+   on the old one, freed with its last call). */
+app *engine_app(engine *e);
+void engine_set_app(engine *e, app *fresh);
+/* Is a handler running now (we are inside its hook)? Messages read then
+   wait (engine_defer) until it yields. */
+bool engine_busy(engine *e);
+void engine_defer(engine *e, void *msg);
+/* Dispatch (protected) and release msg now; not while busy. */
+void engine_dispatch(engine *e, void *msg);
+/* The first call of peer for which match(c, ud) holds, or NULL. */
+call *engine_find_call(engine *e, const void *peer, bool (*match)(call *c, void *ud), void *ud);
+/* engine_cancel, when the holder itself reads the cancellation. */
+void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n);
+/* End every call of peer (no answers), but the one running. */
+void engine_end_peer(engine *e, const void *peer);
 
-/* {====== inputs read by the engine (stdio): no thread hand-off per
-   message. The engine polls fd and calls fn(ctx) when it is readable --
-   also from inside a long-running handler's hook, so ping and
-   notifications/cancelled are seen while it runs. fn reads and passes each
-   message to engine_accept. fn runs with the run lock held, on whichever
-   thread holds it, and may find nothing to read (then EAGAIN: make fd
-   non-blocking when other threads submit messages). */
+/* A new call in the current app's state, with its own coroutine; push the
+   function and its arguments on call_thread(c), then engine_call_start. */
+call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn);
+void engine_call_start(engine *e, call *c, int nargs);
+/* The layer's own data of a call, and back. */
+void *call_extra(call *c);
+call *call_of_extra(void *extra);
+app *call_app(const call *c);
+/* The JSON-RPC id the call answers (raw bytes, NUL-terminated). */
+const char *call_id(const call *c, size_t *n);
+/* The engine serving this state (NULL while `luamcp check` loads one),
+   and the ud its hooks were given. */
+engine *engine_of_state(lua_State *L);
+void *engine_layer(engine *e);
+
+/* {====== inputs read by the engine (stdio): the loop watches fd and calls
+   fn(ctx) when it is readable -- also from inside a long-running handler's
+   hook, so ping and notifications/cancelled are seen while it runs. fn
+   may find nothing to read (make fd non-blocking). */
 typedef void (*engine_input_fn)(void *ctx);
 void engine_add_input(engine *e, int fd, engine_input_fn fn, void *ctx);
 void engine_remove_input(engine *e, int fd);
-/* Engine thread: take one message (borrowed; copied only if it must wait);
-   answers go to s->standalone. */
-void engine_accept(engine *e, session *s, const char *msg, size_t len);
+/* }====== */
 /* }====== */
 
-/* The engine serving a state is in its registry under this key. */
-#define ENGINE_KEY "luamcp.engine"
-typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;
+double engine_now(void);
 
 #endif

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
-#include "engine.h"
+#include "server.h"
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -65,7 +65,8 @@ static const char usage[] =
     "reported (file:line) and the previous one keeps serving.\n";
 
 typedef struct options {
-  engine_options engine;
+  server_options server;
+  double debounce;
   size_t max_message;
   bool http, no_watch;
   http_options h;
@@ -109,9 +110,11 @@ static double number_arg(const char *opt, const char *v) {
 }
 
 static void parse_options(int argc, char **argv, int first, options *o) {
-  o->engine = (engine_options){.app = {.page_size = 100}, .call_timeout = 30, .debounce = 0.03,
-                               .call_memory = (size_t)64 << 20, .queue_cap = 1024,
-                               .shutdown_grace = 10};
+  o->server = (server_options){
+      .app = {.page_size = 100},
+      .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
+                 .shutdown_grace = 10}};
+  o->debounce = 0.03;
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
@@ -122,14 +125,14 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--page-size") == 0) o->engine.app.page_size = (size_t)number_arg(a, v), i++;
+    if (strcmp(a, "--page-size") == 0) o->server.app.page_size = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
-    else if (strcmp(a, "--allow-bytecode") == 0) o->engine.app.allow_bytecode = true;
-    else if (strcmp(a, "--timeout") == 0) o->engine.call_timeout = number_arg(a, v), i++;
+    else if (strcmp(a, "--allow-bytecode") == 0) o->server.app.allow_bytecode = true;
+    else if (strcmp(a, "--timeout") == 0) o->server.engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
-      o->engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
-    else if (strcmp(a, "--queue") == 0) o->engine.queue_cap = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--shutdown-grace") == 0) o->engine.shutdown_grace = number_arg(a, v), i++;
+      o->server.engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--queue") == 0) o->server.engine.queue_cap = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--shutdown-grace") == 0) o->server.engine.shutdown_grace = number_arg(a, v), i++;
     else if (strcmp(a, "--max-message") == 0)
       o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;
@@ -162,9 +165,9 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (o->nargs < 4) o->args[o->nargs++] = a;
     else die_usage("unexpected argument %s", a);
   }
-  if (o->engine.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
-  if (o->engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
-  if (o->engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
+  if (o->server.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
+  if (o->server.engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
+  if (o->server.engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
   if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
   if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");
   if (o->h.session_idle <= 0) die_usage("%s must be more than 0", "--session-idle");
@@ -195,7 +198,7 @@ static int protect_stdout(void) {
 /* SIGINT/SIGTERM: stop taking input, let calls in flight finish.
    SIGHUP: reload the app now. */
 static void *signal_main(void *arg) {
-  engine *e = arg;
+  server *srv = arg;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -205,11 +208,11 @@ static void *signal_main(void *arg) {
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
-      engine_request_reload(e);
+      server_request_reload(srv);
       continue;
     }
     log_msg(LOG_INFO, "%s: finishing calls in flight, then exiting", strsignal(sig));
-    engine_finish(e);
+    engine_finish(server_engine(srv));
     break;
   }
   return NULL;
@@ -219,23 +222,23 @@ static int cmd_serve(options *o) {
   const char *dir = o->nargs ? o->args[0] : ".";
   if (o->nargs > 1) die_usage("serve takes one DIR, got also %s", o->args[1]);
   int out = protect_stdout();
-  o->engine.app.declare_all = !o->no_watch; /* lists may appear on reload */
-  app *a = load_or_report(dir, &o->engine.app);
+  o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
+  app *a = load_or_report(dir, &o->server.app);
   if (!a) return 1;
   log_msg(LOG_INFO, "serving %s over %s (%zu tools, %zu resources, %zu templates, %zu prompts)",
           dir, o->http ? "HTTP" : "stdio", a->reg->ntools, a->reg->nresources, a->reg->ntemplates,
           a->reg->nprompts);
-  engine *e = engine_new(a, &o->engine);
-  reload_watch *watch = o->no_watch ? NULL : reload_watch_new(e, dir, o->engine.debounce);
+  server *srv = server_new(a, &o->server);
+  reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   pthread_t sig;
-  pthread_create(&sig, NULL, signal_main, e);
+  pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;
-  if (o->http) status = transport_http_serve(e, &o->h);
-  else transport_stdio_serve(e, 0, out, o->max_message);
+  if (o->http) status = transport_http_serve(srv, &o->h);
+  else transport_stdio_serve(srv, 0, out, o->max_message);
   pthread_cancel(sig);
   pthread_join(sig, NULL);
   reload_watch_free(watch);
-  engine_free(e);
+  server_free(srv);
   close(out);
   return status;
 }
@@ -297,7 +300,7 @@ static int cmd_call(options *o) {
     return 2;
   }
   int out = protect_stdout();
-  app *a = load_or_report(dir, &o->engine.app);
+  app *a = load_or_report(dir, &o->server.app);
   if (!a) return 1;
   capture cap = {.out = {.write = capture_write}};
   buf_init(&cap.lines);
@@ -305,7 +308,8 @@ static int cmd_call(options *o) {
   s->initialized = true;
   s->version = PROTO_LATEST;
   s->standalone = &cap.out;
-  engine *e = engine_new(a, &o->engine);
+  server *srv = server_new(a, &o->server);
+  engine *e = server_engine(srv);
   buf req;
   buf_init(&req);
   buf_puts(&req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":");
@@ -313,10 +317,10 @@ static int cmd_call(options *o) {
   buf_printf(&req, ",\"arguments\":%s}}", args);
   size_t len;
   char *msg = buf_take(&req, &len);
-  engine_submit(e, s, &cap.out, msg, len, NULL);
+  server_submit(srv, s, &cap.out, msg, len, NULL);
   engine_finish(e);
   engine_run(e);
-  engine_free(e);
+  server_free(srv);
   int status = report_reply(cap.lines.p, cap.lines.len, out);
   session_unref(s);
   buf_free(&cap.lines);
@@ -329,7 +333,7 @@ static int cmd_call(options *o) {
 
 static int cmd_check(options *o) {
   if (o->nargs != 1) die_usage("%s", "check needs DIR");
-  app *a = load_or_report(o->args[0], &o->engine.app);
+  app *a = load_or_report(o->args[0], &o->server.app);
   if (!a) return 1;
   const registry *r = a->reg;
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],

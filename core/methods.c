@@ -1,7 +1,8 @@
 /* methods.c — the MCP methods a client calls: initialize, the lists,
  * tools/call, resources/read, prompts/get, completion/complete,
  * logging/setLevel, subscriptions. Lists and initialize come from the
- * registry snapshot; the rest start calls (engine.c runs them). */
+ * registry snapshot; the rest start calls (engine.c runs them). ping is
+ * answered before any method, in server.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include <lua.h>
 
 #include "cursor.h"
-#include "engine_internal.h"
+#include "server_internal.h"
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
@@ -42,18 +43,18 @@ static bool param_string(const jsonrpc_msg *m, const char *key, buf *out) {
   return true;
 }
 
-static void handle_initialize(engine *e, inmsg *im) {
+static void handle_initialize(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   if (s->initialized) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
     return;
   }
   buf v;
   buf_init(&v);
   if (!param_string(m, "protocolVersion", &v)) {
     buf_free(&v);
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"protocolVersion\" (string) is required");
     return;
   }
@@ -73,22 +74,17 @@ static void handle_initialize(engine *e, inmsg *im) {
   buf_free(&v);
   /* tracked from now on: notifications that answer no request reach it */
   if (s->ephemeral) goto answer;
-  if (e->nsessions == e->sessions_cap) {
-    e->sessions_cap = e->sessions_cap ? e->sessions_cap * 2 : 8;
-    e->sessions = realloc(e->sessions, e->sessions_cap * sizeof *e->sessions);
-  }
-  session_ref(s);
-  e->sessions[e->nsessions++] = s;
+  server_track(srv, s);
 answer:;
-  buf *out = out_of(e, im->reply);
+  buf *out = out_of(srv, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
-  buf_put(out, e->app->reg->init_tail[s->version], e->app->reg->init_tail_len[s->version]);
+  buf_put(out, engine_app(srv->e)->reg->init_tail[s->version], engine_app(srv->e)->reg->init_tail_len[s->version]);
   jsonrpc_end_reply(out);
 }
 
-static void handle_list(engine *e, inmsg *im, reg_list list) {
-  const registry *r = e->app->reg;
+static void handle_list(server *srv, inmsg *im, reg_list list) {
+  const registry *r = engine_app(srv->e)->reg;
   const reg_pages *pg = &r->pages[list][im->s->version];
   if (list == REG_TOOLS && r->has_app_only && !im->s->client_ui) {
     /* a client without MCP Apps has no views: app-only tools are not for it */
@@ -110,19 +106,19 @@ static void handle_list(engine *e, inmsg *im, reg_list list) {
     }
     buf_free(&c);
     if (!ok) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: unknown cursor (lists restart from the beginning)");
       return;
     }
     page = off / r->page_size;
   }
-  reply_json(e, im->reply, m->id, pg->page[page], pg->page_len[page]);
+  reply_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
 }
 
-static void handle_tools_list(engine *e, inmsg *im) { handle_list(e, im, REG_TOOLS); }
-static void handle_resources_list(engine *e, inmsg *im) { handle_list(e, im, REG_RESOURCES); }
-static void handle_templates_list(engine *e, inmsg *im) { handle_list(e, im, REG_TEMPLATES); }
-static void handle_prompts_list(engine *e, inmsg *im) { handle_list(e, im, REG_PROMPTS); }
+static void handle_tools_list(server *srv, inmsg *im) { handle_list(srv, im, REG_TOOLS); }
+static void handle_resources_list(server *srv, inmsg *im) { handle_list(srv, im, REG_RESOURCES); }
+static void handle_templates_list(server *srv, inmsg *im) { handle_list(srv, im, REG_TEMPLATES); }
+static void handle_prompts_list(server *srv, inmsg *im) { handle_list(srv, im, REG_PROMPTS); }
 
 /* Decode params.<key> (an object) onto L, or push an empty table when it is
    absent or null. False (nothing pushed) when it is not an object. */
@@ -136,15 +132,15 @@ static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *ke
   return json_decode(L, v.p, v.n, NULL);
 }
 
-static void handle_tools_call(engine *e, inmsg *im) {
+static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   session *s = im->s;
-  lua_State *L = e->app->L;
+  lua_State *L = engine_app(srv->e)->L;
   static const char *const keys[] = {"name", "arguments", "_meta"};
   json_span f[3] = {{0}};
   if (m->params.n) json_object_fields(m->params, keys, f, 3);
   if (json_kind(f[0]) != '"') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     return;
   }
   /* tool names are plain ASCII: look the raw token up, unescape only if needed */
@@ -153,22 +149,22 @@ static void handle_tools_call(engine *e, inmsg *im) {
   const reg_tool *t;
   if (memchr(f[0].p, '\\', f[0].n)) {
     json_string_unescape(f[0], &name);
-    t = registry_find_tool(e->app->reg, name.p, name.len);
+    t = registry_find_tool(engine_app(srv->e)->reg, name.p, name.len);
   } else {
-    t = registry_find_tool(e->app->reg, f[0].p + 1, f[0].n - 2);
+    t = registry_find_tool(engine_app(srv->e)->reg, f[0].p + 1, f[0].n - 2);
   }
   buf_free(&name);
   if (!t) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
   if (t->app_only && !s->client_ui) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;
   }
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     return;
   }
   if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
@@ -185,19 +181,19 @@ static void handle_tools_call(engine *e, inmsg *im) {
     buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
-    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(e, im->reply), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(out_of(e, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(srv, im->reply), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(out_of(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
   }
   buf_free(&err);
-  call *c = call_new(e, im, CALL_TOOL, f[2]);
-  c->tool = t;
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, t->handler);
-  lua_xmove(L, c->co, 1); /* the arguments */
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, 2);
+  call *c = server_call_new(srv, im, CALL_TOOL, f[2]);
+  request_of(c)->tool = t;
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
+  lua_xmove(L, call_thread(c), 1); /* the arguments */
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
+  engine_call_start(srv->e, c, 2);
 }
 
 /* RFC 6570 level 1: does uri match the template? Pushes a table of the
@@ -254,14 +250,14 @@ no:
   return false;
 }
 
-static void handle_resources_read(engine *e, inmsg *im) {
+static void handle_resources_read(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  const registry *r = e->app->reg;
-  lua_State *L = e->app->L;
+  const registry *r = engine_app(srv->e)->reg;
+  lua_State *L = engine_app(srv->e)->L;
   buf uri;
   buf_init(&uri);
   if (!param_string(m, "uri", &uri)) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
     buf_free(&uri);
     return;
   }
@@ -285,40 +281,40 @@ static void handle_resources_read(engine *e, inmsg *im) {
     json_encode_string(&d, uri.p, uri.len);
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(e, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
+    jsonrpc_write_error(out_of(srv, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
     buf_free(&d);
     buf_free(&uri);
     return;
   }
-  call *c = call_new(e, im, CALL_RESOURCE, meta_of(m));
-  c->uri = buf_take(&uri, NULL);
+  call *c = server_call_new(srv, im, CALL_RESOURCE, meta_of(m));
+  request_of(c)->uri = buf_take(&uri, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
-  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, entry);
-  rawfield(c->co, -1, "read");
-  lua_remove(c->co, -2);
-  if (nargs) lua_xmove(L, c->co, 1); /* template variables */
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, nargs + 1);
+  request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, entry);
+  rawfield(call_thread(c), -1, "read");
+  lua_remove(call_thread(c), -2);
+  if (nargs) lua_xmove(L, call_thread(c), 1); /* template variables */
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
+  engine_call_start(srv->e, c, nargs + 1);
 }
 
-static void handle_prompts_get(engine *e, inmsg *im) {
+static void handle_prompts_get(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  lua_State *L = e->app->L;
+  lua_State *L = engine_app(srv->e)->L;
   buf name;
   buf_init(&name);
   const reg_prompt *p = NULL;
   if (!param_string(m, "name", &name)) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     goto done;
   }
-  p = registry_find_prompt(e->app->reg, name.p, name.len);
+  p = registry_find_prompt(engine_app(srv->e)->reg, name.p, name.len);
   if (!p) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
     goto done;
   }
   if (!push_object_param(L, m, "arguments")) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     goto done;
   }
   /* every required argument must be there */
@@ -334,7 +330,7 @@ static void handle_prompts_get(engine *e, inmsg *im) {
     lua_pushvalue(L, -1);
     bool present = lua_rawget(L, -7) != LUA_TNIL;
     if (required && !present) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
       lua_settop(L, 0);
       goto done;
@@ -342,22 +338,22 @@ static void handle_prompts_get(engine *e, inmsg *im) {
     lua_pop(L, 4);
   }
   lua_pop(L, 2);
-  call *c = call_new(e, im, CALL_PROMPT, meta_of(m));
+  call *c = server_call_new(srv, im, CALL_PROMPT, meta_of(m));
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
-  c->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, p->entry);
-  rawfield(c->co, -1, "get");
-  lua_remove(c->co, -2);
-  lua_xmove(L, c->co, 1);
-  lua_rawgeti(c->co, LUA_REGISTRYINDEX, c->ctx_ref);
-  call_resume(e, c, 2);
+  request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
+  rawfield(call_thread(c), -1, "get");
+  lua_remove(call_thread(c), -2);
+  lua_xmove(L, call_thread(c), 1);
+  lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
+  engine_call_start(srv->e, c, 2);
 done:
   buf_free(&name);
 }
 
-static void handle_complete(engine *e, inmsg *im) {
+static void handle_complete(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  const registry *r = e->app->reg;
+  const registry *r = engine_app(srv->e)->reg;
   json_span ref, arg, type, v;
   buf key, argname, value;
   buf_init(&key), buf_init(&argname), buf_init(&value);
@@ -365,14 +361,14 @@ static void handle_complete(engine *e, inmsg *im) {
   if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
       !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
       json_kind(arg) != '{') {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"ref\" and \"argument\" objects are required");
     goto done;
   }
   if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
   if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
   if (!argname.len) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
     goto done;
   }
   if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
@@ -386,12 +382,12 @@ static void handle_complete(engine *e, inmsg *im) {
       if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
   }
   if (entry == LUA_NOREF) {
-    reply_error(e, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
+    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
                 key.len ? key.p : "(none)");
     goto done;
   }
-  call *c = call_new(e, im, CALL_COMPLETE, meta_of(m));
-  lua_State *co = c->co;
+  call *c = server_call_new(srv, im, CALL_COMPLETE, meta_of(m));
+  lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
   if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
   else lua_pushnil(co);
@@ -408,45 +404,44 @@ static void handle_complete(engine *e, inmsg *im) {
     json_decode(co, args.p, args.n, NULL);
   else
     lua_newtable(co);
-  call_resume(e, c, 2);
+  engine_call_start(srv->e, c, 2);
 done:
   buf_free(&key), buf_free(&argname), buf_free(&value);
 }
 
-static void handle_set_level(engine *e, inmsg *im) {
+static void handle_set_level(server *srv, inmsg *im) {
   buf lv;
   buf_init(&lv);
   int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
   buf_free(&lv);
   if (level < 0) {
-    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
                 "critical, alert, emergency");
     return;
   }
   im->s->log_level = level;
-  reply_json(e, im->reply, im->m.id, "{}", 2);
+  reply_json(srv, im->reply, im->m.id, "{}", 2);
 }
 
-static void handle_subscription(engine *e, inmsg *im, bool subscribe) {
+static void handle_subscription(server *srv, inmsg *im, bool subscribe) {
   buf uri;
   buf_init(&uri);
   if (!param_string(&im->m, "uri", &uri)) {
-    reply_error(e, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
   } else {
     if (subscribe) session_subscribe(im->s, uri.p, uri.len);
     else session_unsubscribe(im->s, uri.p, uri.len);
-    reply_json(e, im->reply, im->m.id, "{}", 2);
+    reply_json(srv, im->reply, im->m.id, "{}", 2);
   }
   buf_free(&uri);
 }
-static void handle_subscribe(engine *e, inmsg *im) { handle_subscription(e, im, true); }
-static void handle_unsubscribe(engine *e, inmsg *im) { handle_subscription(e, im, false); }
-static void handle_ping(engine *e, inmsg *im) { reply_json(e, im->reply, im->m.id, "{}", 2); }
+static void handle_subscribe(server *srv, inmsg *im) { handle_subscription(srv, im, true); }
+static void handle_unsubscribe(server *srv, inmsg *im) { handle_subscription(srv, im, false); }
 
 static const struct {
   const char *name;
-  void (*fn)(engine *, inmsg *);
+  void (*fn)(server *, inmsg *);
 } methods[] = {
     {"tools/call", handle_tools_call},
     {"tools/list", handle_tools_list},
@@ -459,30 +454,29 @@ static const struct {
     {"prompts/list", handle_prompts_list},
     {"completion/complete", handle_complete},
     {"logging/setLevel", handle_set_level},
-    {"ping", handle_ping},
 };
 
-void methods_handle_request(engine *e, inmsg *im) {
+void methods_handle_request(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   if (jsonrpc_method_is(m, "initialize")) {
-    handle_initialize(e, im);
+    handle_initialize(srv, im);
     return;
   }
   for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
     if (!jsonrpc_method_is(m, methods[i].name)) continue;
     if (!s->initialized) {
-      reply_error(e, im->reply, m->id, JSONRPC_INVALID_REQUEST,
+      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                   "Invalid Request: the session is not initialized (send initialize first)");
       return;
     }
-    methods[i].fn(e, im);
+    methods[i].fn(srv, im);
     return;
   }
   buf name;
   buf_init(&name);
   json_string_unescape(m->method, &name);
-  reply_error(e, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
+  reply_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
 }
 

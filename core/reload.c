@@ -1,11 +1,12 @@
 /* reload.c — hot reload: the inotify watch of an app folder, and
  * publishing a reloaded version (diffing the snapshots, telling clients,
- * swapping the engine's app). See reload.h and engine.h. */
+ * swapping the engine's app). See reload.h and server.h. */
 #include "reload.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
+#include "server_internal.h"
 #include "json.h"
 #include "log.h"
 
@@ -28,6 +29,7 @@ typedef struct watched {
 } watched;
 
 struct reload_watch {
+  server *srv;
   engine *e;
   int fd;
   char *dir;
@@ -123,20 +125,20 @@ static void on_events(void *ctx) {
     }
     changed = true;
   }
-  if (changed) engine_schedule_reload(rw->e, rw->debounce);
+  if (changed) reload_schedule(rw->srv, rw->debounce);
   /* a file being written (or just created, still empty) must not be loaded
      half-way: writes push back a reload that is already due */
-  else if (writing) engine_postpone_reload(rw->e, rw->debounce);
+  else if (writing) reload_postpone(rw->srv, rw->debounce);
 }
 
-reload_watch *reload_watch_new(engine *e, const char *dir, double debounce) {
+reload_watch *reload_watch_new(server *srv, const char *dir, double debounce) {
   int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     log_msg(LOG_WARNING, "no hot reload: inotify: %s", strerror(errno));
     return NULL;
   }
   reload_watch *rw = calloc(1, sizeof *rw);
-  rw->e = e;
+  rw->srv = srv;
   rw->fd = fd;
   rw->dir = strdup(dir);
   rw->debounce = debounce;
@@ -146,12 +148,14 @@ reload_watch *reload_watch_new(engine *e, const char *dir, double debounce) {
     snprintf(path, sizeof path, "%s/%s", dir, subfolders[i]);
     add_tree(rw, path);
   }
-  engine_add_input(e, fd, on_events, rw);
+  rw->e = server_engine(srv);
+  engine_add_input(rw->e, fd, on_events, rw);
   return rw;
 }
 
 void reload_watch_free(reload_watch *rw) {
   if (!rw) return;
+  engine_remove_input(rw->e, rw->fd);
   close(rw->fd);
   for (size_t i = 0; i < rw->nw; i++) free(rw->w[i].path);
   free(rw->w);
@@ -164,25 +168,49 @@ void reload_watch_free(reload_watch *rw) {
 /* A burst of writes postpones the reload, but not past this. */
 #define RELOAD_MAX_WAIT 0.25
 
-void engine_postpone_reload(engine *e, double delay) {
-  if (e->reload_at) engine_schedule_reload(e, delay);
+static void on_reload_timer(uv_timer_t *t) {
+  server *srv = t->data;
+  srv->reload_at = 0;
+  reload_now(srv);
 }
 
-void engine_schedule_reload(engine *e, double delay) {
+static void on_reload_asked(uv_async_t *a) {
+  server *srv = a->data;
+  uv_timer_stop(&srv->reload_timer);
+  srv->reload_at = 0;
+  reload_now(srv);
+}
+
+void reload_init(server *srv) {
+  uv_loop_t *loop = engine_loop(srv->e);
+  uv_async_init(loop, &srv->reload_async, on_reload_asked);
+  srv->reload_async.data = srv;
+  uv_timer_init(loop, &srv->reload_timer);
+  srv->reload_timer.data = srv;
+}
+
+void reload_close(server *srv) {
+  uv_close((uv_handle_t *)&srv->reload_async, NULL);
+  uv_close((uv_handle_t *)&srv->reload_timer, NULL);
+}
+
+void server_request_reload(server *srv) { uv_async_send(&srv->reload_async); }
+
+void reload_postpone(server *srv, double delay) {
+  if (srv->reload_at) reload_schedule(srv, delay);
+}
+
+void reload_schedule(server *srv, double delay) {
   double t = engine_now();
-  if (e->reload_at == 0) e->reload_first = t;
+  if (srv->reload_at == 0) srv->reload_first = t;
   double at = t + delay; /* quiet for `delay` */
-  if (at > e->reload_first + RELOAD_MAX_WAIT) at = e->reload_first + RELOAD_MAX_WAIT;
-  if (at > e->reload_at) engine_reload_at(e, at);
-}
-
-
-/* Tell every connected client (its standalone outlet) something. */
-static void broadcast(engine *e, const char *method, const char *params, size_t n) {
-  for (size_t i = 0; i < e->nsessions; i++) {
-    outlet *o = e->sessions[i]->standalone;
-    if (o && !o->dead) jsonrpc_write_notification(out_of(e, o), method, params, n);
-  }
+  if (at > srv->reload_first + RELOAD_MAX_WAIT) at = srv->reload_first + RELOAD_MAX_WAIT;
+  if (at <= srv->reload_at) return;
+  srv->reload_at = at;
+  uv_loop_t *loop = engine_loop(srv->e);
+  uv_update_time(loop);
+  double ms = ceil((at - t) * 1000.0);
+  uv_timer_start(&srv->reload_timer, on_reload_timer, ms > 0 ? (uint64_t)ms : 0, 0);
 }
 
 static bool list_differs(const registry *a, const registry *b, reg_list l) {
@@ -200,12 +228,12 @@ static bool list_differs(const registry *a, const registry *b, reg_list l) {
 }
 
 /* Load the app again; publish it only if every script loads. */
-void engine_reload_now(engine *e) {
-  app *old = e->app;
+void reload_now(server *srv) {
+  app *old = engine_app(srv->e);
   buf errors;
   buf_init(&errors);
   double t0 = engine_now();
-  app *fresh = app_load(old->dir, &e->opt.app, old, &errors);
+  app *fresh = app_load(old->dir, &srv->opt.app, old, &errors);
   if (!fresh) {
     /* the last good version keeps serving; say why, with file:line */
     log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
@@ -216,11 +244,11 @@ void engine_reload_now(engine *e) {
     buf_puts(&errors, "(still serving the previous version)");
     json_encode_string(&p, errors.p, errors.len);
     buf_putc(&p, '}');
-    for (size_t i = 0; i < e->nsessions; i++) {
-      session *s = e->sessions[i];
+    for (size_t i = 0; i < srv->nsessions; i++) {
+      session *s = srv->sessions[i];
       outlet *o = s->standalone;
       if (o && !o->dead && s->log_level <= LOG_ERROR)
-        jsonrpc_write_notification(out_of(e, o), "notifications/message", p.p, p.len);
+        jsonrpc_write_notification(out_of(srv, o), "notifications/message", p.p, p.len);
     }
     buf_free(&p);
     buf_free(&errors);
@@ -237,11 +265,11 @@ void engine_reload_now(engine *e) {
       if (resources_said) continue;
       resources_said = true;
     }
-    broadcast(e, changed[l], NULL, 0);
+    broadcast(srv, changed[l], NULL, 0);
   }
   /* resources/updated for subscribed URIs whose content may have changed */
-  for (size_t i = 0; i < e->nsessions; i++) {
-    session *s = e->sessions[i];
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    session *s = srv->sessions[i];
     if (!s->standalone || s->standalone->dead) continue;
     for (size_t k = 0; k < s->nsubscriptions; k++) {
       const char *uri = s->subscriptions[k];
@@ -254,16 +282,12 @@ void engine_reload_now(engine *e) {
       buf_puts(&p, "{\"uri\":");
       json_encode_string(&p, uri, strlen(uri));
       buf_putc(&p, '}');
-      jsonrpc_write_notification(out_of(e, s->standalone), "notifications/resources/updated",
+      jsonrpc_write_notification(out_of(srv, s->standalone), "notifications/resources/updated",
                                  p.p, p.len);
       buf_free(&p);
     }
   }
-  e->app = fresh;
-  e->npool = 0; /* pooled coroutines belong to the old state */
-  lua_pushlightuserdata(fresh->L, e);
-  lua_setfield(fresh->L, LUA_REGISTRYINDEX, ENGINE_KEY);
-  if (old->refs == 0) app_free(old); /* else its last call closes it */
+  engine_set_app(srv->e, fresh); /* the old version closes with its last call */
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);

@@ -2,18 +2,18 @@
  * when a file of it changes: app.lua, and everything under scripts/,
  * widgets/ and lib/ (recursively). Editors that save by writing a new file
  * and renaming it over the old one, and bursts of writes, end in one
- * reload after a short quiet time (engine_options.debounce). */
+ * reload after a short quiet time (the debounce). */
 #ifndef LUAMCP_RELOAD_H
 #define LUAMCP_RELOAD_H
 
-#include "engine.h"
+#include "server.h"
 
 typedef struct reload_watch reload_watch;
 
-/* Start watching dir; its events are read by the engine (its run-lock
-   holder). NULL (and a logged reason) if inotify is unavailable: the
+/* Start watching dir; its events are read by the engine loop (its
+   run-lock holder), and a change reloads the app after `debounce` s. NULL (and a logged reason) if inotify is unavailable: the
    server then runs without hot reload. */
-reload_watch *reload_watch_new(engine *e, const char *dir, double debounce);
+reload_watch *reload_watch_new(server *srv, const char *dir, double debounce);
 void reload_watch_free(reload_watch *w);
 
 #endif

@@ -117,6 +117,7 @@ typedef struct hsession {
 } hsession;
 
 struct http_server {
+  server *srv; /* where messages go */
   engine *e;
   http_options opt;
   struct mg_context *ctx;
@@ -265,7 +266,7 @@ static void session_remove(http_server *srv, hsession *hs) {
       break;
     }
   srv->nsessions--;
-  engine_end_session(srv->e, hs->s);
+  server_end_session(srv->srv, hs->s);
   hsession_free(hs);
 }
 
@@ -676,7 +677,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     }
   }
   if (m.kind != JSONRPC_REQUEST) { /* notifications and responses: 202 */
-    engine_submit(srv->e, s, NULL, data, len, &m);
+    server_submit(srv->srv, s, NULL, data, len, &m);
     session_unref(s);
     return respond(conn, 202, NULL, NULL, "", 0);
   }
@@ -688,7 +689,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     if (hs) remember_stream(hs, st);
     pthread_mutex_unlock(&srv->lock);
   }
-  engine_submit(srv->e, s, &st->out, data, len, &m);
+  server_submit(srv->srv, s, &st->out, data, len, &m);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
   if (!srv->opt.stateless && !init) {
     pthread_mutex_lock(&st->lock);
@@ -739,7 +740,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
     hsession *hs = session_find(srv, mg_get_header(conn, "Mcp-Session-Id"));
     if (hs) remember_stream(hs, st);
     pthread_mutex_unlock(&srv->lock);
-    engine_attach(srv->e, s, &st->out);
+    server_attach(srv->srv, s, &st->out);
     r = relay(srv, conn, st, true, 0, NULL);
     hstream_unref(st);
   }
@@ -903,9 +904,11 @@ static bool concat_pem(const char *key, const char *cert, const char *dir, char 
 
 /* }====================================================== */
 
-int transport_http_serve(engine *e, const http_options *o) {
+int transport_http_serve(server *core, const http_options *o) {
+  engine *e = server_engine(core);
   http_server *srv = calloc(1, sizeof *srv);
   srv->e = e;
+  srv->srv = core;
   srv->opt = *o;
   pthread_mutex_init(&srv->lock, NULL);
   pthread_mutex_init(&srv->reaper_lock, NULL);

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "engine.h"
+#include "server.h"
 
 typedef struct http_options {
   const char *host;        /* address to bind (default 127.0.0.1) */
@@ -31,6 +31,6 @@ typedef struct http_options {
 /* Serve until engine_finish (a signal) and the calls in flight are done;
    runs the engine on the calling thread. Returns 0, or 1 when the server
    could not start (the reason is logged). */
-int transport_http_serve(engine *e, const http_options *o);
+int transport_http_serve(server *srv, const http_options *o);
 
 #endif

@@ -15,6 +15,7 @@
 
 typedef struct stdio_transport {
   outlet out; /* first: the outlet is the transport */
+  server *srv;
   engine *e;
   session *s;
   int in_fd, out_fd;
@@ -44,7 +45,7 @@ static void accept_line(stdio_transport *t, const char *p, size_t n) {
   size_t i = 0;
   while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
   if (i == n) return; /* blank lines are not messages */
-  engine_accept(t->e, t->s, p, n);
+  server_accept(t->srv, t->s, p, n);
 }
 
 static void reject_oversized(stdio_transport *t) {
@@ -110,9 +111,10 @@ static void on_readable(void *ctx) {
   buf_free(&work);
 }
 
-void transport_stdio_serve(engine *e, int in_fd, int out_fd, size_t max_message) {
-  stdio_transport t = {.out = {.write = write_all}, .e = e, .in_fd = in_fd, .out_fd = out_fd,
-                       .max_message = max_message};
+void transport_stdio_serve(server *srv, int in_fd, int out_fd, size_t max_message) {
+  engine *e = server_engine(srv);
+  stdio_transport t = {.out = {.write = write_all}, .srv = srv, .e = e, .in_fd = in_fd,
+                       .out_fd = out_fd, .max_message = max_message};
   buf_init(&t.in);
   t.s = session_new();
   t.s->standalone = &t.out;

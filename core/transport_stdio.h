@@ -6,10 +6,10 @@
 
 #include <stddef.h>
 
-#include "engine.h"
+#include "server.h"
 
 /* Serve one client until its input ends (or engine_finish is called): runs
    the engine on the calling thread. max_message bounds one line. */
-void transport_stdio_serve(engine *e, int in_fd, int out_fd, size_t max_message);
+void transport_stdio_serve(server *srv, int in_fd, int out_fd, size_t max_message);
 
 #endif

@@ -1,0 +1,216 @@
+/* results.c — a handler's return values shaped into the MCP result of its
+ * request: the tool result (text, content, structuredContent checked
+ * against the outputSchema), resource contents, prompt messages,
+ * completion values. The shapers of lua/mcp.lua do the Lua side; every
+ * use of the script's values runs under a protected call, so a metamethod
+ * that raises becomes an error answer, not an abort. */
+#include "server_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "json.h"
+#include "log.h"
+#include "validate.h"
+
+static json_span id_of(call *c) {
+  size_t n;
+  const char *p = call_id(c, &n);
+  return (json_span){p, n};
+}
+
+static int rawfield(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
+/* Run the shaper (a function ref in lua/mcp.lua) on the results left on
+   the finished coroutine; leaves one table on co or returns false with the
+   error reported. */
+static bool shape(server *srv, call *c, int shaper, int nres, int extra) {
+  lua_State *co = call_thread(c);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, shaper);
+  lua_insert(co, -(nres + extra) - 1);
+  if (app_pcall(co, nres + extra, 1, NULL) != LUA_OK) {
+    results_failed(srv, c, lua_tostring(co, -1));
+    return false;
+  }
+  return true;
+}
+
+static void encode_result(server *srv, call *c, int idx) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  buf *out = out_of(srv, r->out);
+  size_t mark = out->len;
+  char err[256];
+  jsonrpc_begin_result(out, id_of(c));
+  if (!json_encode(co, idx, out, err, sizeof err)) {
+    out->len = mark;
+    char msg[400];
+    snprintf(msg, sizeof msg, "the handler's result cannot be sent: %s", err);
+    results_failed(srv, c, msg);
+    return;
+  }
+  jsonrpc_end_reply(out);
+}
+
+static void finish_tool(server *srv, call *c, int nres) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  const reg_tool *t = r->tool;
+  if (nres >= 1 && lua_type(co, -nres) == LUA_TSTRING && t->output == LUA_NOREF) {
+    /* the common case, without a trip through Lua */
+    size_t n;
+    const char *s = lua_tolstring(co, -nres, &n);
+    buf *out = out_of(srv, r->out);
+    jsonrpc_begin_result(out, id_of(c));
+    buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    json_encode_string(out, s, n);
+    buf_puts(out, "}]}");
+    jsonrpc_end_reply(out);
+    return;
+  }
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0) lua_pushnil(co);
+  if (!shape(srv, c, call_app(c)->tool_result, 1, 0)) return;
+  if (t->output != LUA_NOREF) {
+    rawfield(co, -1, "isError");
+    bool is_error = lua_toboolean(co, -1);
+    lua_pop(co, 1);
+    if (!is_error) {
+      lua_rawgeti(co, LUA_REGISTRYINDEX, t->output);
+      rawfield(co, -2, "structuredContent");
+      buf err;
+      buf_init(&err);
+      bool ok = !lua_isnil(co, -1);
+      if (!ok) buf_puts(&err, "the tool declares an outputSchema but returned no structured content");
+      else if (!schema_validate_frozen(co, -2, -1, &err)) ok = false;
+      lua_pop(co, 2);
+      if (!ok) {
+        buf msg;
+        buf_init(&msg);
+        buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
+        log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
+        write_tool_error(out_of(srv, r->out), id_of(c), msg.p, msg.len);
+        buf_free(&msg);
+        buf_free(&err);
+        return;
+      }
+      buf_free(&err);
+    }
+  }
+  encode_result(srv, c, -1);
+}
+
+static void finish_resource(server *srv, call *c, int nres) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0 || lua_isnil(co, -1)) {
+    buf d;
+    buf_init(&d);
+    buf_puts(&d, "{\"uri\":");
+    json_encode_string(&d, r->uri, strlen(r->uri));
+    buf_putc(&d, '}');
+    buf_putc(&d, '\0');
+    jsonrpc_write_error(out_of(srv, r->out), id_of(c), MCP_RESOURCE_NOT_FOUND,
+                        "Resource not found", d.p);
+    buf_free(&d);
+    return;
+  }
+  lua_pushstring(co, r->uri);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
+  lua_getfield(co, -1, "mime");
+  lua_remove(co, -2);
+  if (!shape(srv, c, call_app(c)->resource_result, 1, 2)) return;
+  lua_createtable(co, 0, 1);
+  lua_insert(co, -2);
+  lua_setfield(co, -2, "contents");
+  encode_result(srv, c, -1);
+}
+
+static void finish_prompt(server *srv, call *c, int nres) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  if (nres > 1) lua_pop(co, nres - 1);
+  if (nres == 0) lua_pushnil(co);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
+  lua_getfield(co, -1, "def");
+  lua_remove(co, -2);
+  if (!shape(srv, c, call_app(c)->prompt_result, 1, 1)) return;
+  encode_result(srv, c, -1);
+}
+
+/* Completion values: a list of strings (at most 100 are sent). */
+static void finish_complete(server *srv, call *c, int nres) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  buf *out = out_of(srv, r->out);
+  size_t total = 0;
+  jsonrpc_begin_result(out, id_of(c));
+  buf_puts(out, "{\"completion\":{\"values\":[");
+  if (nres >= 1 && lua_istable(co, -nres)) {
+    int t = lua_absindex(co, -nres);
+    total = lua_rawlen(co, t);
+    for (size_t i = 1; i <= total && i <= 100; i++) {
+      if (i > 1) buf_putc(out, ',');
+      int type = lua_rawgeti(co, t, (lua_Integer)i);
+      if (type != LUA_TSTRING && type != LUA_TNUMBER) /* no __tostring: values are text */
+        luaL_error(co, "completion value %d is a %s; completion values must be strings", (int)i,
+                   lua_typename(co, type));
+      size_t n;
+      const char *s = lua_tolstring(co, -1, &n);
+      json_encode_string(out, s, n);
+      lua_pop(co, 1);
+    }
+  }
+  buf_printf(out, "],\"total\":%zu,\"hasMore\":%s}}", total, total > 100 ? "true" : "false");
+  jsonrpc_end_reply(out);
+}
+
+
+/* The handler's nres results are this function's arguments (run under
+   app_pcall on the finished coroutine). */
+static int finish_entry(lua_State *co) {
+  call *c = call_of(co);
+  request *r = request_of(c);
+  server *srv = r->srv;
+  int nres = lua_gettop(co);
+  switch (r->kind) {
+    case CALL_TOOL: finish_tool(srv, c, nres); break;
+    case CALL_RESOURCE: finish_resource(srv, c, nres); break;
+    case CALL_PROMPT: finish_prompt(srv, c, nres); break;
+    case CALL_COMPLETE: finish_complete(srv, c, nres); break;
+  }
+  return 0;
+}
+
+void results_returned(void *ud, call *c, int nres) {
+  server *srv = ud;
+  request *r = request_of(c);
+  lua_State *co = call_thread(c);
+  size_t mark = r->out->out.len;
+  lua_pushcfunction(co, finish_entry);
+  lua_insert(co, -nres - 1);
+  if (app_pcall(co, nres, 0, NULL) != LUA_OK) {
+    r->out->out.len = mark; /* what was half written */
+    const char *msg = lua_tostring(co, -1);
+    if (!msg) msg = "the handler's result cannot be sent";
+    log_msg(LOG_ERROR, "shaping a result failed: %s", msg);
+    results_failed(srv, c, msg);
+  }
+}
+
+/* The handler failed: tools answer isError (so the model can react), the
+   other kinds a JSON-RPC internal error. */
+void results_failed(void *ud, call *c, const char *msg) {
+  request *r = request_of(c);
+  buf *out = out_of(ud, r->out);
+  if (r->kind == CALL_TOOL) write_tool_error(out, id_of(c), msg, strlen(msg));
+  else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
+}

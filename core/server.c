@@ -1,0 +1,540 @@
+/* server.c — messages in, answers out (see server.h): sessions, the
+ * batched output of each round, calls as requests (their ctx, progress,
+ * logs, questions to the client), and the shaping of handler results into
+ * MCP results. The methods themselves are in methods.c. */
+#include "server_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "json.h"
+#include "log.h"
+#include "lua_api.h"
+#include "validate.h"
+
+/* {====================================================== output */
+
+buf *out_of(server *srv, outlet *o) {
+  if (!o->dirty) {
+    if (srv->ndirty == srv->dirty_cap) {
+      srv->dirty_cap = srv->dirty_cap ? srv->dirty_cap * 2 : 8;
+      srv->dirty = realloc(srv->dirty, srv->dirty_cap * sizeof *srv->dirty);
+    }
+    srv->dirty[srv->ndirty++] = o;
+    o->dirty = true;
+  }
+  return &o->out;
+}
+
+void flush_outlet(outlet *o) {
+  if (o->out.len && !o->dead && !o->write(o, o->out.p, o->out.len)) o->dead = true;
+  o->out.len = 0;
+  o->dirty = false;
+}
+
+static void flush_all(void *ud) {
+  server *srv = ud;
+  for (size_t i = 0; i < srv->ndirty; i++) flush_outlet(srv->dirty[i]);
+  srv->ndirty = 0;
+}
+
+/* The request o answers is over: hand over what is left and let the
+   transport close it. o must not be used afterwards. */
+void request_done(server *srv, outlet *o) {
+  if (!o || !o->finish) return;
+  if (o->dirty) {
+    for (size_t i = 0; i < srv->ndirty; i++)
+      if (srv->dirty[i] == o) {
+        srv->dirty[i] = srv->dirty[--srv->ndirty];
+        break;
+      }
+    if (o->finish_with && o->out.len && !o->dead) { /* the last bytes and the end, in one hand-off */
+      buf last = o->out; /* taken first: finishing may free o */
+      buf_init(&o->out);
+      o->finish_with(o, last.p, last.len);
+      buf_free(&last);
+      return;
+    }
+    flush_outlet(o);
+  }
+  buf_free(&o->out);
+  o->finish(o);
+}
+
+void reply_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  jsonrpc_write_error(out_of(srv, o), id, code, msg, NULL);
+}
+
+void reply_json(server *srv, outlet *o, json_span id, const char *json, size_t n) {
+  jsonrpc_write_result(out_of(srv, o), id, json, n);
+}
+
+void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
+  jsonrpc_begin_result(out, id);
+  buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+  json_encode_string(out, msg, n);
+  buf_puts(out, "}],\"isError\":true}");
+  jsonrpc_end_reply(out);
+}
+
+void broadcast(server *srv, const char *method, const char *params, size_t n) {
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    outlet *o = srv->sessions[i]->standalone;
+    if (o && !o->dead) jsonrpc_write_notification(out_of(srv, o), method, params, n);
+  }
+}
+
+void notify_updated(server *srv, const char *uri, size_t n) {
+  buf p;
+  buf_init(&p);
+  buf_puts(&p, "{\"uri\":");
+  json_encode_string(&p, uri, n);
+  buf_putc(&p, '}');
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    session *s = srv->sessions[i];
+    if (s->standalone && !s->standalone->dead && session_is_subscribed(s, uri, n))
+      jsonrpc_write_notification(out_of(srv, s->standalone), "notifications/resources/updated",
+                                 p.p, p.len);
+  }
+  buf_free(&p);
+}
+
+void call_notify_updated(lua_State *L, const char *uri, size_t n) {
+  engine *e = engine_of_state(L);
+  if (e) notify_updated(engine_layer(e), uri, n);
+}
+
+/* }====================================================== */
+
+/* {====================================================== sessions */
+
+void server_track(server *srv, session *s) {
+  if (srv->nsessions == srv->sessions_cap) {
+    srv->sessions_cap = srv->sessions_cap ? srv->sessions_cap * 2 : 8;
+    srv->sessions = realloc(srv->sessions, srv->sessions_cap * sizeof *srv->sessions);
+  }
+  session_ref(s);
+  srv->sessions[srv->nsessions++] = s;
+}
+
+static void untrack(server *srv, session *s) {
+  for (size_t i = 0; i < srv->nsessions; i++)
+    if (srv->sessions[i] == s) {
+      srv->sessions[i] = srv->sessions[--srv->nsessions];
+      session_unref(s);
+      return;
+    }
+}
+
+/* The transport ended the session: drop its calls (no answers), close its
+   standalone stream, forget it. */
+static void end_session(server *srv, session *s) {
+  engine_end_peer(srv->e, s);
+  if (s->standalone) {
+    outlet *o = s->standalone;
+    s->standalone = NULL;
+    request_done(srv, o);
+  }
+  untrack(srv, s);
+}
+
+static void attach(server *srv, session *s, outlet *stream) {
+  outlet *old = s->standalone;
+  s->standalone = stream;
+  if (old) request_done(srv, old);
+}
+
+/* }====================================================== */
+
+/* {====================================================== messages */
+
+/* Messages answered without the app: parse errors and ping (its one
+   place). */
+static bool answered_at_once(const jsonrpc_msg *m, buf *out) {
+  if (m->kind == JSONRPC_INVALID) {
+    jsonrpc_write_error(out, m->id, m->error_code, m->error_msg, NULL);
+    return true;
+  }
+  if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping")) {
+    jsonrpc_write_result(out, m->id, "{}", 2);
+    return true;
+  }
+  return false;
+}
+
+static bool cancel_of(const jsonrpc_msg *m, json_span *id) {
+  return m->kind == JSONRPC_NOTIFICATION && jsonrpc_method_is(m, "notifications/cancelled") &&
+         m->params.n && json_object_get(m->params, "requestId", id);
+}
+
+static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, size_t len) {
+  inmsg *im = calloc(1, sizeof *im);
+  im->type = type;
+  im->s = s;
+  session_ref(s);
+  im->reply = reply;
+  im->data = data;
+  im->len = len;
+  return im;
+}
+
+static void inmsg_free(inmsg *im) {
+  if (im->borrowed) return;
+  session_unref(im->s);
+  free(im->data);
+  free(im);
+}
+
+static void answer_from_client(server *srv, inmsg *im);
+
+static void dispatch(void *ud, void *msg) {
+  server *srv = ud;
+  inmsg *im = msg;
+  if (im->type == MSG_END_SESSION) {
+    end_session(srv, im->s);
+    return;
+  }
+  if (im->type == MSG_ATTACH) {
+    if (atomic_load(&im->s->ended)) request_done(srv, im->reply);
+    else attach(srv, im->s, im->reply);
+    im->reply = NULL; /* the session's now, or finished */
+    return;
+  }
+  switch (im->m.kind) {
+    case JSONRPC_REQUEST:
+      if (atomic_load(&im->s->ended)) break; /* raced with DELETE: answer nothing */
+      if (!answered_at_once(&im->m, out_of(srv, im->reply))) methods_handle_request(srv, im);
+      return;
+    case JSONRPC_NOTIFICATION:
+      if (jsonrpc_method_is(&im->m, "notifications/initialized")) im->s->ready = true;
+      break;
+    case JSONRPC_INVALID:
+      if (im->reply) answered_at_once(&im->m, out_of(srv, im->reply));
+      break;
+    case JSONRPC_RESPONSE:
+      answer_from_client(srv, im);
+      break;
+    default:
+      break;
+  }
+}
+
+static void dispatch_failed(void *ud, void *msg, const char *err) {
+  server *srv = ud;
+  inmsg *im = msg;
+  if (im->type != MSG_RPC || !im->reply || im->m.kind != JSONRPC_REQUEST) return;
+  im->reply->out.len = 0; /* what was half written */
+  jsonrpc_write_error(out_of(srv, im->reply), im->m.id, JSONRPC_INTERNAL_ERROR, err, NULL);
+}
+
+/* A request answered by the dispatch itself (no call took it over) is
+   over; its outlet is finished here. */
+static void release(void *ud, void *msg, bool dispatched) {
+  server *srv = ud;
+  inmsg *im = msg;
+  if (im->reply && im->reply != im->s->standalone && !im->taken) {
+    if (dispatched) request_done(srv, im->reply);
+    else if (im->reply->finish) im->reply->finish(im->reply);
+  }
+  inmsg_free(im);
+}
+
+void server_submit(server *srv, session *s, outlet *reply, char *data, size_t len,
+                   const jsonrpc_msg *parsed) {
+  inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
+  if (parsed) im->m = *parsed;
+  else jsonrpc_parse(data, len, &im->m);
+  json_span id;
+  if (cancel_of(&im->m, &id)) { /* takes effect at once, even in a busy handler */
+    engine_cancel(srv->e, s, id.p, id.n);
+    inmsg_free(im);
+    return;
+  }
+  engine_submit(srv->e, im, reply != NULL);
+}
+
+void server_end_session(server *srv, session *s) {
+  atomic_store(&s->ended, true);
+  /* the engine's holder does it: callers may hold their transport's locks */
+  engine_submit(srv->e, inmsg_new(MSG_END_SESSION, s, NULL, NULL, 0), false);
+}
+
+void server_attach(server *srv, session *s, outlet *stream) {
+  engine_submit(srv->e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0), false);
+}
+
+void server_accept(server *srv, session *s, const char *p, size_t n) {
+  inmsg im = {.type = MSG_RPC, .s = s, .reply = s->standalone, .data = (char *)p, .len = n};
+  jsonrpc_parse(p, n, &im.m);
+  if (answered_at_once(&im.m, out_of(srv, s->standalone))) return;
+  json_span id;
+  if (cancel_of(&im.m, &id)) {
+    engine_cancel_now(srv->e, s, id.p, id.n);
+    return;
+  }
+  if (!engine_busy(srv->e)) {
+    im.borrowed = true;
+    engine_dispatch(srv->e, &im);
+    return;
+  }
+  /* a handler is running (we are in its hook): keep the message for later */
+  char *data = malloc(n + 1);
+  memcpy(data, p, n);
+  data[n] = '\0';
+  inmsg *copy = inmsg_new(MSG_RPC, s, s->standalone, data, n);
+  jsonrpc_parse(copy->data, n, &copy->m);
+  engine_defer(srv->e, copy);
+}
+
+/* }====================================================== */
+
+/* {====================================================== calls as requests */
+
+request *request_of(call *c) { return call_extra(c); }
+
+static void copy_progress_token(request *r, json_span meta) {
+  json_span tok;
+  if (json_kind(meta) == '{' && json_object_get(meta, "progressToken", &tok) &&
+      (json_kind(tok) == '"' || json_kind(tok) == '-' ||
+       (json_kind(tok) >= '0' && json_kind(tok) <= '9'))) {
+    r->ptoken = strndup(tok.p, tok.n);
+    r->ptoken_len = tok.n;
+  }
+}
+
+call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta) {
+  call *c = engine_call_new(srv->e, im->s, im->m.id.p, im->m.id.n);
+  request *r = request_of(c);
+  r->srv = srv;
+  r->s = im->s;
+  session_ref(r->s);
+  r->out = im->reply;
+  im->taken = true; /* the call finishes the outlet */
+  r->kind = kind;
+  r->entry_ref = LUA_NOREF;
+  copy_progress_token(r, meta);
+  lua_State *L = call_app(c)->L;
+  r->ctx = lua_api_push_ctx(L, c);
+  r->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return c;
+}
+
+static void ended(void *ud, call *c) {
+  server *srv = ud;
+  request *r = request_of(c);
+  lua_State *L = call_app(c)->L;
+  lua_api_close_ctx(r->ctx);
+  luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, r->entry_ref);
+  request_done(srv, r->out);
+  session_unref(r->s);
+  free(r->ptoken);
+  free(r->uri);
+}
+
+const char *call_protocol_version(const call *c) {
+  return proto_name(request_of((call *)c)->s->version);
+}
+
+void call_log(call *c, int level, const char *msg, size_t len) {
+  request *r = request_of(c);
+  const char *logger = call_app(c)->reg->name;
+  /* mirrored on stderr from warning up (everything with --log-level debug):
+     a line per info message would cost more than the call */
+  if (level >= LOG_WARNING || log_threshold() == LOG_DEBUG)
+    log_msg(level, "%s: %.*s", logger, (int)len, msg);
+  if (level < r->s->log_level || r->out->dead) return;
+  buf p;
+  buf_init(&p);
+  buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
+  json_encode_string(&p, logger, strlen(logger));
+  buf_puts(&p, ",\"data\":");
+  json_encode_string(&p, msg, len);
+  buf_putc(&p, '}');
+  jsonrpc_write_notification(out_of(r->srv, r->out), "notifications/message", p.p, p.len);
+  buf_free(&p);
+  /* not flushed here: the loop flushes after the handler returns or parks,
+     and the hook every few milliseconds while it runs */
+}
+
+bool call_progress(call *c, double progress, double total, const char *message) {
+  request *r = request_of(c);
+  if (!r->ptoken) return false;
+  if (r->sent_progress && !(progress > r->last_progress)) {
+    log_msg(LOG_WARNING, "ctx:progress(%g) dropped: progress must increase (last %g)", progress,
+            r->last_progress);
+    return true;
+  }
+  r->sent_progress = true;
+  r->last_progress = progress;
+  buf p;
+  buf_init(&p);
+  buf_puts(&p, "{\"progressToken\":");
+  buf_put(&p, r->ptoken, r->ptoken_len);
+  buf_puts(&p, ",\"progress\":");
+  json_encode_double(&p, progress);
+  if (isfinite(total)) {
+    buf_puts(&p, ",\"total\":");
+    json_encode_double(&p, total);
+  }
+  if (message) {
+    buf_puts(&p, ",\"message\":");
+    json_encode_string(&p, message, strlen(message));
+  }
+  buf_putc(&p, '}');
+  jsonrpc_write_notification(out_of(r->srv, r->out), "notifications/progress", p.p, p.len);
+  buf_free(&p);
+  return true;
+}
+
+/* The call stops waiting for the client's answer (timeout, cancel, end):
+   spec — a request we give up on is cancelled. */
+static void abort_ask(call_wait *w) {
+  request *r = (request *)((char *)w - offsetof(request, ask));
+  if (!r->asked) return;
+  char p[96];
+  int n = snprintf(p, sizeof p, "{\"requestId\":%llu,\"reason\":\"no longer needed\"}",
+                   (unsigned long long)r->asked);
+  if (!r->out->dead)
+    jsonrpc_write_notification(out_of(r->srv, r->out), "notifications/cancelled", p, (size_t)n);
+  r->asked = 0;
+}
+
+bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
+                     size_t errlen) {
+  request *r = request_of(c);
+  session *s = r->s;
+  bool supported = strcmp(method, "sampling/createMessage") == 0 ? s->client_sampling
+                   : strcmp(method, "elicitation/create") == 0   ? s->client_elicitation
+                   : strcmp(method, "roots/list") == 0           ? s->client_roots
+                                                                 : true;
+  if (!supported) {
+    snprintf(err, errlen, "the client does not support %s (it did not declare the capability)",
+             method);
+    return false;
+  }
+  buf b;
+  buf_init(&b);
+  uint64_t id = ++r->srv->next_ask;
+  buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"%s\",\"params\":",
+             (unsigned long long)id, method);
+  if (params_idx) {
+    if (!json_encode(L, params_idx, &b, err, errlen)) {
+      buf_free(&b);
+      return false;
+    }
+  } else {
+    buf_puts(&b, "{}");
+  }
+  buf_puts(&b, "}\n");
+  buf_put(out_of(r->srv, r->out), b.p, b.len);
+  buf_free(&b);
+  r->asked = id;
+  r->ask = (call_wait){.abort = abort_ask, .what = method};
+  call_park(c, &r->ask); /* until the answer, or the deadline */
+  return true;
+}
+
+static bool ask_matches(call *c, void *id) { return request_of(c)->asked == *(uint64_t *)id; }
+
+/* Which call asked the request this response answers? */
+static call *asker(server *srv, session *s, uint64_t id) {
+  return engine_find_call(srv->e, s, ask_matches, &id);
+}
+
+/* A response from the client: resume the call that asked, with the result
+   (or nil and the error's message). */
+static void answer_from_client(server *srv, inmsg *im) {
+  char tmp[32];
+  size_t n = im->m.id.n < sizeof tmp ? im->m.id.n : sizeof tmp - 1;
+  memcpy(tmp, im->m.id.p, n);
+  tmp[n] = '\0';
+  char *end;
+  uint64_t id = strtoull(tmp, &end, 10);
+  call *c = *end == '\0' && id ? asker(srv, im->s, id) : NULL;
+  if (!c) {
+    log_msg(LOG_DEBUG, "a response to no pending request (id %s): ignored", tmp);
+    return;
+  }
+  request_of(c)->asked = 0;
+  lua_State *co = call_thread(c);
+  if (im->m.result.n) {
+    json_decode(co, im->m.result.p, im->m.result.n, NULL);
+    call_wake(c, 1);
+    return;
+  }
+  json_span msg = {0};
+  json_object_get(im->m.error, "message", &msg);
+  buf b;
+  buf_init(&b);
+  if (msg.n) json_string_unescape(msg, &b);
+  lua_pushnil(co);
+  lua_pushfstring(co, "the client answered with an error: %s", b.p ? b.p : "(no message)");
+  buf_free(&b);
+  call_wake(c, 2);
+}
+
+bool call_detach(call *c) {
+  request *r = request_of(c);
+  if (!r->out->detach) return false;
+  flush_outlet(r->out); /* what was said so far goes on the current response */
+  r->out->detach(r->out);
+  return true;
+}
+
+/* }====================================================== */
+
+/* {====================================================== the server */
+
+static const engine_hooks hooks = {
+    .call_extra = sizeof(request),
+    .dispatch = dispatch,
+    .dispatch_failed = dispatch_failed,
+    .release = release,
+    .returned = results_returned,
+    .failed = results_failed,
+    .ended = ended,
+    .flush = flush_all,
+};
+
+server *server_new(app *a, const server_options *opt) {
+  server *srv = calloc(1, sizeof *srv);
+  srv->opt = *opt;
+  engine_hooks h = hooks;
+  h.ud = srv;
+  srv->e = engine_new(a, &opt->engine, &h);
+  reload_init(srv);
+  return srv;
+}
+
+engine *server_engine(server *srv) { return srv->e; }
+
+void server_free(server *srv) {
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    session *s = srv->sessions[i];
+    if (s->standalone) { /* an open GET stream: the server's reference goes */
+      outlet *o = s->standalone;
+      s->standalone = NULL;
+      request_done(srv, o);
+    }
+    session_unref(s);
+  }
+  free(srv->sessions);
+  reload_close(srv);
+  engine_free(srv->e);
+  free(srv->dirty);
+  free(srv);
+}
+
+/* }====================================================== */

@@ -1,0 +1,57 @@
+/* server.h — the MCP server: what transports hand messages to. It owns the
+ * sessions, answers the MCP methods (methods.c) from the app's registry
+ * snapshot or by starting handler calls on the engine (engine.h), shapes
+ * their results, batches each round's output per outlet, and publishes
+ * reloads (reload.c). Transports sit on top: they parse nothing beyond
+ * framing, and write what their outlets are given. */
+#ifndef LUAMCP_SERVER_H
+#define LUAMCP_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "app.h"
+#include "engine.h"
+#include "jsonrpc.h"
+#include "outlet.h"
+#include "session.h"
+
+typedef struct server_options {
+  engine_options engine;
+  app_config app; /* how apps are loaded (again, on reload) */
+} server_options;
+
+typedef struct server server;
+
+server *server_new(app *a, const server_options *opt);
+/* Frees the server, its engine and the app. */
+void server_free(server *srv);
+engine *server_engine(server *srv);
+
+/* {====== any thread */
+/* Hand one message (malloc'd; ownership passes) to the server; its answer
+   goes to reply (NULL for notifications and responses). The server takes
+   its own reference to s. notifications/cancelled takes effect at once,
+   even while a handler runs. If the server is finishing, the message is
+   dropped and reply->finish called. reply->finish may be called from any
+   thread, the caller's own included, before server_submit returns.
+   parsed: msg already classified by the caller (its spans point into
+   msg), or NULL. */
+void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len,
+                   const jsonrpc_msg *parsed);
+/* The session ended (DELETE, expiry): its calls are dropped, its standalone
+   outlet finished and released. */
+void server_end_session(server *srv, session *s);
+/* Make stream the session's standalone outlet (an HTTP GET stream); a
+   previous one is finished. stream->finish is called when it is released. */
+void server_attach(server *srv, session *s, outlet *stream);
+/* SIGHUP: reload the app as soon as the engine is between calls. */
+void server_request_reload(server *srv);
+/* }====== */
+
+/* The engine's run-lock holder (an input the engine reads: stdio): take
+   one message (borrowed; copied only if it must wait); answers go to
+   s->standalone. */
+void server_accept(server *srv, session *s, const char *msg, size_t len);
+
+#endif

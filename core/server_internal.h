@@ -1,0 +1,110 @@
+/* server_internal.h — what the server layer's files share: server.c
+ * (messages, sessions, results, output), methods.c (the MCP methods) and
+ * reload.c (publishing a reloaded app). Not for transports (server.h) nor
+ * for the Lua side (call.h). */
+#ifndef LUAMCP_SERVER_INTERNAL_H
+#define LUAMCP_SERVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "call.h"
+#include "registry.h"
+#include "server.h"
+
+/* What the engine's queue carries for us: a JSON-RPC message, or a
+   transport's word about a session (it ended; a GET stream opened for it). */
+typedef enum inmsg_type { MSG_RPC, MSG_END_SESSION, MSG_ATTACH } inmsg_type;
+
+typedef struct inmsg {
+  inmsg_type type;
+  session *s;    /* holds a reference */
+  outlet *reply; /* where the answer goes; NULL for notifications/responses */
+  char *data;
+  size_t len;
+  jsonrpc_msg m;
+  bool taken;    /* a call answers it (and finishes reply) */
+  bool borrowed; /* on the reader's stack: data and s are not ours */
+} inmsg;
+
+typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;
+
+/* A call as the server sees it: the request it answers (the engine's call
+   extra data). */
+typedef struct request {
+  struct server *srv;
+  session *s;  /* holds a reference */
+  outlet *out; /* the request's answer, and what it emits on the way */
+  call_kind kind;
+  int ctx_ref;   /* the ctx object handed to the handler */
+  void *ctx;     /* its handle, to close it */
+  int entry_ref; /* resource/prompt registration table, for shaping */
+  const reg_tool *tool;
+  char *ptoken; /* raw progressToken, or NULL */
+  size_t ptoken_len;
+  char *uri; /* resources/read: the URI asked for */
+  double last_progress;
+  bool sent_progress;
+  uint64_t asked; /* id of our request to the client it waits for, or 0 */
+  call_wait ask;  /* parked on that answer */
+} request;
+
+struct server {
+  engine *e;
+  server_options opt;
+  session **sessions; /* initialized sessions (each holds a reference) */
+  size_t nsessions, sessions_cap;
+  outlet **dirty; /* outlets written this round */
+  size_t ndirty, dirty_cap;
+  uint64_t next_ask; /* ids of server->client requests */
+  /* reload.c */
+  uv_async_t reload_async; /* SIGHUP, from any thread */
+  uv_timer_t reload_timer; /* the debounce of file changes */
+  double reload_at, reload_first;
+};
+
+/* {====== output (run-lock holder) */
+/* The batch buffer of outlet o (marks it for the end-of-round flush). */
+buf *out_of(server *srv, outlet *o);
+void flush_outlet(outlet *o);
+/* The request o answers is over (flush, then the transport closes it). */
+void request_done(server *srv, outlet *o);
+void reply_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void reply_json(server *srv, outlet *o, json_span id, const char *json, size_t n);
+/* A tool result that reports a failure to the model (isError: true). */
+void write_tool_error(buf *out, json_span id, const char *msg, size_t n);
+/* Tell every connected client (its standalone outlet) something. */
+void broadcast(server *srv, const char *method, const char *params, size_t n);
+/* notifications/resources/updated to every session subscribed to uri. */
+void notify_updated(server *srv, const char *uri, size_t n);
+/* }====== */
+
+/* {====== calls */
+/* A call for im: its request data set, its ctx made; push the handler and
+   its arguments (then the ctx: request_of(c)->ctx_ref) on call_thread(c),
+   then engine_call_start. */
+call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta);
+request *request_of(call *c);
+/* results.c: the engine's hooks for a call that returned or failed */
+void results_returned(void *ud, call *c, int nres);
+void results_failed(void *ud, call *c, const char *msg);
+/* }====== */
+
+/* methods.c: answer one request */
+void methods_handle_request(server *srv, inmsg *im);
+/* Track s (initialize): notifications that answer no request reach it. */
+void server_track(server *srv, session *s);
+/* reload.c */
+void reload_init(server *srv);
+void reload_close(server *srv);
+/* Load the app again and publish it if every script loads. */
+void reload_now(server *srv);
+/* Reload after `delay` seconds of quiet; each call pushes it back, so a
+   burst of writes is one reload. postpone: the same, only if one is due. */
+void reload_schedule(server *srv, double delay);
+void reload_postpone(server *srv, double delay);
+
+#endif
