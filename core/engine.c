@@ -233,6 +233,31 @@ static size_t take(engine *e, const void *through, bool *finishing) {
   return n;
 }
 
+/* From a handler's hook: answer the queued messages that need no Lua now;
+   keep the others, in order, for when it yields. Not through e->batch: the
+   hook may fire inside a dispatch_batch. */
+static void take_quick(engine *e) {
+  void *chunk[64];
+  for (;;) {
+    pthread_mutex_lock(&e->lock);
+    size_t n = e->qlen < 64 ? e->qlen : 64;
+    for (size_t i = 0; i < n; i++) chunk[i] = e->q[(e->qhead + i) % e->qcap];
+    e->qhead = (e->qhead + n) % e->qcap;
+    e->qlen -= n;
+    if (n) pthread_cond_broadcast(&e->space);
+    pthread_mutex_unlock(&e->lock);
+    if (!n) return;
+    for (size_t i = 0; i < n; i++) {
+      if (!e->h.quick(e->h.ud, chunk[i])) {
+        engine_defer(e, chunk[i]);
+        continue;
+      }
+      e->h.dispatch(e->h.ud, chunk[i]); /* no Lua: no protection needed */
+      e->h.release(e->h.ud, chunk[i], true);
+    }
+  }
+}
+
 /* Dispatch and release the first n messages of e->batch. */
 static void dispatch_batch(engine *e, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -447,6 +472,7 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
     poll_inputs(e);
+    if (!queue_empty(e)) take_quick(e);
     e->h.flush(e->h.ud); /* pings answered and notifications sent while the handler runs */
   }
   if (!c->cancelled && atomic_load_explicit(&e->interrupt, memory_order_relaxed) &&
@@ -780,12 +806,13 @@ static void wait_for_loop(engine *e, int timeout_ms) {
    whether the engine is finishing. */
 static bool work_round(engine *e) {
   bool finishing;
-  dispatch_batch(e, take(e, NULL, &finishing));
+  /* what waited while a handler ran came first */
   for (size_t i = 0; i < e->ndeferred; i++) { /* may grow (and move) while we go */
     dispatch(e, e->deferred[i]);
     e->h.release(e->h.ud, e->deferred[i], true);
   }
   e->ndeferred = 0;
+  dispatch_batch(e, take(e, NULL, &finishing));
   apply_cancels(e); /* after the dispatch: a cancel may name a call it just started */
   reap(e);
   e->h.flush(e->h.ud);

@@ -58,6 +58,10 @@ typedef struct engine_hooks {
   /* A Lua error escaped dispatch (and no call it started is left to
      answer): answer msg with an internal error if it wants one. */
   void (*dispatch_failed)(void *ud, void *msg, const char *err);
+  /* Can msg be answered without running Lua (from the registry snapshot
+     and session state)? Such messages are dispatched even while a handler
+     runs, from its hook: a busy handler does not silence the server. */
+  bool (*quick)(void *ud, const void *msg);
   /* msg is done (dispatched, or dropped because the engine is finishing:
      then answered=false). Free it. */
   void (*release)(void *ud, void *msg, bool dispatched);

@@ -230,6 +230,24 @@ static void dispatch(void *ud, void *msg) {
   }
 }
 
+/* Answered from the registry snapshot and session state, without Lua. */
+static bool quick(void *ud, const void *msg) {
+  (void)ud;
+  const inmsg *im = msg;
+  if (im->type == MSG_ATTACH) return true;
+  if (im->type != MSG_RPC) return false;
+  const jsonrpc_msg *m = &im->m;
+  if (m->kind == JSONRPC_INVALID) return true;
+  if (m->kind == JSONRPC_NOTIFICATION) return jsonrpc_method_is(m, "notifications/initialized");
+  if (m->kind != JSONRPC_REQUEST) return false;
+  static const char *const no_lua[] = {
+      "ping", "initialize", "tools/list", "resources/list", "resources/templates/list",
+      "prompts/list", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"};
+  for (size_t i = 0; i < sizeof no_lua / sizeof *no_lua; i++)
+    if (jsonrpc_method_is(m, no_lua[i])) return true;
+  return false;
+}
+
 static void dispatch_failed(void *ud, void *msg, const char *err) {
   server *srv = ud;
   inmsg *im = msg;
@@ -283,9 +301,14 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
     engine_cancel_now(srv->e, s, id.p, id.n);
     return;
   }
+  im.borrowed = true;
   if (!engine_busy(srv->e)) {
-    im.borrowed = true;
     engine_dispatch(srv->e, &im);
+    return;
+  }
+  if (quick(srv, &im)) { /* in a busy handler's hook: no Lua needed, answer now */
+    dispatch(srv, &im);
+    release(srv, &im, true);
     return;
   }
   /* a handler is running (we are in its hook): keep the message for later */
@@ -501,6 +524,7 @@ static const engine_hooks hooks = {
     .call_extra = sizeof(request),
     .dispatch = dispatch,
     .dispatch_failed = dispatch_failed,
+    .quick = quick,
     .release = release,
     .returned = results_returned,
     .failed = results_failed,
