@@ -832,6 +832,38 @@ bool call_progress(call *c, double progress, double total, const char *message) 
   return true;
 }
 
+/* For C code that runs long inside one Lua call (lua_pattern.c): what the
+   hook would find -- inputs read, pending cancels taken, the deadline
+   checked -- without raising. The hook is re-armed at every instruction
+   once the call must stop, so a pcall around the C function cannot
+   swallow the kill. */
+const char *engine_interrupt_reason(lua_State *L) {
+  static _Thread_local char msg[TIMEOUT_MSG_MAX];
+  call *c = call_of(L);
+  if (!c) { /* a coroutine the handler made, or no call at all (load time) */
+    lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+    engine *e = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!e || !(c = e->running)) return NULL;
+  }
+  engine *e = c->e;
+  double t = engine_now();
+  if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
+    e->last_input_poll = t;
+    poll_inputs(e, 0);
+    flush_all(e);
+  }
+  if (!c->cancelled && atomic_load_explicit(&e->interrupt, memory_order_relaxed) &&
+      cancel_pending(e, c))
+    c->cancelled = true;
+  if (!c->cancelled && !c->timed_out && t > c->deadline) c->timed_out = true;
+  if (!c->cancelled && !c->timed_out) return NULL;
+  lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+  if (c->cancelled) return "call cancelled by the client";
+  timeout_message(c, msg);
+  return msg;
+}
+
 /* }====================================================== */
 
 static void untrack(engine *e, session *s) {

@@ -129,6 +129,10 @@ const char *call_protocol_version(const call *c);
 /* The call running on this coroutine, or NULL. */
 call *call_of(lua_State *co);
 lua_State *call_thread(const call *c);
+/* Why the call running on L must stop now ("call timed out after 1 s",
+   "call cancelled by the client"), or NULL (also outside any call). Never
+   raises: for C functions that run long (lua_pattern.h's check). */
+const char *engine_interrupt_reason(lua_State *L);
 /* }====== */
 
 #endif
