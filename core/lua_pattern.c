@@ -39,6 +39,7 @@ typedef struct mstate {
   const char *pat_end;  /* the pattern's end (a '\0' too) */
   lua_State *L;
   lua_pattern_interrupt check;
+  int check_unread; /* check is still in upvalue 1 of the running function */
   ptrdiff_t budget; /* steps left before the next check */
   int depth;        /* recursion left */
   int level;        /* captures, open or closed */
@@ -50,10 +51,19 @@ typedef struct mstate {
 
 /* {====================================================== the budget */
 
+static lua_pattern_interrupt check_of(lua_State *L) {
+  const hold *h = lua_touserdata(L, lua_upvalueindex(1));
+  return h ? h->check : NULL;
+}
+
 /* Out of steps: refill, and ask whether the call may go on. */
 static void checkpoint(mstate *ms) __attribute__((noinline, cold));
 static void checkpoint(mstate *ms) {
   ms->budget = PATTERN_CHECK_EVERY;
+  if (ms->check_unread) { /* fetched only now: most calls never get here */
+    ms->check = check_of(ms->L);
+    ms->check_unread = 0;
+  }
   if (ms->check) {
     const char *why = ms->check(ms->L);
     if (why) luaL_error(ms->L, "%s", why);
@@ -133,6 +143,71 @@ static int set_has(int c, const char *p, const char *last) {
   return !in;
 }
 
+/* How many of the n characters from s, in a row, match the item p..ep
+   (want 1) or miss it (want 0). The class is looked at once, not per
+   character: this is where repetitions, and the search for where a match
+   can start, spend their time. */
+#define RUN_WHILE(cond)                       \
+  do {                                        \
+    while (i < n && (cond) == want) i++;      \
+    return i;                                 \
+  } while (0)
+#define RUN_CLASS(is) RUN_WHILE((!is(uc(s[i]))) == neg)
+
+static inline __attribute__((always_inline)) ptrdiff_t run_of(const char *s, ptrdiff_t n,
+                                                              const char *p, const char *ep,
+                                                              int want) {
+  ptrdiff_t i = 0;
+  switch (*p) {
+    case '.':
+      return want ? n : 0;
+    case '[':
+      RUN_WHILE(set_has(uc(s[i]), p, ep - 1));
+    case ESC: {
+      int cl = uc(p[1]), neg = !islower(cl);
+      switch (tolower(cl)) {
+        case 'a': RUN_CLASS(isalpha);
+        case 'c': RUN_CLASS(iscntrl);
+        case 'd': RUN_CLASS(isdigit);
+        case 'g': RUN_CLASS(isgraph);
+        case 'l': RUN_CLASS(islower);
+        case 'p': RUN_CLASS(ispunct);
+        case 's': RUN_CLASS(isspace);
+        case 'u': RUN_CLASS(isupper);
+        case 'w': RUN_CLASS(isalnum);
+        case 'x': RUN_CLASS(isxdigit);
+        case 'z': RUN_WHILE((s[i] == 0) != neg);
+        default: RUN_WHILE(uc(s[i]) == cl);
+      }
+    }
+    default: {
+      int c = uc(*p);
+      if (!want) {
+        const char *at = memchr(s, c, (size_t)n);
+        return at ? at - s : n;
+      }
+      RUN_WHILE(uc(s[i]) == c);
+    }
+  }
+}
+
+/* run_of from s to the subject's end, counted, in pieces of what the
+   budget allows (a check between them). A literal's misses are a memchr:
+   a step per 16 bytes. */
+static ptrdiff_t count_run(mstate *ms, const char *s, const char *p, const char *ep, int want) {
+  int literal = *p != '.' && *p != '[' && *p != ESC;
+  ptrdiff_t cost16 = (literal && !want) ? 1 : 16 * item_cost(p, ep); /* per 16 characters */
+  ptrdiff_t i = 0, left = ms->subj_end - s;
+  for (;;) {
+    ptrdiff_t piece = ms->budget * 16 / cost16 + 1;
+    if (piece > left - i) piece = left - i;
+    ptrdiff_t got = want ? run_of(s + i, piece, p, ep, 1) : run_of(s + i, piece, p, ep, 0);
+    i += got;
+    spend(ms, (got * cost16) >> 4);
+    if (got < piece || i == left) return i;
+  }
+}
+
 /* Does the character at s match the item p..ep? */
 static inline int item_has(const mstate *ms, const char *s, const char *p, const char *ep) {
   if (s >= ms->subj_end) return 0;
@@ -169,16 +244,8 @@ static const char *balanced(mstate *ms, const char *s, const char *p) {
 
 /* item* (greedy): the longest run first, then shorter ones */
 static const char *longest(mstate *ms, const char *s, const char *p, const char *ep) {
-  ptrdiff_t i = 0;
-  if (*p == '.') {
-    i = ms->subj_end - s; /* '.' takes everything: no need to look */
-  } else {
-    ptrdiff_t cost = item_cost(p, ep);
-    while (item_has(ms, s + i, p, ep)) {
-      i++;
-      spend(ms, cost);
-    }
-  }
+  /* '.' takes everything: no need to look */
+  ptrdiff_t i = *p == '.' ? ms->subj_end - s : count_run(ms, s, p, ep, 1);
   for (; i >= 0; i--) {
     const char *r = match(ms, s + i, ep + 1);
     if (r) return r;
@@ -353,11 +420,8 @@ static int push_captures(mstate *ms, const char *s, const char *e) {
 
 /* {====================================================== the functions */
 
-static lua_pattern_interrupt check_of(lua_State *L) {
-  const hold *h = lua_touserdata(L, lua_upvalueindex(1));
-  return h ? h->check : NULL;
-}
-
+/* check: the interrupt check, or, for the functions that have it as
+   their upvalue 1, NULL: read when first needed */
 static void prepare(mstate *ms, lua_State *L, const char *s, size_t ls, const char *p, size_t lp,
                     lua_pattern_interrupt check) {
   ms->L = L;
@@ -365,6 +429,7 @@ static void prepare(mstate *ms, lua_State *L, const char *s, size_t ls, const ch
   ms->subj_end = s + ls;
   ms->pat_end = p + lp;
   ms->check = check;
+  ms->check_unread = !check;
   ms->budget = PATTERN_CHECK_EVERY;
 }
 
@@ -396,6 +461,45 @@ static int has_specials(const char *p, size_t n) {
   return 0;
 }
 
+/* Must every match begin with one character of p's first item (no '*',
+   '?' or '-' after it; not '.', which takes any)? Then the loops that try
+   each start position skip the positions where it fails, which match()
+   would reject at once: the same results, faster. Called only after a
+   first match() read that item (so item_end raises nothing new); *ep: the
+   item's end. */
+static int must_begin(mstate *ms, const char *p, const char **ep) {
+  if (p == ms->pat_end) return 0;
+  switch (*p) {
+    case '(': case ')': case '.':
+      return 0;
+    case '$':
+      if (p + 1 == ms->pat_end) return 0;
+      break;
+    case ESC:
+      if (p[1] == 'b' || p[1] == 'f' || (p[1] >= '0' && p[1] <= '9')) return 0;
+      break;
+    default:
+      break;
+  }
+  *ep = item_end(ms, p);
+  return **ep != '*' && **ep != '?' && **ep != '-';
+}
+
+/* The first p (lp bytes) in s (ls bytes), as Lua does it (memchr for the
+   first byte, memcmp for the rest), each failed try counted. */
+static const char *plain_find(mstate *ms, const char *s, size_t ls, const char *p, size_t lp) {
+  if (lp == 0) return s;
+  if (lp > ls) return NULL;
+  const char *end = s + (ls - lp) + 1; /* where a match can no longer start */
+  ptrdiff_t cost = 1 + (ptrdiff_t)(lp >> 5);
+  while (s < end && (s = memchr(s, p[0], (size_t)(end - s))) != NULL) {
+    if (memcmp(s + 1, p + 1, lp - 1) == 0) return s;
+    s++;
+    spend(ms, cost);
+  }
+  return NULL;
+}
+
 static int find_or_match(lua_State *L, int find) {
   size_t ls, lp;
   const char *s = luaL_checklstring(L, 1, &ls);
@@ -406,7 +510,9 @@ static int find_or_match(lua_State *L, int find) {
     return 1;
   }
   if (find && (lua_toboolean(L, 4) || !has_specials(p, lp))) { /* a plain search */
-    const char *at = lp ? memmem(s + init, ls - init, p, lp) : s + init;
+    mstate ms;
+    prepare(&ms, L, s, ls, p, lp, NULL);
+    const char *at = plain_find(&ms, s + init, ls - init, p, lp);
     if (at) {
       lua_pushinteger(L, (lua_Integer)(at - s) + 1);
       lua_pushinteger(L, (lua_Integer)(at - s) + (lua_Integer)lp);
@@ -420,8 +526,10 @@ static int find_or_match(lua_State *L, int find) {
       p++;
       lp--;
     }
-    prepare(&ms, L, s, ls, p, lp, check_of(L));
-    do {
+    prepare(&ms, L, s, ls, p, lp, NULL);
+    int skip = -1; /* must_begin's answer, once asked */
+    const char *first_end = NULL;
+    for (;;) {
       restart(&ms);
       const char *e = match(&ms, from, p);
       if (e) {
@@ -430,7 +538,14 @@ static int find_or_match(lua_State *L, int find) {
         lua_pushinteger(L, (lua_Integer)(e - s));
         return push_captures(&ms, NULL, NULL) + 2;
       }
-    } while (from++ < ms.subj_end && !anchor);
+      if (anchor || from == ms.subj_end) break;
+      from++;
+      if (skip < 0) skip = must_begin(&ms, p, &first_end);
+      if (skip) {
+        from += count_run(&ms, from, p, first_end, 0);
+        if (from == ms.subj_end) break; /* the item cannot match there either */
+      }
+    }
   }
   luaL_pushfail(L);
   return 1;
@@ -450,6 +565,8 @@ static int gmatch_next(lua_State *L) {
   gmatch_state *gm = lua_touserdata(L, lua_upvalueindex(3));
   gm->ms.L = L; /* the loop may run on another coroutine */
   gm->ms.budget = PATTERN_CHECK_EVERY;
+  int skip = -1; /* as in find_or_match */
+  const char *first_end = NULL;
   for (const char *src = gm->src; src <= gm->ms.subj_end; src++) {
     restart(&gm->ms);
     const char *e = match(&gm->ms, src, gm->p);
@@ -457,6 +574,8 @@ static int gmatch_next(lua_State *L) {
       gm->src = gm->last = e;
       return push_captures(&gm->ms, src, e);
     }
+    if (skip < 0) skip = must_begin(&gm->ms, gm->p, &first_end);
+    if (skip && src < gm->ms.subj_end) src += count_run(&gm->ms, src + 1, gm->p, first_end, 0);
   }
   return 0;
 }
@@ -471,6 +590,7 @@ static int str_gmatch(lua_State *L) {
   gmatch_state *gm = lua_newuserdatauv(L, sizeof *gm, 0);
   if (init > ls) init = ls + 1; /* past the end: no 's + init' overflow */
   prepare(&gm->ms, L, s, ls, p, lp, check);
+  gm->ms.check_unread = 0; /* the iterator's upvalues are others */
   gm->src = s + init;
   gm->p = p;
   gm->last = NULL;
@@ -554,7 +674,9 @@ static int str_gsub(lua_State *L) {
     p++;
     lp--;
   }
-  prepare(&ms, L, src, ls, p, lp, check_of(L));
+  prepare(&ms, L, src, ls, p, lp, NULL);
+  int skip = -1; /* as in find_or_match */
+  const char *first_end = NULL;
   while (n < max) {
     restart(&ms);
     const char *e = match(&ms, src, p);
@@ -566,6 +688,12 @@ static int str_gsub(lua_State *L) {
       spend(&ms, (ptrdiff_t)((luaL_bufflen(&b) - before) >> 6)); /* the output's bytes */
     } else if (src < ms.subj_end) {
       luaL_addchar(&b, *src++);
+      if (skip < 0 && !anchor) skip = must_begin(&ms, p, &first_end);
+      if (skip > 0) { /* copy what cannot begin a match as it is */
+        ptrdiff_t k = count_run(&ms, src, p, first_end, 0);
+        luaL_addlstring(&b, src, (size_t)k);
+        src += k;
+      }
     } else {
       break;
     }

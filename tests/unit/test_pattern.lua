@@ -129,6 +129,9 @@ local subjects = {
   "THE (quick) fox", "[[nested]] (a(b)c) ((x)", "a.b.c", "aaa", "abab", "a\0b\0c",
   "f(a(b)c)d", "one two  three", "-12.5e3", "%d%", "\n\t x \r", "^$", "THE (quick) fox",
   "path/to/file.txt", "caf\xc3\xa9", "\xff\xfe", "hello\0", "...",
+  -- longer, with matches far apart: the loops skip where no match can begin
+  string.rep("x", 40) .. "ab" .. string.rep("y", 30) .. " 123 a\0b",
+  "the quick brown fox jumps over the lazy dog 12 times, (really) [ok] %done% $5 ^_^",
 }
 
 local patterns = {
