@@ -199,7 +199,9 @@ static ptrdiff_t count_run(mstate *ms, const char *s, const char *p, const char 
   ptrdiff_t cost16 = (literal && !want) ? 1 : 16 * item_cost(p, ep); /* per 16 characters */
   ptrdiff_t i = 0, left = ms->subj_end - s;
   for (;;) {
-    ptrdiff_t piece = ms->budget * 16 / cost16 + 1;
+    /* the budget may be below 0 here (match() takes some steps unchecked):
+       the piece is never negative */
+    ptrdiff_t piece = (ms->budget > 0 ? ms->budget : 0) * 16 / cost16 + 1;
     if (piece > left - i) piece = left - i;
     ptrdiff_t got = want ? run_of(s + i, piece, p, ep, 1) : run_of(s + i, piece, p, ep, 0);
     i += got;

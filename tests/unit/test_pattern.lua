@@ -183,6 +183,16 @@ for _, p in ipairs(deep) do
     compare_gmatch(s, p)
   end
 end
+-- a set so long that one try overdraws the step budget, then the search
+-- for where a match can begin
+for _, s in ipairs({ "aq" .. string.rep("z", 50), "aq" .. string.rep("z", 50) .. "ac" }) do
+  for _, p in ipairs({ "a[" .. string.rep("c", 200000) .. "]", "a[" .. string.rep("c", 200000) .. "]-q" }) do
+    compare("find", s, p)
+    compare("match", s, p)
+    compare("gsub", s, p, "<%0>")
+    compare_gmatch(s, p)
+  end
+end
 for _, args in ipairs({
   { nil, "a" }, { "a", nil }, { {}, "a" }, { 12, "2" }, { 12.5, "%." }, { "a", "a", "x" },
   { "a", "a", 1.5 }, { "a", "a", "2" }, { "abc", "b", math.mininteger }, { "abc", "b", math.maxinteger },
