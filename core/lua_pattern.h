@@ -5,25 +5,27 @@
  * engine's count hook never fires, and backtracking makes everyday patterns
  * quadratic on hostile input (the trim idiom s:match("^%s*(.-)%s*$") on a
  * text with 100k spaces inside ran a minute past a 1 s --timeout). Ours
- * ends such a call at its
- * deadline or on the client's cancel, like the hook does for Lua code.
+ * end such a call at its deadline or on the client's cancel, like the hook
+ * does for Lua code.
  *
  * A step is one pattern item tried at one position, one subject character
- * scanned by a repetition or %b, or a few bytes of a set, a back-reference
- * (%1) or gsub's output; so the work between two checks is bounded (a few
- * microseconds), whatever the pattern and subject. The only pieces that run
- * unchecked are linear in their input and done once per call or per match:
- * a plain find (memmem), the scan for special characters, one
- * back-reference's memcmp, copying the captures and gsub's tail.
+ * scanned by a repetition, %b or the search for where a match can begin,
+ * or a few bytes of a set, a back-reference (%1), a failed plain-find
+ * candidate or gsub's output; so the work between two checks is bounded
+ * (some microseconds), whatever the pattern and subject. What runs
+ * unchecked is linear in its input and done once per call or per match:
+ * a plain find's memchr to the next candidate, the scan of the pattern for
+ * special characters, one back-reference's memcmp, copying the captures
+ * out, gsub's copy of the subject's tail.
  *
  * What stays uninterruptible (C code that neither the hook nor a check
- * sees; each is linear or n log n in its input, so the bounds are the
- * message size limit and --memory):
+ * sees; each is linear or n log n in its input, so the bounds are
+ * --max-message and --memory-limit):
  *   - string.rep, table.concat, string.format, string.pack/unpack,
  *     string.reverse/upper/lower/byte/char, the .. operator and tostring on
  *     huge strings, utf8.len/char/codepoint/offset: one pass over their
  *     input or output (string.rep can build a large output from a small
- *     input: --memory caps it);
+ *     input: --memory-limit caps it);
  *   - table.sort without a comparator (n log n comparisons in C; with a
  *     comparator, or __lt metamethods, the comparisons are Lua code and are
  *     hooked), table.insert/remove/move/unpack on huge tables (linear);
@@ -40,7 +42,10 @@
  * The semantics are those of Lua 5.4's lstrlib.c (MIT licence), which this
  * follows closely: the same recursion points (so "pattern too complex"
  * comes at the same depth), the same lazy error detection (a malformed
- * piece the match never reaches raises nothing), the same messages. */
+ * piece the match never reaches raises nothing), the same messages
+ * (tests/unit/test_pattern.lua checks all of it against the Lua linked
+ * in). One difference: a gmatch iterator whose call raised can be called
+ * again (5.4.4 leaves its depth count short then; later Lua fixed it). */
 #ifndef LUAMCP_LUA_PATTERN_H
 #define LUAMCP_LUA_PATTERN_H
 
