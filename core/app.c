@@ -15,9 +15,11 @@
 #include <lualib.h>
 #include <lua-cjson.h>
 
+#include "call.h"
 #include "json.h"
 #include "lua_api.h"
 #include "lua_guard.h"
+#include "lua_pattern.h"
 
 extern const struct {
   const char *name;
@@ -290,6 +292,9 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
   lua_guard_install(L, cfg->allow_bytecode);
+  /* string.find & co. that stop at the call's deadline or cancel, which
+     the count hook cannot do inside one C call (lua_pattern.h) */
+  lua_pattern_install(L, call_interrupt_reason);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_cjson);
   lua_setfield(L, -2, "cjson");

@@ -55,6 +55,12 @@ const char *call_cannot_park(lua_State *L, call *c);
 void call_sleep(call *c, double seconds);
 /* }====== */
 
+/* Why the call running on L must stop now ("call timed out after 1 s",
+   "call cancelled by the client"), or NULL (also outside any call). Never
+   raises: for C functions that run long inside one Lua call (the count
+   hook cannot fire there: lua_pattern.h's check). Once it says stop, the
+   hook fires at every instruction, so a pcall cannot swallow it. */
+const char *call_interrupt_reason(lua_State *L);
 bool call_is_cancelled(const call *c);
 bool call_timed_out(const call *c);
 /* Seconds left before the call's deadline (> 0), for an operation's own

@@ -404,6 +404,7 @@ void engine_defer(engine *e, void *msg) {
 /* {====================================================== calls */
 
 static void poll_inputs(engine *e);
+static void call_hook(lua_State *L, lua_Debug *ar);
 
 call *call_of(lua_State *co) { return *(call **)lua_getextraspace(co); }
 lua_State *call_thread(const call *c) { return c->co; }
@@ -460,13 +461,13 @@ static bool cancel_pending(engine *e, const call *c) {
   return found;
 }
 
-/* The count hook: ends a call that ran out of time or was cancelled, even
-   in a busy loop. It re-arms itself at every instruction once it fired, so
-   a script's own pcall cannot swallow the kill. */
-static void call_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
+/* What the count hook looks at: the inputs (every few ms), pending
+   cancels, the deadline. Once the call must stop, the hook fires at every
+   instruction, so a script's own pcall cannot swallow the kill. */
+const char *call_interrupt_reason(lua_State *L) {
+  static _Thread_local char msg[TIMEOUT_MSG_MAX];
   call *c = call_current(L); /* a coroutine the handler made: the running call */
-  if (!c) return;
+  if (!c) return NULL;
   engine *e = c->e;
   double t = engine_now();
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
@@ -479,13 +480,19 @@ static void call_hook(lua_State *L, lua_Debug *ar) {
       cancel_pending(e, c))
     c->cancelled = true;
   if (!c->cancelled && !c->timed_out && t > c->deadline) c->timed_out = true;
-  if (c->cancelled || c->timed_out) {
-    lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
-    if (c->cancelled) luaL_error(L, "call cancelled by the client");
-    char msg[TIMEOUT_MSG_MAX];
-    timeout_message(c, msg);
-    luaL_error(L, "%s", msg);
-  }
+  if (!c->cancelled && !c->timed_out) return NULL;
+  lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+  if (c->cancelled) return "call cancelled by the client";
+  timeout_message(c, msg);
+  return msg;
+}
+
+/* The count hook: ends a call that ran out of time or was cancelled, even
+   in a busy loop. */
+static void call_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  const char *why = call_interrupt_reason(L);
+  if (why) luaL_error(L, "%s", why);
 }
 
 static void on_call_timer(uv_timer_t *t);

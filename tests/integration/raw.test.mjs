@@ -462,3 +462,36 @@ test('a request read while a resumed call is busy is answered at once, without m
     assert.equal(r.result.content[0].text, 'hello');
     JSON.parse(await srv.reply('1'));
   }));
+
+// s:match("^%s*(.-)%s*$") on a text with 100k spaces inside is ~5e9 matcher
+// steps in one C call, where the count hook never runs (about a minute with
+// Lua's own string.match): the pattern functions ask the engine themselves
+// (core/lua_pattern.h)
+const SPACES = `x${' '.repeat(100_000)}x`;
+
+test('--timeout stops a quadratic Lua pattern match (the trim idiom, 100k spaces inside)', opts, () =>
+  withRaw([BUSY_APP, '--no-watch', '--timeout', '1'], async (srv) => {
+    await srv.initialize();
+    const t0 = Date.now();
+    const r = await srv.call(1, 'tools/call', { name: 'trim', arguments: { text: SPACES } }, ms(20_000));
+    assert.equal(r.result?.isError, true, JSON.stringify(r).slice(0, 300));
+    assert.match(r.result.content[0].text, /timed out after 1 s/);
+    assert.ok(Date.now() - t0 < ms(15_000), `answered after ${Date.now() - t0} ms`);
+    // the state is fine afterwards: the same tool on ordinary text, and ping
+    const ok = await srv.call(2, 'tools/call', { name: 'trim', arguments: { text: '  hello  ' } });
+    assert.equal(ok.result.content[0].text, 'hello');
+    assert.deepEqual((await srv.call(3, 'ping')).result, {});
+  }));
+
+test('while a long pattern match runs, ping is answered and notifications/cancelled ends it', opts, () =>
+  withRaw([BUSY_APP, '--no-watch', '--timeout', '600'], async (srv) => {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 'trim', method: 'tools/call', params: { name: 'trim', arguments: { text: SPACES } } });
+    await delay(300); // inside string.match
+    assert.deepEqual((await srv.call('ping', 'ping', undefined, ms(3000))).result, {});
+    srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'trim', reason: 'test' } });
+    // the engine is free again only once the match has stopped (600 s otherwise)
+    const r = await srv.call('after', 'tools/call', { name: 'echo', arguments: { text: 'after' } }, ms(5000));
+    assert.equal(r.result.content[0].text, 'after');
+    assert.ok(!srv.lines.some((l) => rawMember(l, ['id']) === '"trim"'), 'no reply for the cancelled call');
+  }));

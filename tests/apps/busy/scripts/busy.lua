@@ -34,3 +34,10 @@ mcp.tool {
   input = { text = mcp.string {} },
   handler = function(args) return args.text end,
 }
+
+mcp.tool {
+  name = "trim",
+  description = "The text without leading and trailing space (the everyday idiom, quadratic on all-space text).",
+  input = { text = mcp.string {} },
+  handler = function(args) return args.text:match("^%s*(.-)%s*$") end,
+}
