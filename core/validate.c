@@ -698,8 +698,9 @@ static void memo_put(walker *w, const void *s, uint64_t v, uint32_t tag, bool ok
    the budget runs out (w->fatal says which). */
 static bool json_equal(walker *w, int a, int b, int depth) {
   lua_State *L = w->L;
+  if (!spend(w, 1)) return false;
   if (lua_rawequal(L, a, b)) return true; /* also numbers across subtypes */
-  if (!spend(w, 1) || depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return false;
+  if (depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return false;
   a = lua_absindex(L, a);
   b = lua_absindex(L, b);
   lua_Integer na = 0, nb = 0;
