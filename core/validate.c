@@ -28,8 +28,10 @@
 #define UNIQUE_PAIRWISE 16
 /* The budget reads the clock every this many steps (a step is ~0.1-1 us). */
 #define CLOCK_EVERY 1024
-/* The memo stops growing at this many slots (24 bytes each): past it the
-   step budget alone bounds the work. */
+/* The memo starts in the walker with this many slots, then moves to a
+   userdata, and stops growing at MEMO_MAX_SLOTS (24 bytes each): past it
+   the step budget alone bounds the work. */
+#define MEMO_SMALL 32
 #define MEMO_MAX_SLOTS (1u << 19)
 /* An enum message lists at most this many values. */
 #define ENUM_SHOW 10
@@ -389,7 +391,20 @@ typedef struct seg {
   size_t n; /* the name's length, or the index */
 } seg;
 
-typedef struct memo memo;
+/* One memo entry: see the memo, below. */
+typedef struct mentry {
+  const void *s; /* the schema table; NULL: an empty slot */
+  uint64_t v;    /* the value's bits */
+  uint32_t tag;  /* its type (and number subtype) */
+  uint32_t ok;
+} mentry;
+
+/* Open addressing; e is the walker's own small array until that fills,
+   then a userdata's. */
+typedef struct memo {
+  size_t mask, count; /* slots - 1, entries */
+  mentry *e;          /* NULL before the first entry */
+} memo;
 
 /* Why the budget ran out. */
 enum { LIMIT_NONE, LIMIT_WORK, LIMIT_TIME };
@@ -407,8 +422,9 @@ typedef struct walker {
   unsigned long steps, max_steps, next_check;
   double deadline;  /* CLOCK_MONOTONIC seconds, or 0 */
   int exhausted;    /* LIMIT_*: why the budget ran out */
-  int memo_slot;    /* stack index of the memo (a userdata, or nil before the first entry), or 0 */
-  memo *memo;
+  int memo_slot;    /* stack index of the memo's userdata (nil until it needs one), or 0: no memo */
+  memo memo;
+  mentry memo_small[MEMO_SMALL];
   /* schema_check pushes two steps per level ("properties.x") */
   seg path[2 * MAX_DEPTH + 4];
 } walker;
@@ -604,18 +620,6 @@ static void put_exhausted(buf *b, int why) {
    where no message is wanted: the walk that writes one recomputes the
    failing path, whose parts that passed are found in the memo. */
 
-typedef struct mentry {
-  const void *s; /* the schema table; NULL: an empty slot */
-  uint64_t v;    /* the value's bits */
-  uint32_t tag;  /* its type (and number subtype) */
-  uint32_t ok;
-} mentry;
-
-struct memo {
-  size_t mask, count; /* slots - 1, entries */
-  mentry e[];
-};
-
 static uint64_t mix64(uint64_t x) { /* splitmix64's finalizer */
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -651,8 +655,8 @@ static size_t memo_hash(const void *s, uint64_t v, uint32_t tag) {
 
 /* -1: not known, else the stored result. */
 static int memo_get(const walker *w, const void *s, uint64_t v, uint32_t tag) {
-  const memo *m = w->memo;
-  if (!m) return -1;
+  const memo *m = &w->memo;
+  if (!m->e) return -1;
   for (size_t i = memo_hash(s, v, tag) & m->mask;; i = (i + 1) & m->mask) {
     const mentry *e = &m->e[i];
     if (!e->s) return -1;
@@ -667,24 +671,28 @@ static void memo_insert(memo *m, const mentry *x) {
   m->count++;
 }
 
-/* The memo lives in a userdata at w->memo_slot, so a memory error in the
-   middle leaves nothing to free; growing replaces it. */
+/* Past the walker's own slots the memo lives in a userdata at
+   w->memo_slot, so a memory error in the middle leaves nothing to free;
+   growing replaces it. */
 static void memo_put(walker *w, const void *s, uint64_t v, uint32_t tag, bool ok) {
   lua_State *L = w->L;
-  memo *m = w->memo;
+  memo *m = &w->memo;
   if (!w->memo_slot) return;
-  if (!m || 2 * (m->count + 1) > m->mask + 1) {
-    size_t slots = m ? 2 * (m->mask + 1) : 64;
+  if (!m->e) {
+    memset(w->memo_small, 0, sizeof w->memo_small);
+    m->e = w->memo_small;
+    m->mask = MEMO_SMALL - 1;
+    m->count = 0;
+  }
+  if (2 * (m->count + 1) > m->mask + 1) {
+    size_t slots = 4 * (m->mask + 1);
     if (slots > MEMO_MAX_SLOTS || !lua_checkstack(L, 1)) return;
-    memo *n = lua_newuserdatauv(L, sizeof *n + slots * sizeof n->e[0], 0);
-    n->mask = slots - 1;
-    n->count = 0;
-    memset(n->e, 0, slots * sizeof n->e[0]);
-    if (m)
-      for (size_t i = 0; i <= m->mask; i++)
-        if (m->e[i].s) memo_insert(n, &m->e[i]);
-    lua_replace(L, w->memo_slot);
-    w->memo = m = n;
+    memo n = {slots - 1, 0, lua_newuserdatauv(L, slots * sizeof(mentry), 0)};
+    memset(n.e, 0, slots * sizeof(mentry));
+    for (size_t i = 0; i <= m->mask; i++)
+      if (m->e[i].s) memo_insert(&n, &m->e[i]);
+    lua_replace(L, w->memo_slot); /* the old userdata, if any, is garbage */
+    *m = n;
   }
   memo_insert(m, &(mentry){s, v, tag, ok});
 }
@@ -1039,7 +1047,7 @@ static bool find_duplicate(walker *w, int v, lua_Integer len, lua_Integer *i,
     }
     return false;
   }
-  if ((size_t)len > SIZE_MAX / sizeof(hitem) || !lua_checkstack(L, 4)) return false;
+  if (!lua_checkstack(L, 4)) return fatalf(w, "schema nesting too deep"); /* as validate_node says */
   int top = lua_gettop(L);
   hitem *t = lua_newuserdatauv(L, (size_t)len * sizeof *t, 0); /* freed by the GC, even on error */
   for (lua_Integer k = 1; k <= len; k++) {
@@ -1111,7 +1119,7 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   }
   int x = slot[KW_UNIQUEITEMS];
   if (x && lua_toboolean(L, x) && lua_isboolean(L, x)) {
-    lua_Integer i, j;
+    lua_Integer i = 0, j = 0;
     if (find_duplicate(w, v, len, &i, &j))
       return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
                    (long long)(i - 1), (long long)(j - 1));
@@ -1247,7 +1255,7 @@ static void walker_init(walker *w, lua_State *L, int root, buf *err) {
   w->quiet = w->depth = w->npath = 0;
   w->fatal = w->ref_alone = false;
   w->memo_slot = 0;
-  w->memo = NULL;
+  w->memo.e = NULL;
   budget_init(w, NULL);
 }
 
