@@ -172,7 +172,11 @@ static void handle_tools_call(server *srv, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
   buf err;
   buf_init(&err);
-  bool valid = schema_validate_frozen(L, -1, -2, &err);
+  /* validation runs before the call (and its count hook) starts: it gets
+     the call's time, and steps in proportion to the arguments' size */
+  schema_limits lim = {.deadline = engine_now() + srv->opt.engine.call_timeout,
+                       .max_steps = SCHEMA_DEFAULT_STEPS + 4 * (unsigned long)f[1].n};
+  bool valid = schema_validate_frozen_limited(L, -1, -2, &err, &lim);
   lua_pop(L, 1);
   if (!valid) {
     lua_pop(L, 1);

@@ -4,9 +4,11 @@
 #include <math.h>
 #include <float.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -22,8 +24,15 @@
 #define MAX_EQ_DEPTH (JSON_MAX_DEPTH + 8)
 /* Stack slots one schema level may use: the keyword values, plus a few. */
 #define LEVEL_SLOTS (KW_N + 16)
-/* uniqueItems compares arrays up to this long pairwise, longer ones via a set. */
+/* uniqueItems compares arrays up to this long pairwise, longer ones by hash. */
 #define UNIQUE_PAIRWISE 16
+/* The budget reads the clock every this many steps (a step is ~0.1-1 us). */
+#define CLOCK_EVERY 1024
+/* The memo starts in the walker with this many slots, then moves to a
+   userdata, and stops growing at MEMO_MAX_SLOTS (24 bytes each): past it
+   the step budget alone bounds the work. */
+#define MEMO_SMALL 32
+#define MEMO_MAX_SLOTS (1u << 19)
 /* An enum message lists at most this many values. */
 #define ENUM_SHOW 10
 
@@ -231,50 +240,6 @@ static lua_Integer count_arg(lua_State *L, int idx) {
   return ok && n >= 0 ? n : -1;
 }
 
-/* JSON equality of the values at a and b: numbers compare by value
-   (1 == 1.0), arrays and objects never equal each other. */
-static bool json_equal(lua_State *L, int a, int b, int depth) {
-  if (lua_rawequal(L, a, b)) return true; /* also numbers across subtypes */
-  if (depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return false;
-  a = lua_absindex(L, a);
-  b = lua_absindex(L, b);
-  lua_Integer na = 0, nb = 0;
-  int ka = kind_of(L, a, &na), kb = kind_of(L, b, &nb);
-  if (ka != kb) return false;
-  if (ka == K_NULL) return true;
-  if (ka == K_ARRAY) {
-    if (na != nb) return false;
-    for (lua_Integer i = 1; i <= na; i++) {
-      lua_rawgeti(L, a, i);
-      lua_rawgeti(L, b, i);
-      bool eq = json_equal(L, -2, -1, depth + 1);
-      lua_pop(L, 2);
-      if (!eq) return false;
-    }
-    return true;
-  }
-  if (ka != K_OBJECT) return false; /* scalars that were not rawequal */
-  lua_Integer count = 0;
-  lua_pushnil(L);
-  while (lua_next(L, a)) {
-    lua_pushvalue(L, -2);
-    lua_rawget(L, b);
-    bool eq = !lua_isnil(L, -1) && json_equal(L, -2, -1, depth + 1);
-    lua_pop(L, 2);
-    if (!eq) {
-      lua_pop(L, 1);
-      return false;
-    }
-    count++;
-  }
-  lua_pushnil(L);
-  while (lua_next(L, b)) {
-    lua_pop(L, 1);
-    count--;
-  }
-  return count == 0;
-}
-
 /* Does the value at v (of kind k) have the JSON Schema type named t? */
 static bool has_type(lua_State *L, int v, int k, const char *t) {
   switch (k) {
@@ -426,15 +391,40 @@ typedef struct seg {
   size_t n; /* the name's length, or the index */
 } seg;
 
+/* One memo entry: see the memo, below. */
+typedef struct mentry {
+  const void *s; /* the schema table; NULL: an empty slot */
+  uint64_t v;    /* the value's bits */
+  uint32_t tag;  /* its type (and number subtype) */
+  uint32_t ok;
+} mentry;
+
+/* Open addressing; e is the walker's own small array until that fills,
+   then a userdata's. */
+typedef struct memo {
+  size_t mask, count; /* slots - 1, entries */
+  mentry *e;          /* NULL before the first entry */
+} memo;
+
+/* Why the budget ran out. */
+enum { LIMIT_NONE, LIMIT_WORK, LIMIT_TIME };
+
 typedef struct walker {
   lua_State *L;
   int root;       /* absolute index of the root schema */
   int cache;      /* absolute index of the keyword cache, or 0 */
   buf *err;       /* where the one message goes (may be NULL) */
   int quiet;      /* > 0 while trying anyOf/oneOf/not branches: no messages */
-  bool fatal;     /* a broken schema or the depth limit: stop, even under not */
+  bool fatal;     /* a broken schema, the depth limit or the budget: stop, even under not */
   bool ref_alone; /* draft-06/07: a $ref hides its sibling keywords */
   int depth, npath;
+  /* the budget: steps taken, the most allowed, when to look again */
+  unsigned long steps, max_steps, next_check;
+  double deadline;  /* CLOCK_MONOTONIC seconds, or 0 */
+  int exhausted;    /* LIMIT_*: why the budget ran out */
+  int memo_slot;    /* stack index of the memo's userdata (nil until it needs one), or 0: no memo */
+  memo memo;
+  mentry memo_small[MEMO_SMALL];
   /* schema_check pushes two steps per level ("properties.x") */
   seg path[2 * MAX_DEPTH + 4];
 } walker;
@@ -491,10 +481,11 @@ static void put_path(buf *b, const walker *w) {
   }
 }
 
-/* Start a failure message: NULL while quiet, else the error buffer with
-   "path: " written. */
+/* Start a failure message: NULL while quiet (or once a fatal failure is
+   on its way up: a comparison the budget cut short says nothing), else the
+   error buffer with "path: " written. */
 static buf *report(walker *w) {
-  if (w->quiet || !w->err) return NULL;
+  if (w->quiet || !w->err || w->fatal) return NULL;
   if (w->npath) {
     put_path(w->err, w);
     buf_puts(w->err, ": ");
@@ -560,9 +551,280 @@ static const char *plural(lua_Integer n, const char *one, const char *many) {
 
 /* }====================================================== */
 
+/* {====================================================== the budget */
+
+/* Validating a client's value runs in C, outside the count hook that ends a
+   call at its --timeout, so the walker keeps its own account: every schema
+   applied to a value, every value hashed or compared, costs a step. Past
+   max_steps, or once the clock (read every CLOCK_EVERY steps) passes the
+   deadline, the validation is fatal: everything returns false at once and
+   the caller reports "too complex" (see put_exhausted). */
+
+static double monotonic_now(void) { /* engine_now()'s clock */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void budget_start(walker *w) {
+  w->steps = 0;
+  w->exhausted = LIMIT_NONE;
+  w->next_check = w->max_steps < CLOCK_EVERY ? w->max_steps + 1 : CLOCK_EVERY;
+}
+
+static void budget_init(walker *w, const schema_limits *lim) {
+  w->max_steps = lim && lim->max_steps ? lim->max_steps : SCHEMA_DEFAULT_STEPS;
+  w->deadline = lim ? lim->deadline : 0;
+  budget_start(w);
+}
+
+static bool budget_check(walker *w) {
+  if (w->exhausted) return false;
+  if (w->steps > w->max_steps) {
+    w->exhausted = LIMIT_WORK;
+  } else if (w->deadline > 0 && monotonic_now() >= w->deadline) {
+    w->exhausted = LIMIT_TIME;
+  } else {
+    unsigned long room = w->max_steps - w->steps;
+    w->next_check = w->steps + (room < CLOCK_EVERY ? room + 1 : CLOCK_EVERY);
+    return true;
+  }
+  w->fatal = true; /* next_check stays behind: every later step lands here */
+  return false;
+}
+
+/* Take n steps: false once the budget is spent. */
+static inline bool spend(walker *w, unsigned long n) {
+  w->steps += n;
+  return w->steps < w->next_check || budget_check(w);
+}
+
+static void put_exhausted(buf *b, int why) {
+  if (b) buf_puts(b, why == LIMIT_TIME ? "too complex to validate (time limit reached)"
+                                       : "too complex to validate (work limit reached)");
+}
+
+/* }====================================================== */
+
+/* {====================================================== the memo
+   anyOf/oneOf/allOf/not/$ref apply several schemas to one value, and a
+   recursive schema can meet the same (subschema, value) pair along
+   exponentially many paths: anyOf [{items: {$ref: node}}, {items: {$ref:
+   node}, ...}] doubles at each level of nesting. So the result of each
+   schema those keywords apply is remembered per validation, keyed by the
+   schema table and the value's identity (a table's or string's address,
+   a number's bits): each pair is then evaluated once, and the work is at
+   most (schema nodes) x (value nodes). Results are only stored once
+   complete (a pair met again while in progress is a $ref cycle, left to
+   the depth limit) and never when fatal. A stored false is only reused
+   where no message is wanted: the walk that writes one recomputes the
+   failing path, whose parts that passed are found in the memo. */
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finalizer */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+/* The identity of the value at v, as far as validation can tell. */
+static void value_key(lua_State *L, int v, uint64_t *bits, uint32_t *tag) {
+  int t = lua_type(L, v);
+  *tag = (uint32_t)t;
+  switch (t) {
+    case LUA_TNONE: case LUA_TNIL: *tag = LUA_TNIL; *bits = 0; break;
+    case LUA_TBOOLEAN: *bits = (uint64_t)lua_toboolean(L, v); break;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, v)) {
+        *bits = (uint64_t)lua_tointeger(L, v);
+      } else {
+        double d = lua_tonumber(L, v);
+        memcpy(bits, &d, sizeof d);
+        *tag = 0x100 | LUA_TNUMBER;
+      }
+      break;
+    default: *bits = (uint64_t)(uintptr_t)lua_topointer(L, v); break; /* kept alive by the value */
+  }
+}
+
+static size_t memo_hash(const void *s, uint64_t v, uint32_t tag) {
+  return (size_t)mix64((uint64_t)(uintptr_t)s ^ mix64(v + tag));
+}
+
+/* -1: not known, else the stored result. */
+static int memo_get(const walker *w, const void *s, uint64_t v, uint32_t tag) {
+  const memo *m = &w->memo;
+  if (!m->e) return -1;
+  for (size_t i = memo_hash(s, v, tag) & m->mask;; i = (i + 1) & m->mask) {
+    const mentry *e = &m->e[i];
+    if (!e->s) return -1;
+    if (e->s == s && e->v == v && e->tag == tag) return (int)e->ok;
+  }
+}
+
+static void memo_insert(memo *m, const mentry *x) {
+  size_t i = memo_hash(x->s, x->v, x->tag) & m->mask;
+  while (m->e[i].s) i = (i + 1) & m->mask;
+  m->e[i] = *x;
+  m->count++;
+}
+
+/* Past the walker's own slots the memo lives in a userdata at
+   w->memo_slot, so a memory error in the middle leaves nothing to free;
+   growing replaces it. */
+static void memo_put(walker *w, const void *s, uint64_t v, uint32_t tag, bool ok) {
+  lua_State *L = w->L;
+  memo *m = &w->memo;
+  if (!w->memo_slot) return;
+  if (!m->e) {
+    memset(w->memo_small, 0, sizeof w->memo_small);
+    m->e = w->memo_small;
+    m->mask = MEMO_SMALL - 1;
+    m->count = 0;
+  }
+  if (2 * (m->count + 1) > m->mask + 1) {
+    size_t slots = 4 * (m->mask + 1);
+    if (slots > MEMO_MAX_SLOTS || !lua_checkstack(L, 1)) return;
+    memo n = {slots - 1, 0, lua_newuserdatauv(L, slots * sizeof(mentry), 0)};
+    memset(n.e, 0, slots * sizeof(mentry));
+    for (size_t i = 0; i <= m->mask; i++)
+      if (m->e[i].s) memo_insert(&n, &m->e[i]);
+    lua_replace(L, w->memo_slot); /* the old userdata, if any, is garbage */
+    *m = n;
+  }
+  memo_insert(m, &(mentry){s, v, tag, ok});
+}
+
+/* }====================================================== */
+
+/* {====================================================== JSON equality and hashing */
+
+/* JSON equality of the values at a and b: numbers compare by value
+   (1 == 1.0), arrays and objects never equal each other. False also when
+   the budget runs out (w->fatal says which). */
+static bool json_equal(walker *w, int a, int b, int depth) {
+  lua_State *L = w->L;
+  if (!spend(w, 1)) return false;
+  if (lua_rawequal(L, a, b)) return true; /* also numbers across subtypes */
+  if (depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return false;
+  a = lua_absindex(L, a);
+  b = lua_absindex(L, b);
+  lua_Integer na = 0, nb = 0;
+  int ka = kind_of(L, a, &na), kb = kind_of(L, b, &nb);
+  if (ka != kb) return false;
+  if (ka == K_NULL) return true;
+  if (ka == K_ARRAY) {
+    if (na != nb) return false;
+    for (lua_Integer i = 1; i <= na; i++) {
+      lua_rawgeti(L, a, i);
+      lua_rawgeti(L, b, i);
+      bool eq = json_equal(w, -2, -1, depth + 1);
+      lua_pop(L, 2);
+      if (!eq) return false;
+    }
+    return true;
+  }
+  if (ka != K_OBJECT) return false; /* scalars that were not rawequal */
+  lua_Integer count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, a)) {
+    lua_pushvalue(L, -2);
+    lua_rawget(L, b);
+    bool eq = !lua_isnil(L, -1) && json_equal(w, -2, -1, depth + 1);
+    lua_pop(L, 2);
+    if (!eq) {
+      lua_pop(L, 1);
+      return false;
+    }
+    count++;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, b)) {
+    lua_pop(L, 1);
+    if (--count < 0) { /* more members than a: no need to count them all */
+      lua_pop(L, 1);
+      return false;
+    }
+  }
+  return count == 0;
+}
+
+/* A hash of the value at idx that json_equal respects: equal values hash
+   alike (1 and 1.0, objects whatever their key order, null and a hole).
+   0 once the budget runs out. */
+static uint64_t json_hash(walker *w, int idx, int depth) {
+  lua_State *L = w->L;
+  if (!spend(w, 1)) return 0;
+  if (depth > MAX_EQ_DEPTH || !lua_checkstack(L, 6)) return 0x5eed; /* json_equal says "different" */
+  idx = lua_absindex(L, idx);
+  lua_Integer len = 0;
+  switch (kind_of(L, idx, &len)) {
+    case K_NULL: return 0x6e756c6cULL;
+    case K_BOOLEAN: return lua_toboolean(L, idx) ? 0x74727565ULL : 0x66616c73ULL;
+    case K_INTEGER: case K_NUMBER: {
+      int exact;
+      lua_Integer i = lua_tointegerx(L, idx, &exact); /* only a float with an integral value */
+      if (exact) return mix64((uint64_t)i ^ 0x4e554dULL);
+      double d = lua_tonumber(L, idx);
+      uint64_t bits;
+      memcpy(&bits, &d, sizeof d);
+      return mix64(bits ^ 0x464c54ULL);
+    }
+    case K_STRING: {
+      size_t n;
+      const unsigned char *p = (const unsigned char *)lua_tolstring(L, idx, &n);
+      if (!spend(w, n / 64)) return 0;
+      uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+      for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+      return mix64(h);
+    }
+    case K_ARRAY: {
+      uint64_t h = 0x415252ULL ^ (uint64_t)len;
+      for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, idx, i);
+        h = mix64(h + json_hash(w, -1, depth + 1));
+        lua_pop(L, 1);
+      }
+      return h;
+    }
+    case K_OBJECT: {
+      uint64_t h = 0x4f424aULL; /* a sum of the members: their order does not count */
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        int val = lua_gettop(L);
+        uint64_t k = json_hash(w, val - 1, depth + 1);
+        h += mix64(k ^ mix64(json_hash(w, val, depth + 1) + 0x9e3779b97f4a7c15ULL));
+        lua_pop(L, 1);
+      }
+      return h;
+    }
+    default: return mix64((uint64_t)(uintptr_t)lua_topointer(L, idx)); /* equal only to itself */
+  }
+}
+
+/* }====================================================== */
+
 /* {====================================================== validation */
 
 static bool validate_node(walker *w, int s, int v);
+
+/* validate_node through the memo: for the schemas anyOf, oneOf, allOf, not
+   and $ref apply, which may meet the same value many times over. */
+static bool validate_shared(walker *w, int s, int v) {
+  lua_State *L = w->L;
+  if (!lua_istable(L, s) || !w->memo_slot) return validate_node(w, s, v);
+  const void *sp = lua_topointer(L, s);
+  uint64_t bits;
+  uint32_t tag;
+  value_key(L, v, &bits, &tag);
+  int known = memo_get(w, sp, bits, tag);
+  if (known == 1 || (known == 0 && (w->quiet || !w->err))) return spend(w, 1) && known;
+  bool ok = validate_node(w, s, v);
+  if (!w->fatal && known < 0) memo_put(w, sp, bits, tag, ok);
+  return ok;
+}
 
 /* Validate the value at v against the schema at s, one path step down. */
 static bool validate_member(walker *w, int s, int v, int key) {
@@ -618,7 +880,7 @@ static bool validate_enum(walker *w, int e, int v) {
   if (n < 0) return true;
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, e, i);
-    bool eq = json_equal(L, v, -1, 0);
+    bool eq = json_equal(w, v, -1, 0);
     lua_pop(L, 1);
     if (eq) return true;
   }
@@ -704,6 +966,7 @@ static bool validate_object(walker *w, const int *slot, int v) {
       lua_pop(L, 1);
       count++;
     }
+    if (!spend(w, (unsigned long)count / 16)) return false;
     if (count < min)
       return failf(w, "must have at least %lld %s", (long long)min,
                    plural(min, "property", "properties"));
@@ -748,55 +1011,79 @@ static bool validate_object(walker *w, const int *slot, int v) {
   return true;
 }
 
-/* Find items *i < *j of the array at v (length len) that are equal. Short
-   arrays compare pairwise, allocating nothing; longer ones put scalars in a
-   set (a Lua table, where 1.0 and 1 are one key too), so a long list of
-   strings costs n rather than n^2; tables are still compared pairwise. */
-static bool find_duplicate(lua_State *L, int v, lua_Integer len, lua_Integer *i,
+/* An item of a long array, for uniqueItems. */
+typedef struct hitem {
+  uint64_t h;
+  lua_Integer i;
+} hitem;
+
+static int hitem_cmp(const void *pa, const void *pb) {
+  const hitem *a = pa, *b = pb;
+  if (a->h != b->h) return a->h < b->h ? -1 : 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Find items *i < *j of the array at v (length len) that are equal: the
+   first item with an equal one before it is *j, the first of those *i.
+   Short arrays compare pairwise, allocating nothing; longer ones hash each
+   item (json_hash), sort by hash and compare only within a run of equal
+   hashes, so n items cost O(n log n) rather than n^2 comparisons. False
+   also when the budget runs out (w->fatal). */
+static bool find_duplicate(walker *w, int v, lua_Integer len, lua_Integer *i,
                            lua_Integer *j) {
+  lua_State *L = w->L;
   if (len <= UNIQUE_PAIRWISE) {
     for (*i = 1; *i < len; ++*i) {
       lua_rawgeti(L, v, *i);
       for (*j = *i + 1; *j <= len; ++*j) {
         lua_rawgeti(L, v, *j);
-        bool eq = json_equal(L, -2, -1, 0);
+        bool eq = json_equal(w, -2, -1, 0);
         lua_pop(L, 1);
         if (eq) return lua_pop(L, 1), true;
+        if (w->fatal) break;
       }
       lua_pop(L, 1);
+      if (w->fatal) return false;
     }
     return false;
   }
+  if (!lua_checkstack(L, 4)) return fatalf(w, "schema nesting too deep"); /* as validate_node says */
   int top = lua_gettop(L);
-  lua_createtable(L, 0, len < 1024 ? (int)len : 1024);
-  int set = top + 1;
-  for (*j = 1; *j <= len; ++*j) {
-    int t = lua_rawgeti(L, v, *j), item = set + 1;
-    if (t == LUA_TTABLE) {
-      for (*i = 1; *i < *j; ++*i) {
-        bool eq = lua_rawgeti(L, v, *i) == LUA_TTABLE && json_equal(L, item, -1, 0);
+  hitem *t = lua_newuserdatauv(L, (size_t)len * sizeof *t, 0); /* freed by the GC, even on error */
+  for (lua_Integer k = 1; k <= len; k++) {
+    lua_rawgeti(L, v, k); /* a hole reads as null */
+    t[k - 1] = (hitem){json_hash(w, -1, 0), k};
+    lua_pop(L, 1);
+    if (w->fatal) return lua_settop(L, top), false;
+  }
+  qsort(t, (size_t)len, sizeof *t, hitem_cmp);
+  lua_Integer best_i = 0, best_j = 0;
+  for (lua_Integer a = 0, b; a < len; a = b) {
+    for (b = a + 1; b < len && t[b].h == t[a].h; b++) {}
+    /* a run of equal hashes, by index: the first item equal to an earlier
+       one is this run's answer (its items before it are all different) */
+    bool found = false;
+    for (lua_Integer k = a + 1; k < b && !found; k++) {
+      if (best_j && t[k].i >= best_j) break;
+      lua_rawgeti(L, v, t[k].i);
+      for (lua_Integer r = a; r < k && !found; r++) {
+        lua_rawgeti(L, v, t[r].i);
+        if (json_equal(w, -2, -1, 0)) {
+          found = true;
+          best_i = t[r].i;
+          best_j = t[k].i;
+        }
         lua_pop(L, 1);
-        if (eq) return lua_settop(L, top), true;
-      }
-    } else if (t != LUA_TNUMBER || !isnan(lua_tonumber(L, item))) { /* NaN: no key */
-      if (t == LUA_TNIL) { /* a hole reads as null */
-        lua_pop(L, 1);
-        json_pushnull(L);
-      }
-      lua_pushvalue(L, item);
-      if (lua_rawget(L, set) != LUA_TNIL) {
-        *i = lua_tointeger(L, -1);
-        return lua_settop(L, top), true;
+        if (w->fatal) return lua_settop(L, top), false;
       }
       lua_pop(L, 1);
-      lua_pushvalue(L, item);
-      lua_pushinteger(L, *j);
-      lua_rawset(L, set);
     }
-    lua_settop(L, set);
   }
   lua_settop(L, top);
-  return false;
+  if (!best_j) return false;
+  *i = best_i;
+  *j = best_j;
+  return true;
 }
 
 static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
@@ -832,10 +1119,11 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   }
   int x = slot[KW_UNIQUEITEMS];
   if (x && lua_toboolean(L, x) && lua_isboolean(L, x)) {
-    lua_Integer i, j;
-    if (find_duplicate(L, v, len, &i, &j))
+    lua_Integer i = 0, j = 0;
+    if (find_duplicate(w, v, len, &i, &j))
       return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
                    (long long)(i - 1), (long long)(j - 1));
+    if (w->fatal) return false;
   }
   return true;
 }
@@ -844,7 +1132,7 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
    failures are left in w->fatal for the caller to pass on. */
 static bool matches(walker *w, int s, int v) {
   w->quiet++;
-  bool ok = validate_node(w, s, v);
+  bool ok = validate_shared(w, s, v);
   w->quiet--;
   return ok;
 }
@@ -856,7 +1144,7 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
   if ((x = slot[KW_ALLOF]) && (n = array_len(L, x)) > 0) {
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, x, i);
-      bool ok = validate_node(w, lua_gettop(L), v);
+      bool ok = validate_shared(w, lua_gettop(L), v);
       lua_pop(L, 1);
       if (!ok) return false;
     }
@@ -903,7 +1191,7 @@ static bool apply(walker *w, const int *slot, int v) {
       if (ref[0] != '#') return fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
       return fatalf(w, "$ref '%s' does not resolve", ref);
     }
-    bool ok = validate_node(w, lua_gettop(L), v);
+    bool ok = validate_shared(w, lua_gettop(L), v);
     lua_pop(L, 1);
     if (!ok || w->ref_alone) return ok;
   }
@@ -911,7 +1199,7 @@ static bool apply(walker *w, const int *slot, int v) {
   int k = kind_of(L, v, &len);
   if ((x = slot[KW_TYPE]) && !validate_type(w, x, v, k)) return false;
   if ((x = slot[KW_ENUM]) && !validate_enum(w, x, v)) return false;
-  if ((x = slot[KW_CONST]) && !json_equal(L, v, x, 0)) {
+  if ((x = slot[KW_CONST]) && !json_equal(w, v, x, 0)) {
     buf *b = report(w);
     if (b) {
       buf_puts(b, "must be ");
@@ -939,6 +1227,7 @@ static bool apply(walker *w, const int *slot, int v) {
 /* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */
 static bool validate_node(walker *w, int s, int v) {
   lua_State *L = w->L;
+  if (!spend(w, 1)) return false;
   if (lua_isboolean(L, s)) return lua_toboolean(L, s) || failf(w, "not allowed");
   if (!lua_istable(L, s)) return true; /* not a schema: schema_check says so */
   if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
@@ -965,25 +1254,42 @@ static void walker_init(walker *w, lua_State *L, int root, buf *err) {
   w->err = err;
   w->quiet = w->depth = w->npath = 0;
   w->fatal = w->ref_alone = false;
+  w->memo_slot = 0;
+  w->memo.e = NULL;
+  budget_init(w, NULL);
 }
 
-static bool validate_root(lua_State *L, int schema_idx, int value_idx, buf *err, bool cached) {
+/* Reserve the memo's stack slot (nil until the first entry). */
+static void memo_init(walker *w) {
+  lua_pushnil(w->L);
+  w->memo_slot = lua_gettop(w->L);
+}
+
+/* The end of a validation: false with the budget's message when it ran
+   out (err was NULL in the fast path, and nothing else was written). */
+static bool finish(walker *w, bool ok, buf *err, schema_limits *lim) {
+  if (lim) lim->exhausted = w->exhausted != LIMIT_NONE;
+  if (!w->exhausted) return ok;
+  put_exhausted(err, w->exhausted);
+  return false;
+}
+
+bool schema_validate_limited(lua_State *L, int schema_idx, int value_idx, buf *err,
+                             schema_limits *lim) {
   walker w; /* path[] is written before it is read: no need to clear it */
   schema_idx = lua_absindex(L, schema_idx);
   value_idx = lua_absindex(L, value_idx);
   walker_init(&w, L, schema_idx, err);
+  budget_init(&w, lim);
   int top = lua_gettop(L);
-  if (cached) {
-    push_cache(L);
-    w.cache = lua_gettop(L);
-  }
+  memo_init(&w);
   bool ok = validate_node(&w, schema_idx, value_idx);
   lua_settop(L, top);
-  return ok;
+  return finish(&w, ok, err, lim);
 }
 
 bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err) {
-  return validate_root(L, schema_idx, value_idx, err, false);
+  return schema_validate_limited(L, schema_idx, value_idx, err, NULL);
 }
 
 /* {====== the compiled fast path of schema_validate_frozen
@@ -1224,23 +1530,38 @@ static ftree *push_tree(lua_State *L, int s) {
   return t;
 }
 
-bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err) {
+bool schema_validate_frozen_limited(lua_State *L, int schema_idx, int value_idx, buf *err,
+                                    schema_limits *lim) {
   schema_idx = lua_absindex(L, schema_idx);
   value_idx = lua_absindex(L, value_idx);
   int top = lua_gettop(L);
+  walker w;
+  walker_init(&w, L, schema_idx, NULL);
+  budget_init(&w, lim);
+  memo_init(&w);
+  push_cache(L);
+  w.cache = lua_gettop(L);
   ftree *t = push_tree(L, schema_idx);
   lua_getiuservalue(L, -1, 1);
   int anchors = lua_gettop(L);
-  walker w;
-  walker_init(&w, L, schema_idx, NULL);
   w.quiet = 1;
   w.ref_alone = t->ref_alone;
-  push_cache(L);
-  w.cache = lua_gettop(L);
   bool ok = fast_valid(&w, t->root, value_idx, anchors, 0);
+  if (!ok && !w.exhausted) {
+    /* invalid: the walker says why (and has the last word), from the root,
+       with the memo of the first pass and a fresh step count */
+    w.err = err;
+    w.quiet = w.depth = w.npath = 0;
+    w.fatal = w.ref_alone = false;
+    budget_start(&w);
+    ok = validate_node(&w, schema_idx, value_idx);
+  }
   lua_settop(L, top);
-  /* invalid: the walker says why (and has the last word) */
-  return ok || validate_root(L, schema_idx, value_idx, err, true);
+  return finish(&w, ok, err, lim);
+}
+
+bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err) {
+  return schema_validate_frozen_limited(L, schema_idx, value_idx, err, NULL);
 }
 
 /* }====== */

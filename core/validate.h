@@ -16,9 +16,14 @@
  * format (the regexes are ECMA-262, and Lua patterns are not regexes),
  * contains, if/then/else, dependencies, propertyNames, $id and anchors.
  *
- * Neither function calls metamethods or Lua code; like any API call that
- * may allocate (here only while following a $ref), they can raise a Lua
- * memory error. */
+ * Work is bounded: every (subschema, value) pair an anyOf, oneOf, allOf,
+ * not or $ref meets is evaluated once per validation (a memo), uniqueItems
+ * hashes its items (O(n log n)), and a step budget and a deadline stop the
+ * rest (schema_limits below).
+ *
+ * No function here calls metamethods or Lua code; like any API call that
+ * may allocate (following a $ref, the memo, uniqueItems' index), they can
+ * raise a Lua memory error. */
 #ifndef LUAMCP_VALIDATE_H
 #define LUAMCP_VALIDATE_H
 
@@ -40,10 +45,38 @@ typedef struct lua_State lua_State;
    Leaves the stack as it found it. */
 bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err);
 
+/* How much work one validation may do. A value comes from a client, and
+   validating it runs in C, where no count hook can stop it: so the walker
+   counts steps (a schema applied to a value, a value hashed or compared)
+   and gives up, answering false, when either limit is reached. The message
+   is then "too complex to validate (work limit reached)" or "(time limit
+   reached)", with no path, and exhausted says so. */
+typedef struct schema_limits {
+  double deadline;         /* in: CLOCK_MONOTONIC seconds (engine_now()'s clock); 0: none */
+  unsigned long max_steps; /* in: steps per pass; 0: SCHEMA_DEFAULT_STEPS */
+  bool exhausted;          /* out: false was answered because a limit was reached */
+} schema_limits;
+
+/* About a second of the walker's work on a complex schema, far more than a
+   large valid message needs (a step per schema node and value it meets,
+   each (subschema, value) pair at most once). */
+#define SCHEMA_DEFAULT_STEPS 4000000UL
+
+/* schema_validate within limits (NULL: the defaults, no deadline, which is
+   what schema_validate and schema_validate_frozen use). */
+bool schema_validate_limited(lua_State *L, int schema_idx, int value_idx, buf *err,
+                             schema_limits *lim);
+
 /* schema_validate for a schema that will not change (a registered tool's):
    what each of its tables holds is read once and remembered, keyed weakly
    by the table, in L's registry. Same answers, fewer instructions. */
 bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *err);
+
+/* schema_validate_frozen within limits (NULL: the defaults). When the fast
+   path says invalid, the walker runs again for the message, with a fresh
+   max_steps (the deadline stays): a message costs at most twice that. */
+bool schema_validate_frozen_limited(lua_State *L, int schema_idx, int value_idx, buf *err,
+                                    schema_limits *lim);
 
 /* Check that a schema table is usable (keyword values of the right JSON
    types, known "type" names, local $refs that resolve, no unsupported

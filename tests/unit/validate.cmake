@@ -33,3 +33,11 @@ endif()
 list(APPEND _validate_suite_args
      --dialect none --dir ${CMAKE_CURRENT_LIST_DIR}/schema-2020-12 ${_validate_ours})
 add_test(NAME unit.schema_suite COMMAND schema_suite ${_validate_suite_args})
+
+# Bounded work (issue 15): exponential anyOf/oneOf/allOf, quadratic
+# uniqueItems, the step budget and deadline. It takes milliseconds; on code
+# without the memo and hashing its cases take hours, hence the TIMEOUT.
+add_executable(test_validate_limits ${CMAKE_CURRENT_LIST_DIR}/test_validate_limits.c)
+target_link_libraries(test_validate_limits PRIVATE luamcp_core)
+add_test(NAME unit.validate_limits COMMAND test_validate_limits)
+set_tests_properties(unit.validate_limits PROPERTIES TIMEOUT 60)
