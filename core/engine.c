@@ -95,6 +95,17 @@ struct engine {
   size_t ninputs;
   double last_input_poll;
   call *running;  /* the call inside lua_resume, if any */
+  /* the watchdog (see engine.h): the running coroutine and the hook's
+     heartbeat; watch_mu orders "the call ended" before the watchdog's
+     lua_sethook on its coroutine */
+  pthread_t watchdog;
+  bool watching;
+  pthread_mutex_t watch_mu;
+  pthread_cond_t watch_cv;
+  bool watch_stop;
+  lua_State *watched;             /* guarded by watch_mu */
+  atomic_uint_fast64_t heartbeat; /* engine_now() in microseconds */
+  double blocked_since;           /* armed by the watchdog (under watch_mu): when it began; 0: not */
   call *new_call; /* made by the message being dispatched, until it starts */
   void **deferred; /* read while a call ran; dispatched after it */
   size_t ndeferred, deferred_cap;
@@ -140,6 +151,9 @@ engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks)
   e->batch = malloc(e->qcap * sizeof *e->batch);
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->run, NULL);
+  pthread_mutex_init(&e->watch_mu, NULL);
+  pthread_cond_init(&e->watch_cv, NULL);
+  atomic_init(&e->heartbeat, 0);
   pthread_cond_init(&e->space, NULL);
   atomic_init(&e->interrupt, false);
   atomic_init(&e->finishing_flag, false);
@@ -169,6 +183,8 @@ void engine_free(engine *e) {
   if (uv_loop_close(&e->loop) != 0) log_msg(LOG_DEBUG, "engine: handles still open at exit");
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run);
+  pthread_mutex_destroy(&e->watch_mu);
+  pthread_cond_destroy(&e->watch_cv);
   pthread_cond_destroy(&e->space);
   app_free(e->app);
   free(e);
@@ -470,6 +486,7 @@ const char *call_interrupt_reason(lua_State *L) {
   if (!c) return NULL;
   engine *e = c->e;
   double t = engine_now();
+  atomic_store_explicit(&e->heartbeat, (uint_fast64_t)(t * 1e6), memory_order_relaxed);
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
     poll_inputs(e);
@@ -558,6 +575,92 @@ const char *call_cannot_park(lua_State *L, call *c) {
   return NULL;
 }
 
+/* {====== the watchdog */
+
+/* Where the stalled handler is: the first Lua function from `level` up
+   (file:line), and the name of the C function at level 0 when it is one. */
+static void blocked_report(engine *e, call *c, lua_State *L, double seconds, bool in_c) {
+  lua_Debug ar;
+  char where[256] = "", what[96] = "a C function";
+  if (in_c && lua_getstack(L, 0, &ar) && lua_getinfo(L, "nS", &ar) && ar.what[0] == 'C' && ar.name)
+    snprintf(what, sizeof what, "%s%s'%s'", ar.namewhat, ar.namewhat[0] ? " " : "", ar.name);
+  for (int level = in_c ? 1 : 0; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+    break;
+  }
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "%s%s blocked the server for %.0f ms (no other request was served meanwhile); "
+           "mcp.exec, mcp.http and mcp.socket wait without blocking",
+           where, what, seconds * 1000);
+  e->h.blocked(e->h.ud, c, msg);
+}
+
+/* Armed by the watchdog on a stalled coroutine: the first event after the
+   blocking C function returns (its return, or an instruction). */
+static void blocked_hook(lua_State *L, lua_Debug *ar) {
+  call *c = call_current(L);
+  lua_sethook(L, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
+  if (!c) return;
+  engine *e = c->e;
+  pthread_mutex_lock(&e->watch_mu);
+  double since = e->blocked_since;
+  e->blocked_since = 0;
+  pthread_mutex_unlock(&e->watch_mu);
+  if (since > 0) blocked_report(e, c, L, engine_now() - since, ar->event == LUA_HOOKRET);
+  call_hook(L, ar);
+}
+
+static void *watchdog_main(void *arg) {
+  engine *e = arg;
+  double every = e->opt.warn_blocking / 4 > 0.01 ? e->opt.warn_blocking / 4 : 0.01;
+  pthread_mutex_lock(&e->watch_mu);
+  while (!e->watch_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + every;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    pthread_cond_timedwait(&e->watch_cv, &e->watch_mu, &ts);
+    if (!e->watched || e->blocked_since > 0) continue;
+    double beat = (double)atomic_load_explicit(&e->heartbeat, memory_order_relaxed) * 1e-6;
+    if (engine_now() - beat < e->opt.warn_blocking) continue;
+    /* Lua allows setting a hook from another thread or a signal handler
+       (ldebug.c): the next event on that coroutine runs it */
+    e->blocked_since = beat;
+    lua_sethook(e->watched, blocked_hook, LUA_MASKRET | LUA_MASKCALL | LUA_MASKCOUNT, 1);
+  }
+  pthread_mutex_unlock(&e->watch_mu);
+  return NULL;
+}
+
+static void watch_begin(engine *e, call *c) {
+  if (!e->watching) return;
+  atomic_store_explicit(&e->heartbeat, (uint_fast64_t)(engine_now() * 1e6), memory_order_relaxed);
+  pthread_mutex_lock(&e->watch_mu);
+  e->watched = c->co;
+  pthread_mutex_unlock(&e->watch_mu);
+}
+
+/* The handler yielded or returned: the watchdog lets go of its coroutine;
+   a stall it armed but that no Lua event reported (C code to the end) is
+   reported here. */
+static void watch_end(engine *e, call *c) {
+  if (!e->watching) return;
+  pthread_mutex_lock(&e->watch_mu);
+  e->watched = NULL;
+  double since = e->blocked_since;
+  e->blocked_since = 0;
+  pthread_mutex_unlock(&e->watch_mu);
+  if (since > 0) {
+    lua_sethook(c->co, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
+    blocked_report(e, c, c->co, engine_now() - since, false);
+  }
+}
+
+/* }====== */
+
 call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
   app *a = e->app;
   call *c;
@@ -635,7 +738,9 @@ void engine_call_start(engine *e, call *c, int nargs) {
   }
   int nres = 0;
   e->running = c;
+  watch_begin(e, c);
   int status = lua_resume(c->co, a->L, nargs, &nres);
+  watch_end(e, c);
   e->running = NULL;
   a->mem_ceiling = 0;
   c->mem_grown += (long long)a->mem_used - (long long)before;
@@ -827,6 +932,8 @@ static bool work_round(engine *e) {
 }
 
 void engine_run(engine *e) {
+  if (e->opt.warn_blocking > 0)
+    e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;
   pthread_mutex_lock(&e->run);
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
@@ -862,6 +969,14 @@ void engine_run(engine *e) {
     wait_for_loop(e, timeout);
   }
   pthread_mutex_unlock(&e->run);
+  if (e->watching) {
+    pthread_mutex_lock(&e->watch_mu);
+    e->watch_stop = true;
+    pthread_cond_signal(&e->watch_cv);
+    pthread_mutex_unlock(&e->watch_mu);
+    pthread_join(e->watchdog, NULL);
+    e->watching = false;
+  }
 }
 
 /* }====================================================== */

@@ -23,6 +23,13 @@
  * CPU time. A thread with less than HELP_THREAD_STACK of stack never does
  * (thread_stack.c gives civetweb's workers enough).
  *
+ * The watchdog: a handler that blocks in a C call (os.execute, io.popen,
+ * a luasocket read) stops everything, and the count hook cannot fire
+ * inside it. A thread sees the hook's heartbeat stop and arms a return
+ * hook on the handler's coroutine; when the C function returns, the hook
+ * reports it with the script line that called it (as Node reports sync
+ * I/O), so users learn which call to replace.
+ *
  * Why stdio is read by the engine itself (engine_add_input): two thread
  * hand-offs per request cost more than the whole Lua call; the count hook
  * also reads inputs while a handler runs, so ping and cancellations are
@@ -43,6 +50,7 @@ typedef struct engine_options {
   size_t call_memory;    /* bytes a call may grow the Lua heap by; 0 = no cap */
   size_t queue_cap;      /* messages waiting before submitters block */
   double shutdown_grace; /* seconds calls in flight get to finish at shutdown */
+  double warn_blocking;  /* report a handler that blocks this long in one C call; 0: off */
 } engine_options;
 
 typedef struct engine engine;
@@ -73,6 +81,9 @@ typedef struct engine_hooks {
   void (*failed)(void *ud, call *c, const char *msg);
   /* c ends (answered, cancelled, dropped): release the per-call data. */
   void (*ended)(void *ud, call *c);
+  /* A handler held the engine in one C call (the watchdog): tell whoever
+     should learn which call to replace. */
+  void (*blocked)(void *ud, call *c, const char *msg);
   /* The end of a round of work: hand batched output over. */
   void (*flush)(void *ud);
 } engine_hooks;

@@ -37,6 +37,9 @@ static const char usage[] =
     "  --timeout SECONDS   wall-clock limit of one call (default 30)\n"
     "  --memory-limit MB   heap growth one call may cause (default 64; 0 = none)\n"
     "  --queue N           messages waiting before input is paused (default 1024)\n"
+    "  --warn-blocking MS  report a handler that blocks the server this long in one C\n"
+    "                      call (os.execute, io.popen, ...) with its script line\n"
+    "                      (default 250; 0 = off)\n"
     "  --max-message MB    largest accepted message (default 64)\n"
     "  --shutdown-grace S  on SIGINT/SIGTERM/EOF, calls in flight get this long (default 10)\n"
     "  --no-watch          do not reload the app when its files change (SIGHUP still does)\n"
@@ -113,7 +116,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   o->server = (server_options){
       .app = {.page_size = 100},
       .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
-                 .shutdown_grace = 10}};
+                 .shutdown_grace = 10, .warn_blocking = 0.25}};
   o->debounce = 0.03;
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
@@ -131,6 +134,8 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--timeout") == 0) o->server.engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
       o->server.engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
+    else if (strcmp(a, "--warn-blocking") == 0)
+      o->server.engine.warn_blocking = number_arg(a, v) / 1000.0, i++;
     else if (strcmp(a, "--queue") == 0) o->server.engine.queue_cap = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--shutdown-grace") == 0) o->server.engine.shutdown_grace = number_arg(a, v), i++;
     else if (strcmp(a, "--max-message") == 0)

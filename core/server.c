@@ -518,6 +518,13 @@ bool call_detach(call *c) {
 
 /* }====================================================== */
 
+/* The watchdog's report: on stderr and to the call's client (its log
+   level permitting), like a handler's own warning. */
+static void blocked(void *ud, call *c, const char *msg) {
+  (void)ud;
+  call_log(c, LOG_WARNING, msg, strlen(msg));
+}
+
 /* {====================================================== the server */
 
 static const engine_hooks hooks = {
@@ -529,6 +536,7 @@ static const engine_hooks hooks = {
     .returned = results_returned,
     .failed = results_failed,
     .ended = ended,
+    .blocked = blocked,
     .flush = flush_all,
 };
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 
 import { APPS, TEST_TIMEOUT, removeTemp, run, tempApp, withRaw } from './helpers.mjs';
 
@@ -96,4 +97,38 @@ test('require of a precompiled module is refused like load()', opts, async () =>
   } finally {
     await removeTemp(dir);
   }
+});
+
+const BLOCKING_LINE = (await import('node:fs')).readFileSync(path.join(HOSTILE_APP, 'scripts', 'hostile.lua'), 'utf8')
+  .split('\n').findIndex((l) => l.includes('BLOCKING LINE')) + 1;
+
+test('the watchdog names the script line of a C call that blocks the server, on stderr and to the client', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    assert.deepEqual((await srv.call(2, 'logging/setLevel', { level: 'warning' })).result, {});
+    const r = await srv.call(3, 'tools/call', { name: 'blocking_sleep', arguments: { seconds: 0.6 } });
+    assert.equal(r.result.content[0].text, 'slept');
+    const note = srv.lines.map((l) => JSON.parse(l)).find((m) => m.method === 'notifications/message');
+    assert.ok(note, 'a notifications/message reached the client');
+    assert.match(note.params.data, new RegExp(`hostile\\.lua:${BLOCKING_LINE}: .*'execute' blocked the server for \\d+ ms`));
+    assert.match(srv.stderr, new RegExp(`hostile\\.lua:${BLOCKING_LINE}: .*blocked the server`));
+    // a short call is not reported
+    const before = srv.lines.length;
+    await srv.call(4, 'tools/call', { name: 'blocking_sleep', arguments: { seconds: 0 } });
+    assert.ok(!srv.lines.slice(before).some((l) => l.includes('blocked the server')));
+  }));
+
+test('a block inside a coroutine the handler made is reported too, and --warn-blocking 0 turns the watchdog off', opts, async () => {
+  await withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const r = await srv.call(2, 'tools/call', { name: 'blocking_in_coroutine', arguments: {} });
+    assert.equal(r.result.content[0].text, 'done');
+    await delay(50);
+    assert.match(srv.stderr, /blocked the server for \d+ ms/);
+  });
+  await withRaw(['--warn-blocking', '0', HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    await srv.call(2, 'tools/call', { name: 'blocking_sleep', arguments: { seconds: 0.5 } });
+    assert.doesNotMatch(srv.stderr, /blocked the server/);
+  });
 });

@@ -46,3 +46,22 @@ mcp.tool {
   description = "Returns a table whose metatable raises on any access.",
   handler = function() return trap end,
 }
+
+mcp.tool {
+  name = "blocking_sleep",
+  description = "Blocks the whole server in a C call (what the watchdog reports).",
+  input = { seconds = mcp.number {} },
+  handler = function(args)
+    os.execute("sleep " .. args.seconds) -- BLOCKING LINE
+    return "slept"
+  end,
+}
+
+mcp.tool {
+  name = "blocking_in_coroutine",
+  description = "Blocks inside a coroutine the handler made.",
+  handler = function()
+    local co = coroutine.wrap(function() os.execute("sleep 0.5") return "done" end)
+    return co()
+  end,
+}
