@@ -561,3 +561,22 @@ test('notifications/cancelled for a request still waiting in the queue: it is no
     const ex = await second;
     assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
   }));
+
+test('while a handler spins in Lua, another client\'s initialize, tools/list and ping are answered at once', opts, () =>
+  withHttp(BUSY_APP, [], async (srv) => {
+    const a = await rawInitialize(srv);
+    const spin = 3000;
+    const t0 = Date.now();
+    const busy = post(srv, call('busy', { ms: spin }), { session: a.session }).then((ex) => ({ ex, t: Date.now() - t0 }));
+    await delay(200); // the handler is spinning now
+    const b = await rawInitialize(srv); // initialize + notifications/initialized
+    const list = await post(srv, rpc('tools/list', {}), { session: b.session });
+    const ping = await post(srv, rpc('ping'), { session: b.session });
+    const tQuick = Date.now() - t0;
+    assert.ok(answerOf(list).result.tools.some((t) => t.name === 'busy'));
+    assert.deepEqual(answerOf(ping).result, {});
+    const done = await busy;
+    assert.equal(textOf(answerOf(done.ex)), 'busy done');
+    // structural: all four answers came while the spin still ran
+    assert.ok(tQuick < done.t - 500, `answered at ${tQuick} ms; the spinning call ended at ${done.t} ms`);
+  }));
