@@ -57,7 +57,8 @@ static const char usage[] =
     "  --token TOKEN       require 'Authorization: Bearer TOKEN' (or LUAMCP_TOKEN)\n"
     "  --cert PEM          TLS: a PEM file holding the certificate (and the key,\n"
     "  --key PEM           unless --key names the key's own file)\n"
-    "  --threads N         HTTP workers; each open SSE stream holds one (default 64)\n"
+    "  --threads N         HTTP workers: each request in flight (a call waiting on I/O\n"
+    "                      too) and each open SSE stream holds one (default 320)\n"
     "  --max-body MB       largest POST body (default 4; 413 past it)\n"
     "  --session-idle S    end sessions idle this long (default 1800)\n"
     "  --max-sessions N    live sessions at most; initialize past it gets 503 (default 10000)\n"
@@ -119,7 +120,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
                  .shutdown_grace = 10, .warn_blocking = 0.25}};
   o->debounce = 0.03;
   o->max_message = (size_t)64 << 20;
-  o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 64,
+  o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 320,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
                         .max_sessions = 10000};
   o->h.token = getenv("LUAMCP_TOKEN");
