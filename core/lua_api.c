@@ -212,9 +212,11 @@ LEVEL_METHOD(ctx_error, LOG_ERROR)
 static int ctx_progress(lua_State *L) {
   call *c = check_ctx(L);
   double progress = luaL_checknumber(L, 2);
-  double total = luaL_optnumber(L, 3, NAN);
+  bool has_total = !lua_isnoneornil(L, 3);
+  double total = has_total ? luaL_checknumber(L, 3) : NAN;
   const char *message = luaL_optstring(L, 4, NULL);
-  if (isnan(progress) || isinf(progress)) return luaL_argerror(L, 2, "must be a finite number");
+  if (!isfinite(progress)) return luaL_argerror(L, 2, "must be a finite number");
+  if (has_total && !isfinite(total)) return luaL_argerror(L, 3, "must be a finite number");
   lua_pushboolean(L, call_progress(c, progress, total, message));
   return 1;
 }

@@ -3,11 +3,36 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "call.h"
 #include "log.h"
+
+/* The base and debug libraries' own functions, called by the guards (the
+   same C functions in every state; no upvalue a script could take back). */
+static lua_CFunction real_sethook, real_collectgarbage;
+
+/* debug.sethook: a handler's coroutine carries the hook that enforces its
+   deadline and cancellation; a script may not remove or replace it. */
+static int guarded_sethook(lua_State *L) {
+  if (call_current(L))
+    return luaL_error(L, "debug.sethook is not available in a handler: the call's time limit "
+                         "runs on that hook");
+  return real_sethook(L);
+}
+
+/* collectgarbage("stop") would let the heap grow past every call's memory
+   cap and never shrink; everything else passes. */
+static int guarded_collectgarbage(lua_State *L) {
+  const char *opt = luaL_optstring(L, 1, "collect");
+  if (strcmp(opt, "stop") == 0)
+    return luaL_error(L, "collectgarbage(\"stop\") is not available: the server's memory "
+                         "depends on the collector");
+  return real_collectgarbage(L);
+}
 
 /* load(chunk [, chunkname [, mode [, env]]]): the mode is always "t". The
    original load is upvalue 1. */
@@ -76,8 +101,22 @@ static int panic(lua_State *L) {
   return 0; /* Lua aborts */
 }
 
+static void replace(lua_State *L, const char *lib, const char *name, lua_CFunction *real,
+                    lua_CFunction guard) {
+  if (lib) lua_getglobal(L, lib);
+  else lua_pushglobaltable(L);
+  if (lua_getfield(L, -1, name) == LUA_TFUNCTION && lua_tocfunction(L, -1)) {
+    *real = lua_tocfunction(L, -1);
+    lua_pushcfunction(L, guard);
+    lua_setfield(L, -3, name);
+  }
+  lua_pop(L, 2);
+}
+
 void lua_guard_install(lua_State *L, bool allow_bytecode) {
   lua_atpanic(L, panic);
+  replace(L, "debug", "sethook", &real_sethook, guarded_sethook);
+  replace(L, NULL, "collectgarbage", &real_collectgarbage, guarded_collectgarbage);
   if (allow_bytecode) return;
   lua_getglobal(L, "load");
   lua_pushcclosure(L, text_load, 1);

@@ -5,6 +5,10 @@
  * require (its Lua-file searcher) accept only source text unless the app
  * is served with bytecode allowed.
  *
+ * The limits: debug.sethook inside a handler (the count hook enforces the
+ * call's deadline and cancellation) and collectgarbage("stop") (the heap
+ * would outgrow every memory cap) raise an error.
+ *
  * The panic handler is the last resort: an error outside every protected
  * call is a bug of ours; it is reported with its message before the abort
  * rather than as a bare "PANIC". */

@@ -201,6 +201,20 @@ static int protect_stdout(void) {
   return fd;
 }
 
+/* The same for stdin in stdio mode: the protocol stream is kept for the
+   transport and fd 0 reads /dev/null, so a script's io.read() cannot take
+   the client's next message. */
+static int protect_stdin(void) {
+  int fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || null < 0 || dup2(null, 0) < 0) {
+    perror("luamcp: stdin");
+    exit(1);
+  }
+  close(null);
+  return fd;
+}
+
 /* SIGINT/SIGTERM: stop taking input, let calls in flight finish.
    SIGHUP: reload the app now. */
 static void *signal_main(void *arg) {
@@ -240,7 +254,11 @@ static int cmd_serve(options *o) {
   pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;
   if (o->http) status = transport_http_serve(srv, &o->h);
-  else transport_stdio_serve(srv, 0, out, o->max_message);
+  else {
+    int in = protect_stdin();
+    transport_stdio_serve(srv, in, out, o->max_message);
+    close(in);
+  }
   pthread_cancel(sig);
   pthread_join(sig, NULL);
   reload_watch_free(watch);

@@ -63,7 +63,9 @@ static void reject_oversized(stdio_transport *t) {
 static void accept_lines(stdio_transport *t, const char *p, size_t n, bool skip_first) {
   const char *end = p + n, *nl;
   while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-    if (!skip_first) accept_line(t, p, (size_t)(nl - p));
+    /* a line read in one go may still be too long: the limit holds for every line */
+    if (!skip_first && (size_t)(nl - p) > t->max_message) reject_oversized(t);
+    else if (!skip_first) accept_line(t, p, (size_t)(nl - p));
     skip_first = false;
     p = nl + 1;
   }

@@ -132,3 +132,37 @@ test('a block inside a coroutine the handler made is reported too, and --warn-bl
     assert.doesNotMatch(srv.stderr, /blocked the server/);
   });
 });
+
+test('the limit hook cannot be removed, the collector cannot be stopped', opts, () =>
+  withRaw(['--timeout', '2', HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const hook = await srv.call(2, 'tools/call', { name: 'escape_hook', arguments: {} });
+    assert.match(hook.result.content[0].text, /^refused: .*debug\.sethook is not available/, JSON.stringify(hook));
+    const gc = await srv.call(3, 'tools/call', { name: 'stop_gc', arguments: {} });
+    assert.match(gc.result.content[0].text, /^refused: .*collectgarbage\("stop"\) is not available/);
+  }));
+
+test('stdio: io.read in a handler does not take the next protocol line; an infinite progress total is an error', opts, () =>
+  withRaw([HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const pending = srv.call(2, 'tools/call', { name: 'read_stdin', arguments: {} });
+    srv.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }));
+    const r = await pending;
+    assert.equal(r.result.content[0].text, 'read: nil');
+    assert.deepEqual(JSON.parse(await srv.reply('3')).result, {}); // the ping reached the server, not the script
+    const p = await srv.call(4, 'tools/call', { name: 'infinite_progress', arguments: {}, _meta: { progressToken: 'p' } });
+    assert.equal(p.result.isError, true, JSON.stringify(p));
+    assert.match(p.result.content[0].text, /must be a finite number/);
+    assert.ok(!srv.lines.some((l) => /Infinity|inf/.test(l) && l.includes('progress"')), 'no inf on the stream');
+  }));
+
+test('stdio: --max-message holds for a line read in one piece', opts, () =>
+  withRaw(['--max-message', '1', HOSTILE_APP], async (srv) => {
+    await srv.initialize();
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: { pad: 'a'.repeat((1 << 20) + 45) } } });
+    srv.send(big);
+    const err = JSON.parse(await srv.next());
+    assert.equal(err.error?.code, -32600, JSON.stringify(err).slice(0, 200));
+    assert.match(err.error.message, /larger than/);
+    assert.deepEqual((await srv.call(3, 'ping')).result, {});
+  }));

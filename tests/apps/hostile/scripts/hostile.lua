@@ -65,3 +65,34 @@ mcp.tool {
     return co()
   end,
 }
+
+mcp.tool {
+  name = "escape_hook",
+  description = "Tries to remove the limit hook, then loops.",
+  handler = function()
+    local ok, err = pcall(debug.sethook)
+    if ok then while true do end end
+    return "refused: " .. tostring(err)
+  end,
+}
+
+mcp.tool {
+  name = "stop_gc",
+  description = "Tries to stop the collector.",
+  handler = function()
+    local ok, err = pcall(collectgarbage, "stop")
+    return (ok and "stopped" or "refused: " .. tostring(err)) .. " / count " .. tostring(collectgarbage("count") > 0)
+  end,
+}
+
+mcp.tool {
+  name = "read_stdin",
+  description = "Reads a line from stdin (which must not be the protocol stream).",
+  handler = function() return "read: " .. tostring(io.read("l")) end,
+}
+
+mcp.tool {
+  name = "infinite_progress",
+  description = "Reports progress with an infinite total.",
+  handler = function(_, ctx) ctx:progress(1, math.huge) return "sent" end,
+}
