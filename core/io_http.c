@@ -83,8 +83,16 @@ static void on_timer(uv_timer_t *t) {
 static int on_curl_timer(CURLM *m, long ms, void *ud) {
   (void)m, (void)ud;
   if (ms < 0) {
-    uv_timer_stop(H.timer);
+    /* nothing pending: no handle left open, so the engine's loop can close
+       when it ends (it knows nothing of ours) */
+    if (H.timer) uv_close((uv_handle_t *)H.timer, free_handle);
+    H.timer = NULL;
     return 0;
+  }
+  if (!H.timer) {
+    if (!(H.timer = malloc(sizeof *H.timer))) return -1;
+    uv_timer_init(H.loop, H.timer);
+    uv_unref((uv_handle_t *)H.timer);
   }
   /* libuv runs a timer restarted with 0 from its own callback again in the
      same pass: 1 ms then, so that sockets get their turn */
@@ -138,16 +146,7 @@ static bool http_init(uv_loop_t *loop) {
      over; what the old multi held went with that loop. */
   memset(&H, 0, sizeof H);
   H.loop = loop;
-  H.timer = malloc(sizeof *H.timer);
-  H.multi = curl_multi_init();
-  if (!H.timer || !H.multi) {
-    free(H.timer);
-    if (H.multi) curl_multi_cleanup(H.multi);
-    memset(&H, 0, sizeof H);
-    return false;
-  }
-  uv_timer_init(loop, H.timer);
-  uv_unref((uv_handle_t *)H.timer);
+  if (!(H.multi = curl_multi_init())) return false;
   curl_multi_setopt(H.multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
   curl_multi_setopt(H.multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
   curl_multi_setopt(H.multi, CURLMOPT_MAXCONNECTS, (long)MAX_CONNECTS);
