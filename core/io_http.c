@@ -77,14 +77,20 @@ static void on_timer(uv_timer_t *t) {
   H.in_timer = true;
   curl_multi_socket_action(H.multi, CURL_SOCKET_TIMEOUT, 0, &running);
   H.in_timer = false;
+  /* curl counts a timer that fired as gone (no -1 follows): not restarted,
+     it is closed like one curl stopped */
+  if (H.timer && !uv_is_active((uv_handle_t *)H.timer)) {
+    uv_close((uv_handle_t *)H.timer, free_handle);
+    H.timer = NULL;
+  }
   drain();
 }
 
 static int on_curl_timer(CURLM *m, long ms, void *ud) {
   (void)m, (void)ud;
   if (ms < 0) {
-    /* nothing pending: no handle left open, so the engine's loop can close
-       when it ends (it knows nothing of ours) */
+    /* nothing pending: no handle of ours stays open, so the engine's loop
+       closes cleanly when it ends (it knows nothing of them) */
     if (H.timer) uv_close((uv_handle_t *)H.timer, free_handle);
     H.timer = NULL;
     return 0;
