@@ -2,8 +2,9 @@
  * call while libcurl's multi interface runs the transfer on the engine's
  * loop, the way curl's docs/examples/multi-uv.c drives it: curl tells which
  * sockets to watch (a uv_poll_t each) and when to call it back (one
- * uv_timer_t); on either we call curl_multi_socket_action and wake the calls
- * whose transfers finished.
+ * uv_timer_t, which exists only while curl has a timeout pending: nothing of
+ * ours stays open on the loop once the transfers are over); on either we
+ * call curl_multi_socket_action and wake the calls whose transfers ended.
  *
  * One multi handle for the process, kept across app reloads: it holds the
  * connection cache and the DNS cache, so calls reuse connections. Name
