@@ -23,6 +23,9 @@ M.state = core.state -- survives reloads (see README)
 M.notify_updated = core.notify_updated
 -- waiting on the outside world without stopping the server (core/io_*.c)
 -- {====== I/O modules
+--- mcp.http.request{method=, url=, headers=, body=, json=, timeout=, follow=, max_size=, insecure=}
+--- -> {status=, headers=, body=, json=, url=}; mcp.http.get(url [, opts]), mcp.http.post(url, body [, opts])
+M.http = core.http
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
