@@ -121,9 +121,9 @@ export async function run(args, { cwd = REPO_ROOT, limit = WAIT } = {}) {
  * waiting for it if need be.
  */
 export class RawServer {
-  constructor(args, { cwd = REPO_ROOT } = {}) {
+  constructor(args, { cwd = REPO_ROOT, env } = {}) {
     const { command: cmd, args: argv } = command(['serve', ...args]);
-    this.child = spawn(cmd, argv, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(cmd, argv, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = exitOf(this.child);
     this.lines = [];
     this.taken = new Set();
