@@ -932,9 +932,10 @@ static bool work_round(engine *e) {
 }
 
 void engine_run(engine *e) {
+  pthread_mutex_lock(&e->run);
+  /* e->watching is read by run-lock holders (watch_begin): set under it */
   if (e->opt.warn_blocking > 0)
     e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;
-  pthread_mutex_lock(&e->run);
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
     bool finishing = work_round(e);
@@ -968,8 +969,7 @@ void engine_run(engine *e) {
     e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
     wait_for_loop(e, timeout);
   }
-  pthread_mutex_unlock(&e->run);
-  if (e->watching) {
+  if (e->watching) { /* it takes only watch_mu: joined with e->run held */
     pthread_mutex_lock(&e->watch_mu);
     e->watch_stop = true;
     pthread_cond_signal(&e->watch_cv);
@@ -977,6 +977,7 @@ void engine_run(engine *e) {
     pthread_join(e->watchdog, NULL);
     e->watching = false;
   }
+  pthread_mutex_unlock(&e->run);
 }
 
 /* }====================================================== */
