@@ -23,6 +23,9 @@ M.state = core.state -- survives reloads (see README)
 M.notify_updated = core.notify_updated
 -- waiting on the outside world without stopping the server (core/io_*.c)
 -- {====== I/O modules
+--- mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=, grace=, max_output= }
+--- -> { code=, signal=, stdout=, stderr=, timed_out=, stdout_truncated=, stderr_truncated= }
+M.exec = core.exec
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
