@@ -2,7 +2,7 @@
  * calls go on.
  *
  *   mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=,
- *             grace=, max_output= }
+ *             grace=, max_output= }      (or argv = {"prog", "arg", ...})
  *   -> { code=, signal=, stdout=, stderr=, timed_out=,
  *        stdout_truncated=, stderr_truncated= }
  *
@@ -327,7 +327,7 @@ typedef struct exec_args {
   double timeout, grace;
 } exec_args;
 
-static const char *const option_names[] = {"stdin",   "env",   "env_clear",  "cwd",
+static const char *const option_names[] = {"argv",    "stdin", "env",        "env_clear", "cwd",
                                            "timeout", "grace", "max_output", NULL};
 
 /* Push t[name] (raw: the table is the script's). */
@@ -346,30 +346,42 @@ static const char *anchored(lua_State *L, size_t *len) {
   return s;
 }
 
-static void check_keys(lua_State *L, size_t n) {
+/* The keys of the table at t: a sequence 1..n, and (options) known names. */
+static void check_keys(lua_State *L, int t, size_t n, bool options) {
   lua_pushnil(L);
-  while (lua_next(L, 1)) {
+  while (lua_next(L, t)) {
     lua_pop(L, 1);
-    if (lua_type(L, -1) == LUA_TSTRING) {
+    if (options && lua_type(L, -1) == LUA_TSTRING) {
       const char *k = lua_tostring(L, -1);
       size_t i = 0;
       while (option_names[i] && strcmp(option_names[i], k) != 0) i++;
       if (!option_names[i]) luaL_error(L, "mcp.exec: unknown option '%s'", k);
     } else if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
                (lua_Unsigned)lua_tointeger(L, -1) > n) {
-      luaL_error(L, "mcp.exec: the argv must be a sequence {\"prog\", \"arg\", ...} (key %s)",
+      luaL_error(L, "mcp.exec: the argv must be a list {\"prog\", \"arg\", ...} (key %s)",
                  luaL_tolstring(L, -1, NULL));
     }
   }
 }
 
+/* The argv: argv = {"prog", "arg", ...}, or the table's own list. */
 static void read_argv(lua_State *L, exec_args *a) {
-  size_t n = lua_rawlen(L, 1);
+  int src = 1, t = option(L, "argv");
+  if (t == LUA_TTABLE) {
+    if (lua_rawlen(L, 1) > 0) luaL_error(L, "mcp.exec: argv given twice (argv= and the list)");
+    src = lua_gettop(L); /* stays on the stack */
+  } else if (t != LUA_TNIL) {
+    luaL_error(L, "mcp.exec: argv must be a list of strings (got %s)", lua_typename(L, t));
+  } else {
+    lua_pop(L, 1);
+  }
+  size_t n = lua_rawlen(L, src);
   if (n == 0) luaL_error(L, "mcp.exec: no program given: mcp.exec{\"prog\", \"arg\", ...}");
-  check_keys(L, n);
+  check_keys(L, 1, src == 1 ? n : 0, true);
+  if (src != 1) check_keys(L, src, n, false);
   a->argv = lua_newuserdatauv(L, (n + 1) * sizeof *a->argv, 0); /* freed with the frame */
   for (size_t i = 0; i < n; i++) {
-    int t = lua_rawgeti(L, 1, (lua_Integer)i + 1);
+    t = lua_rawgeti(L, src, (lua_Integer)i + 1);
     size_t len;
     const char *s = anchored(L, &len);
     if (!s) luaL_error(L, "mcp.exec: argv[%d] must be a string (got %s)", (int)i + 1, lua_typename(L, t));

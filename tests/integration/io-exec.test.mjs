@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { APPS, TEST_TIMEOUT, ms, rawMember, removeTemp, tempApp, withRaw } from './helpers.mjs';
+import { APPS, SCALE, TEST_TIMEOUT, ms, rawMember, removeTemp, tempApp, withRaw } from './helpers.mjs';
 import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
 
 const IO_APP = path.join(APPS, 'io');
@@ -114,17 +114,23 @@ test('200 concurrent children overlap; ping and tools/list answer meanwhile', op
   withRaw(['--no-watch', IO_APP], async (srv) => {
     await srv.initialize();
     const N = 200;
+    const seconds = 1.5 * SCALE; // long enough to see all N alive while the burst of spawns ends
     const t0 = Date.now();
     const ids = [];
     for (let i = 0; i < N; i++) {
-      const m = callMsg('exec_sleep', { seconds: 0.5 });
+      const m = callMsg('exec_sleep', { seconds });
       ids.push(m.id);
       srv.send(m);
     }
-    // while they run: the server is not blocked on any of them
+    // all N children alive at once: the calls overlap
+    let alive = 0;
+    for (const end = Date.now() + ms(3000); alive < N; await delay(10)) {
+      alive = (await processes()).filter((p) => p.ppid === srv.child.pid && p.state !== 'Z').length;
+      assert.ok(Date.now() < end, `only ${alive} of ${N} children alive at once (${srv.lines.length} replies in)`);
+    }
+    // while they run, the server is not blocked on any of them
     const lat = [];
     for (let k = 0; k < 3; k++) {
-      await delay(k === 0 ? 200 : 80);
       let t = Date.now();
       await srv.call(`ping${k}`, 'ping', undefined, ms(2000));
       lat.push(['ping', Date.now() - t]);
@@ -132,6 +138,7 @@ test('200 concurrent children overlap; ping and tools/list answer meanwhile', op
       const tl = await srv.call(`list${k}`, 'tools/list', {}, ms(2000));
       assert.ok(tl.result.tools.some((x) => x.name === 'exec_sleep'));
       lat.push(['tools/list', Date.now() - t]);
+      await delay(20);
     }
     const replies = await Promise.all(ids.map((id) => srv.reply(JSON.stringify(id), ms(20000))));
     const wall = Date.now() - t0;
@@ -139,8 +146,8 @@ test('200 concurrent children overlap; ping and tools/list answer meanwhile', op
       const r = JSON.parse(line);
       assert.equal(r.result?.content?.[0]?.text, 'slept 0', line);
     }
-    // serial would be N × 0.5 s = 100 s
-    assert.ok(wall < ms(2500), `200 × sleep 0.5 took ${wall} ms: not overlapped`);
+    // serial would be N × seconds (300 s at SCALE 1)
+    assert.ok(wall < seconds * 1000 + ms(1500), `200 × sleep ${seconds} took ${wall} ms: not overlapped`);
     for (const [what, t] of lat) assert.ok(t < ms(50), `${what} took ${t} ms while children ran (${JSON.stringify(lat)})`);
     await until(noChildren(srv.child.pid), 'children of the server left');
   }));
@@ -194,6 +201,9 @@ test('output, exit code, stdin, env, cwd; no shell unless asked; spawn failure n
     assert.match(e.argv_type, /argv\[2\] must be a string/);
     assert.match(e.nul, /argv\[2\] contains a NUL byte/);
     assert.match(e.coroutine, /own coroutine/);
+    assert.match(e.twice, /argv given twice/);
+    assert.match(e.argv_hole, /argv must be a list|argv\[2\] must be a string/);
+    assert.equal(e.argv_field, 'from argv=\n', 'mcp.exec{ argv = {...} } is the same as the list form');
     await until(noChildren(srv.child.pid), 'children of the server left');
   }));
 

@@ -65,6 +65,9 @@ mcp.tool {
     try("cwd", { "true", cwd = "/no/such/dir" })
     try("argv_type", { "echo", {} })
     try("nul", { "echo", "a\0b" })
+    try("twice", { "echo", argv = { "echo" } })
+    try("argv_hole", { argv = { "echo", [3] = "x" } })
+    out.argv_field = mcp.exec({ argv = { "echo", "from", "argv=" }, timeout = 5 }).stdout
     local co = coroutine.wrap(function() return pcall(mcp.exec, { "true" }) end)
     local _, err = co()
     out.coroutine = tostring(err)
