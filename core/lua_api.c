@@ -17,6 +17,7 @@
 #include "base64.h"
 #include "call.h"
 #include "io_http.h"
+#include "io_exec.h"
 #include "json.h"
 #include "log.h"
 #include "validate.h"
@@ -388,5 +389,7 @@ void lua_api_push_core(lua_State *L) {
   /* {====== I/O modules: core.<name>, exposed as mcp.<name> by lua/mcp.lua */
   io_http_push(L);
   lua_setfield(L, -2, "http");
+  io_exec_push(L);
+  lua_setfield(L, -2, "exec");
   /* }====== */
 }

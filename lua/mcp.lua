@@ -26,6 +26,9 @@ M.notify_updated = core.notify_updated
 --- mcp.http.request{method=, url=, headers=, body=, json=, timeout=, follow=, max_size=, insecure=}
 --- -> {status=, headers=, body=, json=, url=}; mcp.http.get(url [, opts]), mcp.http.post(url, body [, opts])
 M.http = core.http
+--- mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=, grace=, max_output= }
+--- -> { code=, signal=, stdout=, stderr=, timed_out=, stdout_truncated=, stderr_truncated= }
+M.exec = core.exec
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
