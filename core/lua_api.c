@@ -1,6 +1,6 @@
 /* lua_api.c — C functions for lua/mcp.lua and the ctx object (see
  * lua_api.h). Registration itself lives in lua/mcp.lua; this file holds
- * what needs C: JSON, base64, schema validation and the call context. */
+ * what needs C: JSON, base64, schema validation, paths and the call context. */
 #include "lua_api.h"
 
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include "io_exec.h"
 #include "json.h"
 #include "log.h"
+#include "path.h"
 #include "validate.h"
 
 #define CTX_TYPE "mcp.ctx"
@@ -102,33 +103,70 @@ static int core_notify_updated(lua_State *L) {
   return 0;
 }
 
-/* widget_path(file) -> the file's path inside the app's widgets/ folder, or
-   nil and why. A widget can never name a file outside that folder (no
-   absolute paths, no "..", no symlink leading out). */
-static int core_widget_path(lua_State *L) {
-  const char *file = luaL_checkstring(L, 1);
-  lua_getfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
-  const char *dir = luaL_checkstring(L, -1);
-  if (file[0] == '/' || strcmp(file, "..") == 0 || strncmp(file, "../", 3) == 0 ||
-      strstr(file, "/../") || (strlen(file) >= 3 && strcmp(file + strlen(file) - 3, "/..") == 0)) {
+/* Push path_join(base, rel) (path.h): the path, or nil and why. */
+static int push_joined(lua_State *L, const char *base, size_t blen, const char *rel, size_t rlen) {
+  luaL_Buffer b;
+  char *out = luaL_buffinitsize(L, &b, PATH_JOIN_ROOM(blen, rlen));
+  const char *why;
+  size_t n = path_join(out, base, blen, rel, rlen, &why);
+  if (n == (size_t)-1) {
+    luaL_pushresultsize(&b, 0);
+    lua_pop(L, 1);
     lua_pushnil(L);
-    lua_pushfstring(L, "widget file '%s' must be a path inside the widgets/ folder", file);
+    lua_pushfstring(L, "path '%s' %s: it must stay inside its folder", rel, why);
     return 2;
   }
+  luaL_pushresultsize(&b, n);
+  return 1;
+}
+
+/* path_join(base, rel) -> base/rel, or nil and why (mcp.path.join) */
+static int core_path_join(lua_State *L) {
+  size_t blen, rlen;
+  const char *base = luaL_checklstring(L, 1, &blen);
+  const char *rel = luaL_checklstring(L, 2, &rlen);
+  return push_joined(L, base, blen, rel, rlen);
+}
+
+/* app_path([rel]) -> rel inside the app's folder, or nil and why (mcp.path.app) */
+static int core_app_path(lua_State *L) {
+  size_t blen, rlen;
+  const char *rel = luaL_optlstring(L, 1, "", &rlen);
+  lua_getfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
+  const char *dir = luaL_checklstring(L, -1, &blen);
+  return push_joined(L, dir, blen, rel, rlen);
+}
+
+/* widget_path(file) -> the file's path inside the app's widgets/ folder, or
+   nil and why. A widget can never name a file outside that folder (what
+   path_join refuses, and no symlink leading out). */
+static int core_widget_path(lua_State *L) {
+  size_t flen;
+  const char *file = luaL_checklstring(L, 1, &flen);
+  lua_getfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
+  const char *dir = luaL_checkstring(L, -1);
   char folder[PATH_MAX], path[PATH_MAX + NAME_MAX], real_folder[PATH_MAX], real_path[PATH_MAX];
-  if ((size_t)snprintf(folder, sizeof folder, "%s/widgets", dir) >= sizeof folder ||
-      (size_t)snprintf(path, sizeof path, "%s/%s", folder, file) >= sizeof path) {
+  size_t dlen = (size_t)snprintf(folder, sizeof folder, "%s/widgets", dir);
+  if (dlen >= sizeof folder || PATH_JOIN_ROOM(dlen, flen) >= sizeof path) {
     lua_pushnil(L);
     lua_pushfstring(L, "widget file '%s': path too long", file);
     return 2;
   }
+  const char *why;
+  size_t n = path_join(path, folder, dlen, file, flen, &why);
+  if (n == (size_t)-1) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "widget file '%s' must be a path inside the widgets/ folder", file);
+    return 2;
+  }
+  path[n] = '\0';
   if (!realpath(path, real_path)) {
     lua_pushnil(L);
     lua_pushfstring(L, "widget file '%s': %s", path, strerror(errno));
     return 2;
   }
-  size_t n = realpath(folder, real_folder) ? strlen(real_folder) : 0;
-  if (!n || strncmp(real_path, real_folder, n) != 0 || real_path[n] != '/') {
+  size_t rn = realpath(folder, real_folder) ? strlen(real_folder) : 0;
+  if (!rn || strncmp(real_path, real_folder, rn) != 0 || real_path[rn] != '/') {
     lua_pushnil(L);
     lua_pushfstring(L, "widget file '%s' leads outside the widgets/ folder", file);
     return 2;
@@ -139,6 +177,8 @@ static int core_widget_path(lua_State *L) {
 
 static const luaL_Reg core_funcs[] = {
     {"widget_path", core_widget_path},
+    {"path_join", core_path_join},
+    {"app_path", core_app_path},
     {"notify_updated", core_notify_updated},
     {"json_encode", core_json_encode},
     {"json_decode", core_json_decode},

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "uri_template.h"
 #include "validate.h"
 
 /* {====================================================== methods */
@@ -200,58 +201,35 @@ static void handle_tools_call(server *srv, inmsg *im) {
   engine_call_start(srv->e, c, 2);
 }
 
-/* RFC 6570 level 1: does uri match the template? Pushes a table of the
-   (percent-decoded) variables when it does. A variable matches one or more
-   characters other than '/'. */
-static int hexval(char ch) {
-  if (ch >= '0' && ch <= '9') return ch - '0';
-  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-  return -1;
-}
-
-static void push_decoded(lua_State *L, const char *p, size_t n) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (size_t i = 0; i < n; i++) {
-    int hi, lo;
-    if (p[i] == '%' && i + 2 < n && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
-      luaL_addchar(&b, (char)(hi * 16 + lo));
-      i += 2;
-    } else {
-      luaL_addchar(&b, p[i]);
-    }
+/* Does uri match the template (uri_template.h)? Pushes a table of the
+   percent-decoded variables when it does. A value that decodes to a NUL
+   byte is no match: a C function given such a path (io.open) would see only
+   what comes before it, so "secret%00.txt" could pass a check on ".txt". */
+static bool push_template_match(lua_State *L, const char *tpl, const char *uri, size_t n) {
+  int k = uri_template_count(tpl);
+  if (k <= 0) return false;
+  /* a userdata, not malloc: a memory error raised below frees it too */
+  uri_template_var *v = lua_newuserdatauv(L, (size_t)k * sizeof *v, 0);
+  if (uri_template_match(tpl, uri, n, v, (size_t)k) != URI_TEMPLATE_MATCH) {
+    lua_pop(L, 1);
+    return false;
   }
-  luaL_pushresult(&b);
-}
-
-static bool match_template(lua_State *L, const char *tpl, const char *uri, size_t n) {
-  const char *u = uri, *end = uri + n;
-  lua_newtable(L);
-  while (*tpl) {
-    if (*tpl != '{') {
-      if (u >= end || *u != *tpl) goto no;
-      tpl++, u++;
-      continue;
+  lua_createtable(L, 0, k);
+  for (int i = 0; i < k; i++) {
+    lua_pushlstring(L, v[i].name, v[i].name_len);
+    luaL_Buffer b;
+    char *d = luaL_buffinitsize(L, &b, v[i].value_len);
+    size_t len = uri_template_decode(v[i].value, v[i].value_len, d);
+    if (len == (size_t)-1) {
+      luaL_pushresultsize(&b, 0);
+      lua_pop(L, 4); /* value, name, table, userdata */
+      return false;
     }
-    const char *close = strchr(tpl, '}');
-    if (!close) goto no;
-    const char *lit = close + 1; /* the literal that must follow the value */
-    size_t litlen = strcspn(lit, "{");
-    const char *v = u;
-    while (u < end && *u != '/' &&
-           !(litlen && (size_t)(end - u) >= litlen && memcmp(u, lit, litlen) == 0))
-      u++;
-    if (u == v) goto no;
-    lua_pushlstring(L, tpl + 1, (size_t)(close - tpl - 1));
-    push_decoded(L, v, (size_t)(u - v));
+    luaL_pushresultsize(&b, len);
     lua_rawset(L, -3);
-    tpl = lit;
   }
-  if (u == end) return true;
-no:
-  lua_pop(L, 1);
-  return false;
+  lua_remove(L, -2); /* the userdata */
+  return true;
 }
 
 static void handle_resources_read(server *srv, inmsg *im) {
@@ -271,7 +249,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
     entry = res->entry;
   } else {
     for (size_t i = 0; i < r->ntemplates; i++) {
-      if (match_template(L, r->templates[i].uri_template, uri.p, uri.len)) {
+      if (push_template_match(L, r->templates[i].uri_template, uri.p, uri.len)) {
         entry = r->templates[i].entry;
         nargs = 1;
         break;

@@ -21,6 +21,9 @@ M.validate = core.validate
 M.state = core.state -- survives reloads (see README)
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
 M.notify_updated = core.notify_updated
+--- mcp.path.join(base, rel) -> base/rel, or nil and why when rel is absolute, has a
+--- ".." segment or a NUL byte (core/path.h); mcp.path.app([rel]): the same in the app's folder
+M.path = { join = core.path_join, app = core.app_path }
 -- waiting on the outside world without stopping the server (core/io_*.c)
 -- {====== I/O modules
 --- mcp.http.request{method=, url=, headers=, body=, json=, timeout=, follow=, max_size=, insecure=}
@@ -658,13 +661,16 @@ function M.template(def)
   check_fields("template", def, template_keys)
   local uri = def.uri or def.uriTemplate
   if type(uri) ~= "string" then argerr("template", "field 'uri' missing") end
-  local vars = {}
+  local vars, seen = {}, {}
   for v in uri:gmatch("{([^}]*)}") do
     if not v:match("^[%a_][%w_]*$") then
       argerr("template", ("'{%s}': only simple {name} variables are supported"):format(v))
     end
+    if seen[v] then argerr("template", ("'{%s}' appears twice"):format(v)) end
+    seen[v] = true
     vars[#vars + 1] = v
   end
+  if uri:gsub("{[^}]*}", ""):find("[{}]") then argerr("template", "uri has a '{' or '}' outside a {variable}") end
   if #vars == 0 then argerr("template", "uri has no {variable}: use mcp.resource") end
   local name = field("template", def, "name", "string", true) or uri
   local read = field("template", def, "read", "function")
