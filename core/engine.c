@@ -99,6 +99,10 @@ void engine_free(engine *e) {
   }
   free(e->sessions);
   free(e->batch);
+  /* the app's state first: its objects may own loop handles (an idle
+     mcp.socket) that their __gc closes, and the run below frees */
+  app_free(e->app);
+  e->app = NULL;
   while (e->nspare) free_call(e->spare[--e->nspare]);
   while (e->ninputs) engine_remove_input(e, e->inputs[0].fd);
   uv_close((uv_handle_t *)&e->wake, NULL);
@@ -108,7 +112,6 @@ void engine_free(engine *e) {
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run);
   pthread_cond_destroy(&e->space);
-  app_free(e->app);
   free(e);
 }
 

@@ -16,6 +16,7 @@
 #include "app.h"
 #include "base64.h"
 #include "call.h"
+#include "io_socket.h"
 #include "json.h"
 #include "log.h"
 #include "validate.h"
@@ -383,5 +384,7 @@ void lua_api_push_core(lua_State *L) {
   lua_newtable(L);
   lua_setfield(L, -2, "state");
   /* {====== I/O modules: core.<name>, exposed as mcp.<name> by lua/mcp.lua */
+  io_socket_push(L);
+  lua_setfield(L, -2, "socket");
   /* }====== */
 }

@@ -23,6 +23,8 @@ M.state = core.state -- survives reloads (see README)
 M.notify_updated = core.notify_updated
 -- waiting on the outside world without stopping the server (core/io_*.c)
 -- {====== I/O modules
+--- mcp.socket: luasocket's tcp/unix client as cosockets (core/io_socket.h)
+M.socket = core.socket
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
