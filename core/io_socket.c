@@ -335,7 +335,7 @@ static int m_connect(lua_State *L) { return do_connect(L, OP_CONNECT); }
 
 /* Room for at least a chunk after the unread data; false past RBUF_MAX. */
 static bool ensure_room(sock *s) {
-  if (s->rpos == s->rlen) s->rpos = s->rlen = 0;
+  if (s->rpos == s->rlen) s->rpos = s->rlen = s->scan = 0;
   if (s->cap - s->rlen >= RBUF_CHUNK) return true;
   if (s->rpos) { /* slide the unread data to the front */
     memmove(s->buf, s->buf + s->rpos, s->rlen - s->rpos);
@@ -362,7 +362,7 @@ static bool recv_ready(sock *s) {
       if (avail >= s->want) return true;
       break;
     case PAT_LINE: {
-      size_t from = s->scan > s->rpos ? s->scan : s->rpos;
+      size_t from = s->scan > s->rpos && s->scan <= s->rlen ? s->scan : s->rpos;
       if (memchr(s->buf + from, '\n', s->rlen - from)) return true;
       s->scan = s->rlen;
       break;

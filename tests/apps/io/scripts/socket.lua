@@ -27,9 +27,13 @@ mcp.tool {
     path = mcp.optional(mcp.string()),
     timeout = mcp.optional(mcp.number()),
     send = mcp.optional(mcp.string()),
-    -- each: "*l", "*a", "l", "a" or a byte count (as a string: "5")
-    receive = mcp.optional(mcp.array(mcp.string())),
-    prefix = mcp.optional(mcp.string()),
+    -- each: a pattern ("*l", "*a", "l", "a" or a byte count as a string),
+    -- with its own timeout (< 0: none) and prefix
+    receive = mcp.optional(mcp.array(mcp.object {
+      pattern = mcp.string(),
+      timeout = mcp.optional(mcp.number()),
+      prefix = mcp.optional(mcp.string()),
+    })),
   },
   handler = function(args)
     local s, ok, err = open(args)
@@ -37,9 +41,12 @@ mcp.tool {
     local out = { peer = s:getpeername() }
     if args.send then out.sent = s:send(args.send) end
     out.results = mcp.as_array {}
-    for _, p in ipairs(args.receive or {}) do
-      local data, rerr, partial = s:receive(tonumber(p) or p, args.prefix)
-      out.results[#out.results + 1] = { data = data, err = rerr, partial = partial }
+    for _, r in ipairs(args.receive or {}) do
+      if r.timeout then s:settimeout(r.timeout) end
+      local t0 = mcp.socket.gettime()
+      local data, rerr, partial = s:receive(tonumber(r.pattern) or r.pattern, r.prefix)
+      out.results[#out.results + 1] = { data = data, err = rerr, partial = partial,
+                                        seconds = mcp.socket.gettime() - t0 }
     end
     out.close = s:close()
     out.after_close = select(2, s:receive(1))
