@@ -15,6 +15,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
+import { closeHttpSdk, connectHttpSdk, withHttp } from './http-helpers.mjs';
 import { APPS, SCALE, TEST_TIMEOUT, WAIT, ms, rawMember, withRaw, within } from './helpers.mjs';
 
 const APP = path.join(APPS, 'io');
@@ -365,6 +366,35 @@ test('names: "localhost" resolves (off the loop); a name that does not resolve i
       assert.equal(bad.results, undefined);
       const refused = structured(await call(srv, 3, 'sock_run', { port: await freePort() }));
       assert.equal(refused.connect_error, 'connection refused');
+    });
+  } finally {
+    await peer.close();
+  }
+});
+
+test('over HTTP: calls on worker threads and the engine share the loop (names resolved on the pool, a shared socket)', opts, async () => {
+  const peer = await server(lineReplier(50));
+  try {
+    await withHttp(APP, [], async (srv) => {
+      const conn = await connectHttpSdk(srv);
+      try {
+        const { client } = conn;
+        const tool = (name, args) => client.callTool({ name, arguments: args });
+        const runs = [];
+        for (let i = 0; i < 40; i++) {
+          runs.push(tool('sock_run', { host: i % 2 ? 'localhost' : '127.0.0.1', port: peer.port, send: `h${i}\n`, receive: [{ pattern: '*l' }] }));
+        }
+        const got = await Promise.all(runs);
+        got.forEach((r, i) => assert.equal(r.structuredContent.results[0].data, `re:h${i}`, JSON.stringify(r)));
+        assert.equal((await tool('shared_open', { port: peer.port })).content[0].text, 'open');
+        const lines = await Promise.all(Array.from({ length: 10 }, (_, i) => tool('shared_line', { text: `s${i}` })));
+        const ok = lines.filter((r) => r.structuredContent.line);
+        assert.ok(ok.length >= 1, JSON.stringify(lines));
+        for (const r of lines) assert.ok(r.structuredContent.line?.startsWith('re:s') || r.structuredContent.err === 'socket busy', JSON.stringify(r));
+        assert.match((await tool('shared_line', { text: 'last' })).structuredContent.line, /^re:last$/);
+      } finally {
+        await closeHttpSdk(conn);
+      }
     });
   } finally {
     await peer.close();
