@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { closeHttpSdk, connectHttpSdk, withHttp } from './http-helpers.mjs';
-import { APPS, SCALE, TEST_TIMEOUT, WAIT, ms, rawMember, withRaw, within } from './helpers.mjs';
+import { APPS, SCALE, TEST_TIMEOUT, WAIT, ms, rawMember, removeTemp, tempApp, withRaw, within } from './helpers.mjs';
 
 const APP = path.join(APPS, 'io');
 const REDIS = '/usr/bin/redis-server';
@@ -398,5 +398,26 @@ test('over HTTP: calls on worker threads and the engine share the loop (names re
     });
   } finally {
     await peer.close();
+  }
+});
+
+test('hot reload: a socket kept in mcp.state does not carry over; the old state closes it', opts, async () => {
+  const peer = await server(lineReplier(0));
+  const dir = await tempApp({ 'scripts/socket.lua': await readFile(path.join(APP, 'scripts', 'socket.lua'), 'utf8') });
+  try {
+    await withRaw([dir, '--log-level', 'info'], async (srv) => {
+      await srv.initialize();
+      assert.equal(text(await call(srv, 1, 'shared_open', { port: peer.port })), 'open');
+      assert.equal(structured(await call(srv, 2, 'shared_line', { text: 'before' })).line, 're:before');
+      srv.child.kill('SIGHUP');
+      await within((async () => {
+        while (!/reloaded /.test(srv.stderr)) await delay(10);
+      })(), WAIT, 'the reload');
+      await peer.until((p) => p.closed === 1, 'the old state to close the socket');
+      assert.equal(structured(await call(srv, 3, 'shared_line', { text: 'after' })).err, 'no shared socket');
+    });
+  } finally {
+    await peer.close();
+    await removeTemp(dir);
   }
 });
