@@ -363,7 +363,7 @@ static bool recv_ready(sock *s) {
       break;
     case PAT_LINE: {
       size_t from = s->scan > s->rpos && s->scan <= s->rlen ? s->scan : s->rpos;
-      if (memchr(s->buf + from, '\n', s->rlen - from)) return true;
+      if (s->rlen > from && memchr(s->buf + from, '\n', s->rlen - from)) return true;
       s->scan = s->rlen;
       break;
     }
