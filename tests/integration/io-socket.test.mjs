@@ -421,3 +421,38 @@ test('hot reload: a socket kept in mcp.state does not carry over; the old state 
     await removeTemp(dir);
   }
 });
+
+test('send: what the kernel does not take at once is written from the loop; a send timeout gives nil, "timeout", last byte and closes', opts, async () => {
+  const bytes = 16 << 20;
+  // reads nothing for a while, then everything, then answers the count
+  const slow = await server((c) => {
+    let n = 0;
+    c.pause();
+    setTimeout(() => c.resume(), 300);
+    c.on('data', (d) => {
+      n += d.length;
+      if (n === bytes + 1) c.write(`${n}\n`);
+    });
+  });
+  const stuck = await server((c) => c.pause()); // never reads
+  try {
+    await withRaw([APP], async (srv) => {
+      await srv.initialize();
+      const t = Date.now();
+      srv.send({ jsonrpc: '2.0', id: 'bulk', method: 'tools/call', params: { name: 'sock_bulk', arguments: { port: slow.port, bytes } } });
+      assert.ok((await srv.call('p', 'ping')).result, 'ping while the send waits');
+      const r = structured(JSON.parse(await srv.reply('"bulk"')));
+      assert.deepEqual([r.sent, r.line], [bytes + 1, String(bytes + 1)]);
+      assert.ok(Date.now() - t >= 250, 'the peer held the data back: the send waited');
+
+      const to = structured(await call(srv, 2, 'sock_bulk', { port: stuck.port, bytes, timeout: 0.3 }));
+      assert.equal(to.err, 'timeout', JSON.stringify(to));
+      assert.ok(to.last > 0 && to.last < bytes, `last byte sent: ${to.last}`);
+      for (const c of stuck.conns) c.resume(); // reads what did get through, then the end
+      await stuck.until((p) => p.closed === 1, 'the stuck peer to see the close');
+    });
+  } finally {
+    await slow.close();
+    await stuck.close();
+  }
+});

@@ -65,6 +65,25 @@ mcp.tool {
   end,
 }
 
+mcp.tool {
+  name = "sock_bulk",
+  description = "Sends `bytes` bytes (and a newline) in one send, then reads a line back.",
+  input = { port = mcp.integer(), bytes = mcp.integer(), timeout = mcp.optional(mcp.number()),
+            host = mcp.optional(mcp.string()) },
+  handler = function(args)
+    local s = mcp.socket.tcp()
+    if args.timeout then s:settimeout(args.timeout) end
+    local ok, cerr = s:connect(args.host or "127.0.0.1", args.port)
+    if not ok then return { connect_error = cerr } end
+    local data = string.rep("x", args.bytes) .. "\n"
+    local sent, err, last = s:send(data)
+    local out = { sent = sent, err = err, last = last }
+    if sent then out.line, out.rerr = s:receive("*l") end
+    s:close()
+    return out
+  end,
+}
+
 -- one socket kept in mcp.state: whichever call uses it parks on it
 mcp.tool {
   name = "shared_open",
