@@ -35,7 +35,7 @@
 #include "call.h"
 
 #define SOCK_TYPE "mcp.socket"
-/* read in chunks of this much; what stays unread beyond it is freed */
+/* room offered to each read (the buffer goes once all is consumed) */
 #define RBUF_CHUNK (64 * 1024)
 /* unread data one socket may hold: a peer cannot grow us without bound */
 #define RBUF_MAX ((size_t)64 << 20)
@@ -458,7 +458,7 @@ static int recv_result(lua_State *L, sock *s) {
   luaL_pushresult(&b);
   s->rpos += take;
   s->scan = 0;
-  if (s->rpos == s->rlen && s->cap > RBUF_CHUNK) { /* keep idle sockets small */
+  if (s->rpos == s->rlen && s->buf) { /* an idle socket (a pool's) holds no buffer */
     free(s->buf);
     s->buf = NULL;
     s->rpos = s->rlen = s->cap = 0;
