@@ -176,6 +176,10 @@ void engine_free(engine *e) {
   for (size_t i = 0; i < e->ndeferred; i++) e->h.release(e->h.ud, e->deferred[i], false);
   free(e->deferred);
   free(e->batch);
+  /* the app's state first: its objects may own loop handles (an idle
+     mcp.socket) that their __gc closes, and the run below frees */
+  app_free(e->app);
+  e->app = NULL;
   while (e->nspare) free_call(e->spare[--e->nspare]);
   while (e->ninputs) engine_remove_input(e, e->inputs[0]->fd);
   uv_close((uv_handle_t *)&e->wake, NULL);
@@ -186,7 +190,6 @@ void engine_free(engine *e) {
   pthread_mutex_destroy(&e->watch_mu);
   pthread_cond_destroy(&e->watch_cv);
   pthread_cond_destroy(&e->space);
-  app_free(e->app);
   free(e);
 }
 

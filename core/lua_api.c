@@ -18,6 +18,7 @@
 #include "call.h"
 #include "io_http.h"
 #include "io_exec.h"
+#include "io_socket.h"
 #include "json.h"
 #include "log.h"
 #include "path.h"
@@ -431,5 +432,7 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "http");
   io_exec_push(L);
   lua_setfield(L, -2, "exec");
+  io_socket_push(L);
+  lua_setfield(L, -2, "socket");
   /* }====== */
 }
