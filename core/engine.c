@@ -58,6 +58,7 @@ struct call {
   uv_timer_t *timer;        /* one per struct, kept across reuse; closed when it is freed */
   call_wait *wait;          /* the operation it is parked on, if any */
   bool cancelled, timed_out;
+  bool end_at_yield;
   long long mem_grown;
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
@@ -749,6 +750,10 @@ void engine_call_start(engine *e, call *c, int nargs) {
   c->mem_grown += (long long)a->mem_used - (long long)before;
   if (status == LUA_YIELD) {
     lua_pop(c->co, nres);
+    if (c->end_at_yield) { /* answered from inside: no more of the handler */
+      call_end(e, c);
+      return;
+    }
     if (c->wake_at > 0) return; /* parked: a timer, the client, an operation */
     status = LUA_ERRRUN;
     lua_pushliteral(c->co, "a handler may only yield by waiting (ctx:sleep, mcp.http, ...)");
@@ -778,6 +783,8 @@ void engine_call_start(engine *e, call *c, int nargs) {
   }
   call_end(e, c);
 }
+
+void engine_call_end_at_yield(call *c) { c->end_at_yield = true; }
 
 /* Mark the calls a cancellation names; parked ones are ended by reap(). */
 void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n) {

@@ -22,6 +22,12 @@ bool caps_declare_ui(json_span caps) {
   return memmem(types.p, types.n, "\"text/html;profile=mcp-app\"", 27) != NULL;
 }
 
+bool envelope_claimed(const jsonrpc_msg *m) {
+  json_span meta, v;
+  return m->params.n && json_object_get(m->params, "_meta", &meta) && json_kind(meta) == '{' &&
+         json_object_get(meta, KEY_VERSION, &v);
+}
+
 int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
   memset(env, 0, sizeof *env);
   env->log_level = -1;

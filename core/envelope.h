@@ -38,6 +38,9 @@ typedef struct envelope {
    with its message and, in data (a JSON value, or empty), the error data. */
 int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data);
 
+/* Does m claim the modern era (its _meta names a protocol version)? */
+bool envelope_claimed(const jsonrpc_msg *m);
+
 /* Does this client-capabilities object declare the MCP Apps extension
    (io.modelcontextprotocol/ui listing text/html;profile=mcp-app)? */
 bool caps_declare_ui(json_span caps);
