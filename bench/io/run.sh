@@ -89,18 +89,25 @@ log=$out_dir/stderr.log
 : >"$log"
 failed=0
 
-# {====== processes: every pid started here is SIGTERMed, then SIGKILLed, at exit
+# {====== processes: every pid started here is SIGTERMed, then SIGKILLed, at
+# exit, if it is still this script's child (so a pid reused by the system
+# after ours exited is never signalled).
 started=()
+ours() { # pid: running (not a zombie) and our child
+  local st
+  st=$(awk '{ print $3, $4 }' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ $st != Z* && ${st#* } == "$$" ]]
+}
 reap_all() {
   local p i alive
-  for p in "${started[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null || true; done
   for ((i = 0; i < 100; i++)); do
     alive=0
-    for p in "${started[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    for p in "${started[@]}"; do ours "$p" && alive=1; done
     ((alive)) || break
     sleep 0.1
   done
-  for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
 trap reap_all EXIT
@@ -127,13 +134,13 @@ start_upstream() {
   done
   up_url="http://$host:$(awk '/^PORT /{ print $2; exit }' "$up_out")/"
 }
-# Stops it; prints its DELAY_JSON object ({} from the node one, or if none).
+# Stops it and waits for it (in this shell: a $(...) could not wait for it);
+# sets up_json to its DELAY_JSON object ({} from the node one, or if none).
 stop_upstream() {
   kill -TERM "$up_pid" 2>/dev/null || true
   wait "$up_pid" 2>/dev/null || true
-  local j
-  j=$(sed -n 's/^DELAY_JSON //p' "$up_out" | tail -n 1)
-  echo "${j:-{\}}"
+  up_json=$(sed -n 's/^DELAY_JSON //p' "$up_out" | tail -n 1)
+  up_json=${up_json:-{\}}
 }
 
 call_args() { echo "{\"url\":\"$up_url\"}"; }
@@ -179,11 +186,10 @@ bench_stdio() { # server n round
     tail -n 5 "$out_dir/last.err" >&2
   fi
   cat "$out_dir/last.err" >>"$log"
-  local up
-  up=$(stop_upstream)
+  stop_upstream
   [[ -n $line ]] || line='{}'
-  show "$round" stdio "$s" "$n" "$line" "$up"
-  echo "{\"transport\":\"stdio\",\"round\":$round,\"server\":\"$s\",\"inflight\":$n,\"delay_ms\":$delay_ms,\"run_status\":\"$status\",\"upstream\":$up,${line#\{}" >>"$runs"
+  show "$round" stdio "$s" "$n" "$line" "$up_json"
+  echo "{\"transport\":\"stdio\",\"round\":$round,\"server\":\"$s\",\"inflight\":$n,\"delay_ms\":$delay_ms,\"run_status\":\"$status\",\"upstream\":$up_json,${line#\{}" >>"$runs"
 }
 # }======
 
@@ -235,12 +241,11 @@ bench_http() { # server c round
     peak=$(rss_kb "$pid" VmHWM)
   fi
   kill -TERM "$pid" 2>/dev/null || true
-  local up
-  up=$(stop_upstream)
+  stop_upstream
   local rss="\"idle_rss_kb\":${idle:-0},\"peak_rss_kb\":${peak:-0}"
   if [[ $json == '{}' ]]; then json="{$rss}"; else json="{$rss,${json#\{}"; fi
-  show "$round" http "$s" "$c" "$json" "$up"
-  echo "{\"transport\":\"http\",\"round\":$round,\"server\":\"$s\",\"inflight\":$c,\"delay_ms\":$delay_ms,\"run_status\":\"$status\",\"upstream\":$up,${json#\{}" >>"$runs"
+  show "$round" http "$s" "$c" "$json" "$up_json"
+  echo "{\"transport\":\"http\",\"round\":$round,\"server\":\"$s\",\"inflight\":$c,\"delay_ms\":$delay_ms,\"run_status\":\"$status\",\"upstream\":$up_json,${json#\{}" >>"$runs"
 }
 # }======
 
@@ -252,11 +257,11 @@ if [[ $check == 1 ]]; then
   if ((max_n > 0)) && command -v wrk >/dev/null; then
     start_upstream
     out=$(timeout 30 wrk -t1 -c"$max_n" -d2s --timeout 10s --latency -s "$wrk_script" "$up_url" 2>&1) || true
-    up=$(stop_upstream)
+    stop_upstream
     j=$(printf '%s\n' "$out" | sed -n 's/^WRK_JSON //p')
-    upstream_check="{\"connections\":$max_n,\"wrk\":${j:-null},\"upstream\":$up}"
+    upstream_check="{\"connections\":$max_n,\"wrk\":${j:-null},\"upstream\":$up_json}"
     printf 'upstream alone (%s), wrk -c %d for 2 s: %s req/s, p99 %s µs as wrk sees it, %s µs as it gave\n' \
-      "$upstream_kind" "$max_n" "$(field "$j" rps)" "$(field "$j" p99_us)" "$(field "$up" p99_us)"
+      "$upstream_kind" "$max_n" "$(field "$j" rps)" "$(field "$j" p99_us)" "$(field "$up_json" p99_us)"
   fi
 fi
 # }======
