@@ -968,9 +968,17 @@ void engine_run(engine *e) {
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
     bool finishing = work_round(e);
-    if (finishing && e->ncalls == 0) break;
-    if (finishing && e->finish_deadline == 0)
+    if (finishing && e->ncalls == 0 && e->finish_deadline) break;
+    if (finishing && e->ncalls == 0 && !e->finish_deadline) { /* the listeners' farewell first */
+      e->h.finishing(e->h.ud);
+      e->h.flush(e->h.ud);
+      break;
+    }
+    if (finishing && e->finish_deadline == 0) {
       e->finish_deadline = engine_now() + e->opt.shutdown_grace;
+      e->h.finishing(e->h.ud);
+      e->h.flush(e->h.ud);
+    }
     if (finishing && engine_now() >= e->finish_deadline) { /* grace is over */
       log_msg(LOG_WARNING, "shutting down: ending %zu call(s) still running", e->ncalls);
       while (e->calls) {

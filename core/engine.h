@@ -84,6 +84,8 @@ typedef struct engine_hooks {
   /* A handler held the engine in one C call (the watchdog): tell whoever
      should learn which call to replace. */
   void (*blocked)(void *ud, call *c, const char *msg);
+  /* engine_finish was called: the engine stops taking input (once). */
+  void (*finishing)(void *ud);
   /* The end of a round of work: hand batched output over. */
   void (*flush)(void *ud);
 } engine_hooks;

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "listen.h"
 #include "mrtr.h"
 #include "uri_template.h"
 #include "validate.h"
@@ -473,6 +474,7 @@ static const struct {
     {"prompts/list", handle_prompts_list, true, true},
     {"completion/complete", handle_complete, true, true},
     {"server/discover", handle_discover, false, true},
+    {"subscriptions/listen", listen_open, false, true},
     /* 2025 only: 2026-07-28 removed them (per-request log level,
        subscriptions/listen, no handshake) */
     {"initialize", handle_initialize, true, false},

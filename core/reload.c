@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "listen.h"
 #include "server_internal.h"
 #include "json.h"
 #include "log.h"
@@ -285,6 +286,20 @@ void reload_now(server *srv) {
       jsonrpc_write_notification(out_of(srv, s->standalone), "notifications/resources/updated",
                                  p.p, p.len);
       buf_free(&p);
+    }
+  }
+  /* the same for 2026-07-28 subscriptions: every URI whose content may
+     have changed, to the listeners that name it */
+  if (srv->listeners) {
+    for (size_t i = 0; i < fresh->reg->nresources; i++) {
+      const reg_resource *b = &fresh->reg->resources[i];
+      const reg_resource *a = registry_find_resource(old->reg, b->uri, strlen(b->uri));
+      if (!a || a->fingerprint != b->fingerprint) listen_resource_updated(srv, b->uri, strlen(b->uri));
+    }
+    for (size_t i = 0; i < old->reg->nresources; i++) {
+      const reg_resource *a = &old->reg->resources[i];
+      if (!registry_find_resource(fresh->reg, a->uri, strlen(a->uri)))
+        listen_resource_updated(srv, a->uri, strlen(a->uri));
     }
   }
   engine_set_app(srv->e, fresh); /* the old version closes with its last call */

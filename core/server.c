@@ -16,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "listen.h"
 #include "mrtr.h"
 #include "validate.h"
 
@@ -103,6 +104,7 @@ void broadcast(server *srv, const char *method, const char *params, size_t n) {
     outlet *o = srv->sessions[i]->standalone;
     if (o && !o->dead) jsonrpc_write_notification(out_of(srv, o), method, params, n);
   }
+  listen_list_changed(srv, method); /* and every subscription that asked for it */
 }
 
 void notify_updated(server *srv, const char *uri, size_t n) {
@@ -118,6 +120,7 @@ void notify_updated(server *srv, const char *uri, size_t n) {
                                  p.p, p.len);
   }
   buf_free(&p);
+  listen_resource_updated(srv, uri, n);
 }
 
 void call_notify_updated(lua_State *L, const char *uri, size_t n) {
@@ -151,6 +154,7 @@ static void untrack(server *srv, session *s) {
    standalone stream, forget it. */
 static void end_session(server *srv, session *s) {
   engine_end_peer(srv->e, s);
+  listen_end_session(srv, s);
   if (s->standalone) {
     outlet *o = s->standalone;
     s->standalone = NULL;
@@ -256,9 +260,12 @@ static void dispatch(void *ud, void *msg) {
       if (answered_at_once(&im->m, out_of(srv, im->reply)) || !classify(srv, im)) return;
       methods_handle_request(srv, im);
       return;
-    case JSONRPC_NOTIFICATION:
+    case JSONRPC_NOTIFICATION: {
+      json_span id;
       if (jsonrpc_method_is(&im->m, "notifications/initialized")) im->s->ready = true;
+      else if (cancel_of(&im->m, &id)) listen_cancel(srv, im->s, id); /* calls: engine_cancel */
       break;
+    }
     case JSONRPC_INVALID:
       if (im->reply) answered_at_once(&im->m, out_of(srv, im->reply));
       break;
@@ -278,11 +285,14 @@ static bool quick(void *ud, const void *msg) {
   if (im->type != MSG_RPC) return false;
   const jsonrpc_msg *m = &im->m;
   if (m->kind == JSONRPC_INVALID) return true;
-  if (m->kind == JSONRPC_NOTIFICATION) return jsonrpc_method_is(m, "notifications/initialized");
+  if (m->kind == JSONRPC_NOTIFICATION)
+    return jsonrpc_method_is(m, "notifications/initialized") ||
+           jsonrpc_method_is(m, "notifications/cancelled");
   if (m->kind != JSONRPC_REQUEST) return false;
   static const char *const no_lua[] = {
       "ping", "initialize", "tools/list", "resources/list", "resources/templates/list",
-      "prompts/list", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"};
+      "prompts/list", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+      "server/discover", "subscriptions/listen"};
   for (size_t i = 0; i < sizeof no_lua / sizeof *no_lua; i++)
     if (jsonrpc_method_is(m, no_lua[i])) return true;
   return false;
@@ -316,8 +326,7 @@ void server_submit(server *srv, session *s, outlet *reply, char *data, size_t le
   json_span id;
   if (cancel_of(&im->m, &id)) { /* takes effect at once, even in a busy handler */
     engine_cancel(srv->e, s, id.p, id.n);
-    inmsg_free(im);
-    return;
+    /* and queued: it may name a subscription (listen.c) */
   }
   engine_submit(srv->e, im, reply != NULL);
 }
@@ -339,6 +348,7 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
   json_span id;
   if (cancel_of(&im.m, &id)) {
     engine_cancel_now(srv->e, s, id.p, id.n);
+    listen_cancel(srv, s, id);
     return;
   }
   im.borrowed = true;
@@ -571,6 +581,10 @@ static void blocked(void *ud, call *c, const char *msg) {
   call_log(c, LOG_WARNING, msg, strlen(msg));
 }
 
+/* Shutdown begins: subscriptions get their graceful result now, while
+   their outlets (stdout, HTTP streams) are still there. */
+static void finishing(void *ud) { listen_close_all(ud); }
+
 /* {====================================================== the server */
 
 static const engine_hooks hooks = {
@@ -583,6 +597,7 @@ static const engine_hooks hooks = {
     .failed = results_failed,
     .ended = ended,
     .blocked = blocked,
+    .finishing = finishing,
     .flush = flush_all,
 };
 

@@ -78,8 +78,11 @@ typedef struct request {
   size_t name_len, args_len;
 } request;
 
+typedef struct listener listener;
+
 struct server {
   engine *e;
+  listener *listeners; /* open subscriptions/listen requests (listen.c) */
   server_options opt;
   session **sessions; /* initialized sessions (each holds a reference) */
   size_t nsessions, sessions_cap;

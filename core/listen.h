@@ -1,0 +1,36 @@
+/* listen.h — subscriptions/listen (2026-07-28): a request that stays open
+ * and carries the change notifications its filter asked for, each stamped
+ * with the subscription's id (the listen request's own id, same JSON
+ * type). It replaces resources/subscribe and the GET stream of the 2025
+ * era, which stay for 2025 sessions beside it.
+ *
+ * Lifetime: acknowledged at once (with what the server honours of the
+ * filter); ends when the client cancels it (stdio: notifications/cancelled
+ * naming it; HTTP: by closing the stream), when its session ends, or at
+ * shutdown with its graceful result {resultType: "complete"}. */
+#ifndef LUAMCP_LISTEN_H
+#define LUAMCP_LISTEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server_internal.h"
+
+/* subscriptions/listen: open one (or answer the error). */
+void listen_open(server *srv, inmsg *im);
+/* Which kinds a notification method belongs to, for the filters. */
+/* Deliver a change to every listener whose filter has it: a list_changed
+   method (params NULL), or notifications/resources/updated for uri. */
+void listen_list_changed(server *srv, const char *method);
+void listen_resource_updated(server *srv, const char *uri, size_t n);
+/* The client cancelled the listen request `id` of session s: it ends
+   without a further message. True when there was one. */
+bool listen_cancel(server *srv, const session *s, json_span id);
+/* Session s ended: its listeners close without a word. */
+void listen_end_session(server *srv, const session *s);
+/* Shutdown: every listener gets its graceful result and closes. */
+void listen_close_all(server *srv);
+/* How many are open (for the limit). */
+size_t listen_count(const server *srv);
+
+#endif
