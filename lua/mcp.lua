@@ -635,7 +635,25 @@ function M._check()
 end
 
 local resource_keys = set { "uri", "name", "title", "description", "mime", "mimeType", "size",
-  "annotations", "icons", "_meta", "read", "text" }
+  "annotations", "icons", "_meta", "read", "text", "cache" }
+
+-- cache = { ttl = seconds, scope = "public" | "private" }: what a
+-- 2026-07-28 client may keep of resources/read (ttlMs, cacheScope)
+local function cache_hint(fn, def)
+  local c = def.cache
+  if c == nil then return nil end
+  if type(c) ~= "table" then argerr(fn, "field 'cache' must be a table { ttl = seconds, scope = ... }") end
+  for k in pairs(c) do
+    if k ~= "ttl" and k ~= "scope" then argerr(fn, ("cache: unknown field '%s'"):format(tostring(k))) end
+  end
+  if c.ttl ~= nil and (type(c.ttl) ~= "number" or c.ttl < 0 or c.ttl ~= c.ttl) then
+    argerr(fn, "cache.ttl must be a number of seconds >= 0")
+  end
+  if c.scope ~= nil and c.scope ~= "public" and c.scope ~= "private" then
+    argerr(fn, "cache.scope must be \"public\" or \"private\"")
+  end
+  return { ttl = c.ttl or 0, scope = c.scope or "private" }
+end
 
 function M.resource(def)
   check_fields("resource", def, resource_keys)
@@ -653,11 +671,11 @@ function M.resource(def)
   unique("resource", uri)
   local listing = copy_common({ uri = uri, name = name, mimeType = mime, size = def.size }, def)
   reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    files = { caller_file() } }
+    files = { caller_file() }, cache = cache_hint("resource", def) }
 end
 
 local template_keys = set { "uri", "uriTemplate", "name", "title", "description", "mime", "mimeType",
-  "annotations", "icons", "_meta", "read", "complete" }
+  "annotations", "icons", "_meta", "read", "complete", "cache" }
 
 function M.template(def)
   check_fields("template", def, template_keys)
@@ -684,7 +702,7 @@ function M.template(def)
   local mime = def.mimeType or def.mime
   local listing = copy_common({ uriTemplate = uri, name = name, mimeType = mime }, def)
   reg.templates[#reg.templates + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    vars = vars, complete = complete }
+    vars = vars, complete = complete, cache = cache_hint("template", def) }
 end
 
 local prompt_keys = set { "name", "title", "description", "args", "arguments", "get", "icons",

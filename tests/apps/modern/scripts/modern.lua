@@ -1,0 +1,61 @@
+-- modern.lua — tools for tests/integration/modern.test.mjs: the same
+-- handlers serve 2025-era sessions and 2026-07-28 requests.
+local mcp = require "mcp"
+
+mcp.tool {
+  name = "echo",
+  description = "Echoes text.",
+  input = { text = mcp.string {} },
+  handler = function(args) return args.text end,
+}
+
+-- two questions in a row: under 2026-07-28, two rounds of input_required
+mcp.tool {
+  name = "greet",
+  description = "Asks a name and a mood, then greets.",
+  input = { greeting = mcp.string {} },
+  handler = function(args, ctx)
+    local name = ctx:elicit { message = "Your name?",
+      requestedSchema = { type = "object", properties = { name = { type = "string" } } } }
+    local mood = ctx:elicit { message = "Your mood?",
+      requestedSchema = { type = "object", properties = { mood = { type = "string" } } } }
+    return ("%s, %s (%s)"):format(args.greeting, name.content.name, mood.content.mood)
+  end,
+}
+
+-- asks a different question each round: a replay must refuse it
+local flips = 0
+mcp.tool {
+  name = "fickle",
+  description = "Asks something else every time.",
+  handler = function(_, ctx)
+    flips = flips + 1
+    local r = ctx:elicit { message = "Question " .. flips,
+      requestedSchema = { type = "object", properties = {} } }
+    return "answered " .. tostring(r.action)
+  end,
+}
+
+mcp.tool {
+  name = "log_and_progress",
+  description = "Logs at every level and reports progress.",
+  handler = function(_, ctx)
+    ctx:debug("a debug line")
+    ctx:warning("a warning line")
+    ctx:progress(1, 2, "half")
+    return "logged"
+  end,
+}
+
+mcp.tool {
+  name = "roots",
+  description = "Lists the client's roots.",
+  handler = function(_, ctx)
+    local roots = ctx:roots()
+    return "roots: " .. #roots
+  end,
+}
+
+mcp.resource { uri = "test://modern/a", name = "a", text = "resource a",
+  cache = { ttl = 60, scope = "public" } }
+mcp.resource { uri = "test://modern/b", name = "b", text = "resource b" }

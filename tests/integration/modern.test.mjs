@@ -1,0 +1,223 @@
+// modern.test.mjs — the 2026-07-28 revision over stdio, raw NDJSON, beside
+// the 2025 era on the same process: the per-request envelope, discover,
+// results, errors, multi round-trip requests and their sealed state,
+// subscriptions/listen with hot reload, the per-request log level.
+import assert from 'node:assert/strict';
+import { cp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { APPS, TEST_TIMEOUT, WAIT, removeTemp, tempApp, withRaw } from './helpers.mjs';
+
+const APP = path.join(APPS, 'modern');
+const opts = { timeout: TEST_TIMEOUT };
+const REV = '2026-07-28';
+
+const meta = (caps = {}, extra = {}) => ({
+  'io.modelcontextprotocol/protocolVersion': REV,
+  'io.modelcontextprotocol/clientCapabilities': caps,
+  'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '0' },
+  ...extra,
+});
+const SERVER_INFO = { name: 'modern-test', version: '2.0.0' };
+
+test('server/discover as the very first line: versions, capabilities, instructions, serverInfo, cache hints', opts, () =>
+  withRaw([APP], async (srv) => {
+    const r = await srv.call(1, 'server/discover', { _meta: meta() });
+    assert.equal(r.result.resultType, 'complete');
+    assert.deepEqual(r.result.supportedVersions, [REV]);
+    assert.ok(r.result.capabilities.tools);
+    assert.equal(r.result.instructions, 'An app for the 2026-07-28 tests.');
+    assert.deepEqual(r.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
+    assert.equal(typeof r.result.ttlMs, 'number');
+    assert.ok(['public', 'private'].includes(r.result.cacheScope));
+  }));
+
+test('envelope: -32022 with the supported versions, -32602 without capabilities, nothing carried over', opts, () =>
+  withRaw([APP], async (srv) => {
+    const bad = await srv.call(1, 'tools/list', { _meta: { ...meta(), 'io.modelcontextprotocol/protocolVersion': '2031-01-01' } });
+    assert.equal(bad.error.code, -32022);
+    assert.equal(bad.error.data.requested, '2031-01-01');
+    assert.ok(bad.error.data.supported.includes(REV) && bad.error.data.supported.includes('2025-11-25'));
+    const nocaps = await srv.call(2, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV } });
+    assert.equal(nocaps.error.code, -32602);
+    const level = await srv.call(3, 'tools/list', { _meta: meta({}, { 'io.modelcontextprotocol/logLevel': 'loud' }) });
+    assert.equal(level.error.code, -32602);
+    // elicitation declared on one request does not make the next one able to elicit
+    await srv.call(4, 'tools/call', { name: 'echo', arguments: { text: 'x' }, _meta: meta({ elicitation: {} }) });
+    const next = await srv.call(5, 'tools/call', { name: 'greet', arguments: { greeting: 'Hi' }, _meta: meta() });
+    assert.equal(next.error.code, -32021);
+    assert.deepEqual(next.error.data.requiredCapabilities, { elicitation: {} });
+  }));
+
+test('results: resultType and serverInfo on every result, cache hints on lists and reads; removed methods -32601; not found -32602', opts, () =>
+  withRaw([APP], async (srv) => {
+    const list = await srv.call(1, 'tools/list', { _meta: meta() });
+    assert.equal(list.result.resultType, 'complete');
+    assert.deepEqual(list.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
+    assert.equal(list.result.cacheScope, 'public');
+    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots']);
+    const call = await srv.call(2, 'tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: meta() });
+    assert.deepEqual(call.result.content, [{ type: 'text', text: 'hi' }]);
+    assert.equal(call.result.resultType, 'complete');
+    assert.deepEqual(call.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
+    const a = await srv.call(3, 'resources/read', { uri: 'test://modern/a', _meta: meta() });
+    assert.equal(a.result.contents[0].text, 'resource a');
+    assert.deepEqual([a.result.ttlMs, a.result.cacheScope], [60000, 'public']);
+    const b = await srv.call(4, 'resources/read', { uri: 'test://modern/b', _meta: meta() });
+    assert.deepEqual([b.result.ttlMs, b.result.cacheScope], [0, 'private']);
+    const none = await srv.call(5, 'resources/read', { uri: 'test://modern/none', _meta: meta() });
+    assert.equal(none.error.code, -32602);
+    assert.equal(none.error.data.uri, 'test://modern/none');
+    for (const [i, m] of ['ping', 'initialize', 'logging/setLevel', 'resources/subscribe'].entries()) {
+      const r = await srv.call(10 + i, m, { _meta: meta(), level: 'info', uri: 'test://modern/a' });
+      assert.equal(r.error?.code, -32601, `${m}: ${JSON.stringify(r)}`);
+    }
+    // the same process serves a 2025 session too, unchanged
+    await srv.initialize();
+    const legacy = await srv.call(20, 'tools/call', { name: 'echo', arguments: { text: 'old' } });
+    assert.deepEqual(legacy.result, { content: [{ type: 'text', text: 'old' }] });
+    const legacyNone = await srv.call(21, 'resources/read', { uri: 'test://modern/none' });
+    assert.equal(legacyNone.error.code, -32002);
+  }));
+
+async function roundTrip(srv, id, args, answers, caps = { elicitation: {} }) {
+  let state, responses;
+  for (let round = 0; ; round++) {
+    const params = { name: 'greet', arguments: args, _meta: meta(caps) };
+    if (state) Object.assign(params, { requestState: state, inputResponses: responses });
+    const r = await srv.call(`${id}.${round}`, 'tools/call', params);
+    if (r.result?.resultType !== 'input_required') return { r, rounds: round };
+    const [key, req] = Object.entries(r.result.inputRequests)[0];
+    assert.equal(req.method, 'elicitation/create');
+    state = r.result.requestState;
+    responses = { [key]: { action: 'accept', content: answers[round] } };
+  }
+}
+
+test('multi round-trip: ctx:elicit twice is two rounds of input_required, the retry completes it', opts, () =>
+  withRaw([APP], async (srv) => {
+    const { r, rounds } = await roundTrip(srv, 'g', { greeting: 'Hello' }, [{ name: 'Ada' }, { mood: 'glad' }]);
+    assert.equal(rounds, 2);
+    assert.equal(r.result.content[0].text, 'Hello, Ada (glad)');
+    // and under a 2025 session the same handler sends elicitation/create requests
+    await srv.initialize();
+  }));
+
+test('requestState: tampered, foreign, for other arguments, expired, or a different question: refused', opts, () =>
+  withRaw(['--state-ttl', '1', APP], async (srv) => {
+    const first = await srv.call(1, 'tools/call', { name: 'greet', arguments: { greeting: 'Hi' }, _meta: meta({ elicitation: {} }) });
+    const state = first.result.requestState;
+    const key = Object.keys(first.result.inputRequests)[0];
+    const retry = (id, s, args = { greeting: 'Hi' }, name = 'greet') =>
+      srv.call(id, 'tools/call', { name, arguments: args, _meta: meta({ elicitation: {} }), requestState: s,
+        inputResponses: { [key]: { action: 'accept', content: { name: 'Eve' } } } });
+    // a flipped byte in the payload
+    const [v, payload, mac] = state.split('.');
+    const flipped = Buffer.from(payload, 'base64');
+    flipped[10] ^= 1;
+    const tampered = await retry(2, [v, flipped.toString('base64'), mac].join('.'));
+    assert.equal(tampered.error?.code, -32602);
+    assert.match(tampered.error.message, /requestState/);
+    assert.equal((await retry(3, 'v1.e30=.AAAA')).error?.code, -32602);
+    assert.equal((await retry(4, state, { greeting: 'Bye' })).error?.code, -32602); // other arguments
+    assert.equal((await retry(5, state, {}, 'fickle')).error?.code, -32602); // another tool
+    const ok = await retry(6, state);
+    assert.equal(ok.result?.resultType, 'input_required'); // the next question
+    await delay(2100);
+    const stale = await retry(7, state);
+    assert.equal(stale.error?.code, -32602);
+    assert.match(stale.error.message, /expired/);
+    // a handler that asks something else on the retry
+    const f1 = await srv.call(8, 'tools/call', { name: 'fickle', arguments: {}, _meta: meta({ elicitation: {} }) });
+    const fk = Object.keys(f1.result.inputRequests)[0];
+    const f2 = await srv.call(9, 'tools/call', { name: 'fickle', arguments: {}, _meta: meta({ elicitation: {} }),
+      requestState: f1.result.requestState, inputResponses: { [fk]: { action: 'accept', content: {} } } });
+    assert.equal(f2.result?.isError, true);
+    assert.match(f2.result.content[0].text, /differs from the one the client answered/);
+  }));
+
+test('a key file signs the state, and a rotated file with the old key second still verifies it', opts, async () => {
+  const dir = await tempApp({ 'k1': 'a'.repeat(40) + '\n', 'k2': 'b'.repeat(40) + '\n' + 'a'.repeat(40) + '\n', 'k3': 'b'.repeat(40) + '\n' });
+  try {
+    let state, key;
+    await withRaw(['--state-key', path.join(dir, 'k1'), APP], async (srv) => {
+      const r = await srv.call(1, 'tools/call', { name: 'greet', arguments: { greeting: 'Hi' }, _meta: meta({ elicitation: {} }) });
+      state = r.result.requestState;
+      key = Object.keys(r.result.inputRequests)[0];
+    });
+    const retry = (srv) => srv.call(2, 'tools/call', { name: 'greet', arguments: { greeting: 'Hi' }, _meta: meta({ elicitation: {} }),
+      requestState: state, inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } } });
+    await withRaw(['--state-key', path.join(dir, 'k2'), APP], async (srv) => {
+      assert.equal((await retry(srv)).result?.resultType, 'input_required'); // another process, the old key second
+    });
+    await withRaw(['--state-key', path.join(dir, 'k3'), APP], async (srv) => {
+      assert.equal((await retry(srv)).error?.code, -32602); // the old key dropped
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('per-request log level: no notifications/message without it; with it, at or above it, before the result', opts, () =>
+  withRaw([APP], async (srv) => {
+    const quiet = await srv.call(1, 'tools/call', { name: 'log_and_progress', arguments: {}, _meta: meta() });
+    assert.equal(quiet.result.content[0].text, 'logged');
+    assert.ok(!srv.lines.some((l) => l.includes('notifications/message')), 'no log message without logLevel');
+    const before = srv.lines.length;
+    const loud = await srv.call(2, 'tools/call', { name: 'log_and_progress', arguments: {},
+      _meta: meta({}, { 'io.modelcontextprotocol/logLevel': 'warning', progressToken: 'tok' }) });
+    assert.equal(loud.result.content[0].text, 'logged');
+    const seen = srv.lines.slice(before).map((l) => JSON.parse(l));
+    const logs = seen.filter((m) => m.method === 'notifications/message');
+    assert.deepEqual(logs.map((m) => m.params.level), ['warning']);
+    assert.ok(seen.some((m) => m.method === 'notifications/progress' && m.params.progressToken === 'tok'));
+    assert.ok(seen.findIndex((m) => m.method === 'notifications/message') < seen.findIndex((m) => m.id === 2));
+  }));
+
+test('subscriptions/listen: ack first, hot reload delivers list_changed and resources/updated stamped with the id, cancel ends it', opts, async () => {
+  const dir = await tempApp({
+    'scripts/a.lua': 'local mcp = require "mcp"\nmcp.tool { name = "a", description = "a", handler = function() return "a" end }\nmcp.resource { uri = "test://r", name = "r", text = "one" }\n',
+  });
+  try {
+    await withRaw([dir], async (srv) => {
+      srv.send({ jsonrpc: '2.0', id: 'sub', method: 'subscriptions/listen', params: { _meta: meta(), notifications: { toolsListChanged: true, resourceSubscriptions: ['test://r'] } } });
+      srv.send({ jsonrpc: '2.0', id: 42, method: 'subscriptions/listen', params: { _meta: meta(), notifications: { promptsListChanged: true } } });
+      const ack = JSON.parse(await srv.take((l) => l.includes('acknowledged') && l.includes('"sub"')));
+      assert.deepEqual(ack.params.notifications, { toolsListChanged: true, resourceSubscriptions: ['test://r'] });
+      assert.equal(ack.params._meta['io.modelcontextprotocol/subscriptionId'], 'sub');
+      const ack42 = JSON.parse(await srv.take((l) => l.includes('acknowledged') && l.includes(':42')));
+      assert.strictEqual(ack42.params._meta['io.modelcontextprotocol/subscriptionId'], 42); // a number stays a number
+      await writeFile(path.join(dir, 'scripts', 'a.lua'),
+        'local mcp = require "mcp"\nmcp.tool { name = "b", description = "b", handler = function() return "b" end }\nmcp.resource { uri = "test://r", name = "r", text = "two" }\n');
+      const changed = JSON.parse(await srv.take((l) => l.includes('tools/list_changed'), 'list_changed', WAIT));
+      assert.equal(changed.params._meta['io.modelcontextprotocol/subscriptionId'], 'sub');
+      const updated = JSON.parse(await srv.take((l) => l.includes('resources/updated'), 'updated', WAIT));
+      assert.equal(updated.params.uri, 'test://r');
+      assert.equal(updated.params._meta['io.modelcontextprotocol/subscriptionId'], 'sub');
+      assert.ok(!srv.lines.some((l) => l.includes('list_changed') && l.includes(':42')), 'prompts were not asked by 42 for tools');
+      srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'sub' } });
+      await delay(100);
+      const after = srv.lines.length;
+      await writeFile(path.join(dir, 'scripts', 'a.lua'),
+        'local mcp = require "mcp"\nmcp.tool { name = "c", description = "c", handler = function() return "c" end }\n');
+      await delay(800);
+      assert.ok(!srv.lines.slice(after).some((l) => l.includes('"sub"')), 'nothing after the cancel');
+      const tools = await srv.call(5, 'tools/list', { _meta: meta() });
+      assert.deepEqual(tools.result.tools.map((t) => t.name), ['c']);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('at shutdown an open subscription gets its graceful result', opts, () =>
+  withRaw([APP], async (srv) => {
+    srv.send({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { _meta: meta(), notifications: { toolsListChanged: true } } });
+    await srv.take((l) => l.includes('acknowledged'));
+    srv.child.stdin.end();
+    const done = JSON.parse(await srv.reply('7'));
+    assert.equal(done.result.resultType, 'complete');
+    assert.equal(done.result._meta['io.modelcontextprotocol/subscriptionId'], 7);
+  }));
