@@ -62,6 +62,7 @@ bench: deps-bench npm build
 	@bench/reload/run.sh
 	@bench/http/run.sh
 	@if [ -x bench/scale/run.sh ]; then bench/scale/run.sh; fi
+	@bench/io/run.sh
 	@node bench/report.mjs
 
 clean:

@@ -1,6 +1,6 @@
 // The one table of `make bench`: reads whichever results the benchmarks
-// wrote (bench/results/{stdio,http,reload,scale}.json), prints every target
-// of issue 7 with the measured value (median and min–max over rounds), the
+// wrote (bench/results/{stdio,http,reload,scale,io,before_after}.json),
+// prints every target of issues 7 and 11 with the measured value (median and min–max over rounds), the
 // target and whether it holds, then writes bench/results/latest.json. It
 // measures nothing itself; a missing file only drops its rows.
 //
@@ -20,7 +20,7 @@ const dir = path.resolve(process.argv[2] ?? path.join(root, "bench/results"));
 const rel = (p) => path.relative(process.cwd(), p) || p;
 
 // {====== sources
-const sourceNames = ["stdio", "http", "reload", "scale"];
+const sourceNames = ["stdio", "http", "reload", "scale", "io", "before_after"];
 const sources = {};
 const data = {};
 for (const name of sourceNames) {
@@ -173,6 +173,44 @@ if (data.scale) {
 }
 // }======
 
+if (data.io) {
+  // Issue 11: the fetch tool (one GET to a 50 ms upstream per call), N calls in flight.
+  const d = data.io;
+  const src = sources.io.path;
+  const levels = d.levels ?? [];
+  const label = (key) => key.replace("_", " N=");
+  const ratio = (key, m) => d.ratios?.["luamcp/ts"]?.[key]?.[m] ?? null;
+  for (const key of levels)
+    add("io", `req/s luamcp/ts, ${label(key)}`, ratio(key, "rps"), "×", ">=", 1,
+      `fetch tool, ${key.split("_")[1]} in flight, ${d.delay_ms} ms upstream`, src);
+  if (levels.includes("stdio_1000")) {
+    const up = d.summary?.stdio_1000?.upstream_p99_ms?.luamcp;
+    add("io", "added p99 over the upstream's delay, luamcp, stdio N=1000", d.summary?.stdio_1000?.added_p99_ms?.luamcp ?? null,
+      "ms", "<=", 2, `p99 − ${d.delay_ms} ms${up ? `; the upstream's own p99 ${up.median.toFixed(1)} ms` : ""}`, src);
+  }
+  for (const key of levels)
+    add("io", `peak RSS luamcp/ts, ${label(key)}`, ratio(key, "peak_rss_mib"), "×", "<=", 0.2, "VmHWM after the run", src);
+}
+
+if (data.before_after) {
+  // Issue 11: the compute-bound figures must not regress by more than 5 %.
+  const d = data.before_after;
+  const src = sources.before_after.path;
+  for (const [key, what] of [
+    ["stdio_w1_rps", "stdio W=1"],
+    ["stdio_w32_rps", "stdio W=32"],
+    ["luamcp-sl_c1_rps", "HTTP luamcp-sl c=1"],
+    ["luamcp-sl_c16_rps", "HTTP luamcp-sl c=16"],
+    ["luamcp-sf_c1_rps", "HTTP luamcp-sf c=1"],
+    ["luamcp-sf_c16_rps", "HTTP luamcp-sf c=16"],
+  ]) {
+    const m = d.summary?.[key];
+    if (!m) continue;
+    add("regress", `req/s after/before, ${what}`, m.ratio, "×", ">=", 0.95,
+      `before ${m.before ? Math.round(m.before.median) : "—"} req/s: ${d.before ?? "?"}`, src);
+  }
+}
+
 if (!Object.keys(data).length) {
   console.error(`report: no results in ${rel(dir)}; run the benchmarks first (make bench)`);
   process.exit(1);
@@ -200,7 +238,7 @@ for (const r of rows) table.push([r.area, r.metric, fmtValue(r), r.target ?? "",
 const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
 const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
 
-console.log(`issue 7 targets (${cpus().length} cores, node ${process.version}); ratios are luamcp / the other, per round`);
+console.log(`issue 7 and 11 targets (${cpus().length} cores, node ${process.version}); ratios are luamcp / the other, per round`);
 for (const name of sourceNames) {
   const s = sources[name];
   if (!s) console.log(`  ${name}: no ${rel(path.join(dir, `${name}.json`))}, its rows are left out`);

@@ -13,6 +13,9 @@
 #   BENCH_N_W1     requests per run at W=1  (default 20000, ~2 s for the TS SDK)
 #   BENCH_N_W32    requests per run at W=32 (default 60000, ~1.5 s for the TS SDK)
 #   BENCH_MAX_S    hard time bound of one run in seconds (default 60)
+#   BENCH_LUAMCP_BIN  the luamcp binary of the luamcp and gifts servers
+#                  (default build/luamcp; bench/before_after.sh sets it)
+#   BENCH_OUT      the summary file (default bench/results/stdio.json)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,6 +25,8 @@ servers=${BENCH_SERVERS:-luamcp ts floor-lua floor-c gifts}
 n_w1=${BENCH_N_W1:-20000}
 n_w32=${BENCH_N_W32:-60000}
 max_s=${BENCH_MAX_S:-60}
+luamcp=${BENCH_LUAMCP_BIN:-build/luamcp}
+out_json=${BENCH_OUT:-bench/results/stdio.json}
 out_dir=build/bench
 driver=$out_dir/stdio_load
 lua_inc=/usr/include/lua5.4
@@ -30,8 +35,8 @@ lua_inc=/usr/include/lua5.4
 for s in $servers; do
   case $s in
     luamcp|gifts)
-      if [[ ! -x build/luamcp ]]; then
-        echo "bench: build/luamcp not found; build it first (make), or run BENCH_SERVERS=ts $0" >&2
+      if [[ ! -x $luamcp ]]; then
+        echo "bench: $luamcp not found; build it first (make), or run BENCH_SERVERS=ts $0" >&2
         exit 1
       fi ;;
     ts)
@@ -49,7 +54,7 @@ for s in $servers; do
   esac
 done
 
-mkdir -p "$out_dir" bench/results
+mkdir -p "$out_dir" "$(dirname "$out_json")"
 cc -O2 -std=c11 -Wall -Wextra -Werror -o "$driver" bench/stdio_load.c
 for s in $servers; do
   case $s in
@@ -62,9 +67,9 @@ done
 # One server's command line and tool call, by name.
 server_cmd() {
   case $1 in
-    luamcp) echo "--tool echo -- build/luamcp serve bench/apps/echo" ;;
+    luamcp) echo "--tool echo -- $luamcp serve bench/apps/echo" ;;
     ts)     echo "--tool echo -- node bench/ts_echo_server.mjs" ;;
-    gifts)  echo "--tool suggest_gifts -- build/luamcp serve ." ;;
+    gifts)  echo "--tool suggest_gifts -- $luamcp serve ." ;;
     floor-lua) echo "--tool echo -- $out_dir/lua_floor" ;;
     floor-c)   echo "--tool echo -- $out_dir/c_floor" ;;
   esac
@@ -105,6 +110,6 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-node bench/summarize.mjs "$runs" bench/results/stdio.json || failed=1
-echo "wrote bench/results/stdio.json (server stderr in $log)"
+node bench/summarize.mjs "$runs" "$out_json" || failed=1
+echo "wrote $out_json (server stderr in $log)"
 exit "$failed"

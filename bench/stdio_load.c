@@ -29,7 +29,7 @@
 /* {====================================================== options */
 
 struct options {
-  long n, w, rss_every;
+  long n, w, rss_every, warmup;
   double seconds_max;
   bool json, quiet_stderr;
   const char *tool, *args, *label;
@@ -40,6 +40,7 @@ static void usage(void) {
   fprintf(stderr,
     "usage: stdio_load [-n N] [-w W] [-s SECONDS_MAX] [--json] [-q]\n"
     "                  [--tool NAME] [--args JSON] [--label TEXT] [--rss-every K]\n"
+    "                  [--warmup K]\n"
     "                  -- CMD ARGS...\n"
     "  -n N          tools/call requests to send (default 10000)\n"
     "  -w W          requests kept in flight (default 1)\n"
@@ -50,7 +51,9 @@ static void usage(void) {
     "  --args JSON   its arguments, inserted verbatim (default {\"text\":\"hello\"})\n"
     "  --label TEXT  name echoed in the report (default CMD)\n"
     "  --rss-every K read the server's VmRSS at the start of the load and every K\n"
-    "                answers; --json then adds \"rss_samples\":[{\"answers\",\"rss_kb\"}]\n");
+    "                answers; --json then adds \"rss_samples\":[{\"answers\",\"rss_kb\"}]\n"
+    "  --warmup K    leave the first K answers out of req/s and latency (they\n"
+    "                are still sent, checked and counted in n; K < N)\n");
   exit(2);
 }
 
@@ -81,9 +84,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
     else if (!strcmp(a, "--args") && has_val) o->args = argv[++i];
     else if (!strcmp(a, "--label") && has_val) o->label = argv[++i];
     else if (!strcmp(a, "--rss-every") && has_val) o->rss_every = parse_long(argv[++i], 1, usage);
+    else if (!strcmp(a, "--warmup") && has_val) o->warmup = parse_long(argv[++i], 0, usage);
     else usage();
   }
-  if (i >= argc || !plain_name(o->tool)) usage();
+  if (i >= argc || !plain_name(o->tool) || o->warmup >= o->n) usage();
   o->cmd = argv + i;
   if (!o->label) o->label = o->cmd[0];
 }
@@ -137,6 +141,7 @@ struct run {
   struct buf out, in;         /* pending writes, partial reply lines */
   enum phase phase;
   int64_t t_init_reply, t_idle_until, t_deadline, t_load_start, t_last_reply;
+  int64_t t_warm;             /* --warmup: when the K-th answer came (else t_load_start) */
   int64_t *sent_ns;           /* per id: when it was queued, 0 once answered */
   int64_t *lat_ns;            /* latencies of answered requests */
   long sent, answered, ok, errors, skipped;
@@ -212,6 +217,7 @@ static void handle_line(struct run *r, const char *line, size_t len) {
   r->lat_ns[r->answered++] = t - r->sent_ns[m.id];
   r->sent_ns[m.id] = 0;
   r->t_last_reply = t;
+  if (r->answered == r->o->warmup) r->t_warm = t;
   if (r->o->rss_every && r->answered % r->o->rss_every == 0) sample_rss(r);
   if (m.has_result && !m.has_error && !m.is_error) r->ok++;
   else {
@@ -263,7 +269,7 @@ static void drive(struct run *r) {
       r->idle_rss_kb = proc_status_kb(r->srv.pid, "VmRSS");
       sample_rss(r);
       r->phase = PH_LOAD;
-      r->t_load_start = now_ns();
+      r->t_load_start = r->t_warm = now_ns();
     }
     top_up(r);
     flush_out(r);
@@ -301,11 +307,15 @@ int main(int argc, char **argv) {
   long timeouts = o.n - r.answered;
   bool started = r.t_init_reply != 0;
   double startup_ms = started ? (double)(r.t_init_reply - r.srv.t_spawn) / 1e6 : -1;
-  double load_s = r.answered ? (double)(r.t_last_reply - r.t_load_start) / 1e9 : 0;
-  double rps = load_s > 0 ? (double)r.answered / load_s : 0;
-  sort_i64(r.lat_ns, r.answered);
-  double p50 = r.answered ? percentile_us(r.lat_ns, r.answered, 0.50) : 0; /* 0, not -1, if none */
-  double p99 = r.answered ? percentile_us(r.lat_ns, r.answered, 0.99) : 0;
+  /* --warmup K: req/s over the answers after the K-th, latency over them. */
+  long warm = r.answered > o.warmup ? o.warmup : 0;
+  long measured = r.answered - warm;
+  double load_s = measured ? (double)(r.t_last_reply - (warm ? r.t_warm : r.t_load_start)) / 1e9 : 0;
+  double rps = load_s > 0 ? (double)measured / load_s : 0;
+  int64_t *lat = r.lat_ns + warm;
+  sort_i64(lat, measured);
+  double p50 = measured ? percentile_us(lat, measured, 0.50) : 0; /* 0, not -1, if none */
+  double p99 = measured ? percentile_us(lat, measured, 0.99) : 0;
   int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   int exit_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   bool clean_exit = !killed && exit_code == 0;
@@ -319,20 +329,20 @@ int main(int argc, char **argv) {
 
   FILE *human = o.json ? stderr : stdout;
   fprintf(human,
-    "%s: n=%ld w=%ld ok=%ld errors=%ld timeouts=%ld req/s=%.0f p50=%.0fus p99=%.0fus "
+    "%s: n=%ld w=%ld warmup=%ld ok=%ld errors=%ld timeouts=%ld req/s=%.0f p50=%.0fus p99=%.0fus "
     "startup=%.1fms idle_rss=%ldkB peak_rss=%ldkB exit=%d signal=%d%s [%s]\n",
-    o.label, o.n, o.w, r.ok, r.errors, timeouts, rps, p50, p99, startup_ms,
+    o.label, o.n, o.w, warm, r.ok, r.errors, timeouts, rps, p50, p99, startup_ms,
     r.idle_rss_kb, r.peak_rss_kb, exit_code, exit_signal, killed ? " (killed)" : "", why);
   if (o.json) {
     printf("{\"label\":");
     json_string(stdout, o.label);
     printf(",\"tool\":");
     json_string(stdout, o.tool);
-    printf(",\"n\":%ld,\"w\":%ld,\"ok\":%ld,\"errors\":%ld,\"timeouts\":%ld,"
+    printf(",\"n\":%ld,\"w\":%ld,\"warmup\":%ld,\"ok\":%ld,\"errors\":%ld,\"timeouts\":%ld,"
            "\"skipped_messages\":%ld,\"load_s\":%.6f,\"rps\":%.1f,\"p50_us\":%.1f,"
            "\"p99_us\":%.1f,\"startup_ms\":%.2f,\"idle_rss_kb\":%ld,\"peak_rss_kb\":%ld,"
            "\"exit_code\":%d,\"exit_signal\":%d,\"killed\":%s,\"status\":",
-           o.n, o.w, r.ok, r.errors, timeouts, r.skipped, load_s, rps, p50, p99,
+           o.n, o.w, warm, r.ok, r.errors, timeouts, r.skipped, load_s, rps, p50, p99,
            startup_ms, r.idle_rss_kb, r.peak_rss_kb, exit_code, exit_signal,
            killed ? "true" : "false");
     json_string(stdout, why);

@@ -76,12 +76,17 @@ void call_log(call *c, int level, const char *msg, size_t len);
 /* Send notifications/progress when the request asked for it; false if it did
    not (nothing sent). */
 bool call_progress(call *c, double progress, double total, const char *message);
-/* Send a request to the call's client (params: the Lua table at params_idx
-   of L, or {} when 0) and park the call until its answer; the caller then
-   yields and is resumed with the result table, or nil and a message. False
-   (with err) when it cannot be sent, e.g. the client lacks the capability. */
-bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
-                     size_t errlen);
+/* Ask the call's client (params: the Lua table at params_idx of L, or {}
+   when 0). Over a 2025-era session a request is sent and the call parks
+   until its answer (ASK_WAIT: the caller yields and is resumed with the
+   result table, or nil and a message). On a 2026-07-28 request the answer
+   may be known already from an earlier round (ASK_ANSWERED: it was pushed
+   on L), or the call ends with the question for the client to answer on
+   its retry (ASK_WAIT: the caller yields and is never resumed; see
+   mrtr.h). ASK_FAILED (with err) when it cannot be asked. */
+enum { ASK_FAILED, ASK_WAIT, ASK_ANSWERED };
+int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
+                    size_t errlen);
 /* End the call's HTTP response early; the client resumes the stream with
    GET + Last-Event-ID and receives the rest. False over stdio. */
 bool call_detach(call *c);

@@ -58,6 +58,7 @@ struct call {
   uv_timer_t *timer;        /* one per struct, kept across reuse; closed when it is freed */
   call_wait *wait;          /* the operation it is parked on, if any */
   bool cancelled, timed_out;
+  bool end_at_yield;
   long long mem_grown;
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
@@ -176,6 +177,10 @@ void engine_free(engine *e) {
   for (size_t i = 0; i < e->ndeferred; i++) e->h.release(e->h.ud, e->deferred[i], false);
   free(e->deferred);
   free(e->batch);
+  /* the app's state first: its objects may own loop handles (an idle
+     mcp.socket) that their __gc closes, and the run below frees */
+  app_free(e->app);
+  e->app = NULL;
   while (e->nspare) free_call(e->spare[--e->nspare]);
   while (e->ninputs) engine_remove_input(e, e->inputs[0]->fd);
   uv_close((uv_handle_t *)&e->wake, NULL);
@@ -186,7 +191,6 @@ void engine_free(engine *e) {
   pthread_mutex_destroy(&e->watch_mu);
   pthread_cond_destroy(&e->watch_cv);
   pthread_cond_destroy(&e->space);
-  app_free(e->app);
   free(e);
 }
 
@@ -746,6 +750,10 @@ void engine_call_start(engine *e, call *c, int nargs) {
   c->mem_grown += (long long)a->mem_used - (long long)before;
   if (status == LUA_YIELD) {
     lua_pop(c->co, nres);
+    if (c->end_at_yield) { /* answered from inside: no more of the handler */
+      call_end(e, c);
+      return;
+    }
     if (c->wake_at > 0) return; /* parked: a timer, the client, an operation */
     status = LUA_ERRRUN;
     lua_pushliteral(c->co, "a handler may only yield by waiting (ctx:sleep, mcp.http, ...)");
@@ -775,6 +783,8 @@ void engine_call_start(engine *e, call *c, int nargs) {
   }
   call_end(e, c);
 }
+
+void engine_call_end_at_yield(call *c) { c->end_at_yield = true; }
 
 /* Mark the calls a cancellation names; parked ones are ended by reap(). */
 void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n) {

@@ -133,6 +133,9 @@ void engine_end_peer(engine *e, const void *peer);
    function and its arguments on call_thread(c), then engine_call_start. */
 call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn);
 void engine_call_start(engine *e, call *c, int nargs);
+/* c has been answered from inside its handler: when the handler yields
+   (the caller does so now), the call ends without running further. */
+void engine_call_end_at_yield(call *c);
 /* The layer's own data of a call, and back. */
 void *call_extra(call *c);
 call *call_of_extra(void *extra);

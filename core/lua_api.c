@@ -18,6 +18,7 @@
 #include "call.h"
 #include "io_http.h"
 #include "io_exec.h"
+#include "io_socket.h"
 #include "json.h"
 #include "log.h"
 #include "path.h"
@@ -318,9 +319,13 @@ static int ask(lua_State *L, const char *method, int kind, int params_idx) {
     return luaL_error(L, "ctx:%s must be called from the handler itself, not a nested coroutine",
                       kind == ASK_SAMPLE ? "sample" : kind == ASK_ELICIT ? "elicit" : "roots");
   char err[256];
-  if (!call_ask_client(c, method, L, params_idx, err, sizeof err)) return luaL_error(L, "%s", err);
   int base = lua_gettop(L);
-  return lua_yieldk(L, 0, ((lua_KContext)base << 2) | kind, ask_done);
+  lua_KContext k = ((lua_KContext)base << 2) | kind;
+  switch (call_ask_client(c, method, L, params_idx, err, sizeof err)) {
+    case ASK_FAILED: return luaL_error(L, "%s", err);
+    case ASK_ANSWERED: return ask_done(L, LUA_OK, k); /* an earlier round's answer */
+    default: return lua_yieldk(L, 0, k, ask_done);
+  }
 }
 
 /* ctx:sample{ messages = {...}, maxTokens = n, ... } -> CreateMessageResult */
@@ -431,5 +436,7 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "http");
   io_exec_push(L);
   lua_setfield(L, -2, "exec");
+  io_socket_push(L);
+  lua_setfield(L, -2, "socket");
   /* }====== */
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "request_state.h"
 #include "server.h"
 #include "json.h"
 #include "jsonrpc.h"
@@ -37,6 +38,12 @@ static const char usage[] =
     "  --timeout SECONDS   wall-clock limit of one call (default 30)\n"
     "  --memory-limit MB   heap growth one call may cause (default 64; 0 = none)\n"
     "  --queue N           messages waiting before input is paused (default 1024)\n"
+    "  --state-key FILE    keys that sign the requestState of multi round-trip\n"
+    "                      requests (2026-07-28), one per line, 32+ characters; the\n"
+    "                      first signs, all verify (rotation). Give every instance of\n"
+    "                      a service the same file (or LUAMCP_STATE_KEY). Default: a\n"
+    "                      random key per process\n"
+    "  --state-ttl S       how long such a requestState stays valid (default 600)\n"
     "  --warn-blocking MS  report a handler that blocks the server this long in one C\n"
     "                      call (os.execute, io.popen, ...) with its script line\n"
     "                      (default 250; 0 = off)\n"
@@ -71,6 +78,7 @@ static const char usage[] =
 typedef struct options {
   server_options server;
   double debounce;
+  const char *state_key_file;
   size_t max_message;
   bool http, no_watch;
   http_options h;
@@ -113,12 +121,40 @@ static double number_arg(const char *opt, const char *v) {
   return d;
 }
 
+/* The requestState keys: --state-key FILE, else LUAMCP_STATE_KEY, else a
+   random one for this process (request_state.h). */
+static void load_state_keys(const char *file) {
+  buf text, err;
+  buf_init(&text), buf_init(&err);
+  const char *env = getenv("LUAMCP_STATE_KEY");
+  if (file) {
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+      fprintf(stderr, "luamcp: --state-key %s: %s\n", file, strerror(errno));
+      exit(2);
+    }
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_put(&text, chunk, n);
+    fclose(f);
+  } else if (env && *env) {
+    buf_puts(&text, env);
+  }
+  if (text.len && !request_state_set_keys(text.p, text.len, &err)) {
+    fprintf(stderr, "luamcp: %s: %.*s\n", file ? file : "LUAMCP_STATE_KEY", (int)err.len, err.p);
+    exit(2);
+  }
+  if (!text.len) request_state_random_key();
+  buf_free(&text), buf_free(&err);
+}
+
 static void parse_options(int argc, char **argv, int first, options *o) {
   o->server = (server_options){
       .app = {.page_size = 100},
       .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
                  .shutdown_grace = 10, .warn_blocking = 0.25}};
   o->debounce = 0.03;
+  o->server.state_ttl = 600;
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 320,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
@@ -132,6 +168,10 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     if (strcmp(a, "--page-size") == 0) o->server.app.page_size = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
     else if (strcmp(a, "--allow-bytecode") == 0) o->server.app.allow_bytecode = true;
+    else if (strcmp(a, "--state-key") == 0) {
+      if (!v) die_usage("%s needs a FILE", a);
+      o->state_key_file = v, i++;
+    } else if (strcmp(a, "--state-ttl") == 0) o->server.state_ttl = number_arg(a, v), i++;
     else if (strcmp(a, "--timeout") == 0) o->server.engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
       o->server.engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
@@ -173,6 +213,8 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   }
   if (o->server.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
   if (o->server.engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
+  if (o->server.state_ttl <= 0) die_usage("%s must be more than 0", "--state-ttl");
+  load_state_keys(o->state_key_file);
   if (o->server.engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
   if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
   if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "mrtr.h"
 #include "uri_template.h"
 #include "validate.h"
 
@@ -66,9 +67,7 @@ static void handle_initialize(server *srv, inmsg *im) {
     s->client_sampling = json_object_get(caps, "sampling", &x);
     s->client_elicitation = json_object_get(caps, "elicitation", &x);
     s->client_roots = json_object_get(caps, "roots", &x);
-    json_span ext;
-    s->client_ui = json_object_get(caps, "extensions", &ext) && json_kind(ext) == '{' &&
-                   json_object_get(ext, "io.modelcontextprotocol/ui", &x);
+    s->client_ui = caps_declare_ui(caps);
   }
   s->initialized = true;
   log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));
@@ -86,10 +85,11 @@ answer:;
 
 static void handle_list(server *srv, inmsg *im, reg_list list) {
   const registry *r = engine_app(srv->e)->reg;
-  const reg_pages *pg = &r->pages[list][im->s->version];
-  if (list == REG_TOOLS && r->has_app_only && !im->s->client_ui) {
+  const client_view *cv = &im->cv;
+  const reg_pages *pg = &r->pages[list][cv->version];
+  if (list == REG_TOOLS && r->has_app_only && !cv->ui) {
     /* a client without MCP Apps has no views: app-only tools are not for it */
-    pg = &r->model_tools[im->s->version];
+    pg = &r->model_tools[cv->version];
     list = REG_MODEL_TOOLS;
   }
   const jsonrpc_msg *m = &im->m;
@@ -113,7 +113,23 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
     }
     page = off / r->page_size;
   }
-  reply_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
+  if (!cv->modern) {
+    reply_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
+    return;
+  }
+  /* 2026-07-28: the same page, with its cache hints and serverInfo */
+  buf *out = out_of(srv, im->reply);
+  jsonrpc_begin_result(out, m->id);
+  buf_put(out, pg->page[page], pg->page_len[page] - 1);
+  buf_put(out, r->list_cache, r->list_cache_len);
+  buf_put(out, r->modern_tail, r->modern_tail_len);
+  buf_putc(out, '}');
+  jsonrpc_end_reply(out);
+}
+
+static void handle_discover(server *srv, inmsg *im) {
+  const registry *r = engine_app(srv->e)->reg;
+  reply_json(srv, im->reply, im->m.id, r->discover, r->discover_len);
 }
 
 static void handle_tools_list(server *srv, inmsg *im) { handle_list(srv, im, REG_TOOLS); }
@@ -135,7 +151,6 @@ static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *ke
 
 static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  session *s = im->s;
   lua_State *L = engine_app(srv->e)->L;
   static const char *const keys[] = {"name", "arguments", "_meta"};
   json_span f[3] = {{0}};
@@ -159,7 +174,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
-  if (t->app_only && !s->client_ui) {
+  if (t->app_only && !im->cv.ui) {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;
@@ -186,14 +201,20 @@ static void handle_tools_call(server *srv, inmsg *im) {
     buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
-    if (s->version >= PROTO_2025_11_25) write_tool_error(out_of(srv, im->reply), m->id, msg.p, msg.len);
+    if (im->cv.modern || im->cv.version >= PROTO_2025_11_25)
+      write_tool_error(srv, &im->cv, out_of(srv, im->reply), m->id, msg.p, msg.len);
     else jsonrpc_write_error(out_of(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
   }
   buf_free(&err);
-  call *c = server_call_new(srv, im, CALL_TOOL, f[2]);
+  request mr;
+  if (im->cv.modern && !mrtr_open(srv, im, "tools/call", t->name, strlen(t->name), f[1], &mr)) {
+    lua_pop(L, 1);
+    return;
+  }
+  call *c = server_call_new(srv, im, CALL_TOOL, f[2], im->cv.modern ? &mr : NULL);
   request_of(c)->tool = t;
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
@@ -263,12 +284,21 @@ static void handle_resources_read(server *srv, inmsg *im) {
     json_encode_string(&d, uri.p, uri.len);
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(srv, im->reply), m->id, MCP_RESOURCE_NOT_FOUND, "Resource not found", d.p);
+    /* 2026-07-28 has no -32002: not found is invalid params */
+    jsonrpc_write_error(out_of(srv, im->reply), m->id,
+                        im->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                        "Resource not found", d.p);
     buf_free(&d);
     buf_free(&uri);
     return;
   }
-  call *c = server_call_new(srv, im, CALL_RESOURCE, meta_of(m));
+  request mr;
+  if (im->cv.modern && !mrtr_open(srv, im, "resources/read", uri.p, uri.len, (json_span){0}, &mr)) {
+    if (nargs) lua_pop(L, 1);
+    buf_free(&uri);
+    return;
+  }
+  call *c = server_call_new(srv, im, CALL_RESOURCE, meta_of(m), im->cv.modern ? &mr : NULL);
   request_of(c)->uri = buf_take(&uri, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -320,7 +350,14 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     lua_pop(L, 4);
   }
   lua_pop(L, 2);
-  call *c = server_call_new(srv, im, CALL_PROMPT, meta_of(m));
+  request mr;
+  json_span pargs = {0};
+  if (im->cv.modern) json_object_get(m->params, "arguments", &pargs);
+  if (im->cv.modern && !mrtr_open(srv, im, "prompts/get", p->name, strlen(p->name), pargs, &mr)) {
+    lua_pop(L, 1);
+    goto done;
+  }
+  call *c = server_call_new(srv, im, CALL_PROMPT, meta_of(m), im->cv.modern ? &mr : NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
@@ -368,7 +405,7 @@ static void handle_complete(server *srv, inmsg *im) {
                 key.len ? key.p : "(none)");
     goto done;
   }
-  call *c = server_call_new(srv, im, CALL_COMPLETE, meta_of(m));
+  call *c = server_call_new(srv, im, CALL_COMPLETE, meta_of(m), NULL);
   lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
   if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
@@ -421,33 +458,37 @@ static void handle_subscription(server *srv, inmsg *im, bool subscribe) {
 static void handle_subscribe(server *srv, inmsg *im) { handle_subscription(srv, im, true); }
 static void handle_unsubscribe(server *srv, inmsg *im) { handle_subscription(srv, im, false); }
 
+typedef void (*method_fn)(server *, inmsg *);
 static const struct {
   const char *name;
-  void (*fn)(server *, inmsg *);
+  method_fn fn;
+  bool legacy, modern; /* the eras that have it */
 } methods[] = {
-    {"tools/call", handle_tools_call},
-    {"tools/list", handle_tools_list},
-    {"resources/read", handle_resources_read},
-    {"resources/list", handle_resources_list},
-    {"resources/templates/list", handle_templates_list},
-    {"resources/subscribe", handle_subscribe},
-    {"resources/unsubscribe", handle_unsubscribe},
-    {"prompts/get", handle_prompts_get},
-    {"prompts/list", handle_prompts_list},
-    {"completion/complete", handle_complete},
-    {"logging/setLevel", handle_set_level},
+    {"tools/call", handle_tools_call, true, true},
+    {"tools/list", handle_tools_list, true, true},
+    {"resources/read", handle_resources_read, true, true},
+    {"resources/list", handle_resources_list, true, true},
+    {"resources/templates/list", handle_templates_list, true, true},
+    {"prompts/get", handle_prompts_get, true, true},
+    {"prompts/list", handle_prompts_list, true, true},
+    {"completion/complete", handle_complete, true, true},
+    {"server/discover", handle_discover, false, true},
+    /* 2025 only: 2026-07-28 removed them (per-request log level,
+       subscriptions/listen, no handshake) */
+    {"initialize", handle_initialize, true, false},
+    {"logging/setLevel", handle_set_level, true, false},
+    {"resources/subscribe", handle_subscribe, true, false},
+    {"resources/unsubscribe", handle_unsubscribe, true, false},
 };
 
 void methods_handle_request(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
-  if (jsonrpc_method_is(m, "initialize")) {
-    handle_initialize(srv, im);
-    return;
-  }
+  bool modern = im->cv.modern;
   for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
     if (!jsonrpc_method_is(m, methods[i].name)) continue;
-    if (!s->initialized) {
+    if (!(modern ? methods[i].modern : methods[i].legacy)) break;
+    if (!modern && !s->initialized && methods[i].fn != handle_initialize) {
       reply_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                   "Invalid Request: the session is not initialized (send initialize first)");
       return;
@@ -458,7 +499,7 @@ void methods_handle_request(server *srv, inmsg *im) {
   buf name;
   buf_init(&name);
   json_string_unescape(m->method, &name);
-  reply_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
+  reply_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s%s", name.p,
+              modern ? " (not in protocol revision " MODERN_VERSION ")" : "");
   buf_free(&name);
 }
-

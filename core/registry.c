@@ -295,6 +295,60 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, boo
   r->init_tail[v] = buf_take(&b, &r->init_tail_len[v]);
 }
 
+/* Cache hints of the lists and server/discover: app.lua's cache = { ttl =
+   seconds, scope = "public"|"private" }, else public, and a TTL of 0 while
+   the app may reload at any moment (watching), 5 minutes otherwise. */
+static void encode_list_cache(lua_State *L, registry *r, int info_idx, bool watching) {
+  double ttl = watching ? 0 : 300;
+  const char *scope = "public";
+  if (info_idx && lua_getfield(L, info_idx, "cache") == LUA_TTABLE) {
+    if (lua_getfield(L, -1, "ttl") == LUA_TNUMBER && lua_tonumber(L, -1) >= 0) ttl = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "scope") == LUA_TSTRING &&
+        strcmp(lua_tostring(L, -1), "private") == 0)
+      scope = "private";
+    lua_pop(L, 1);
+  }
+  if (info_idx) lua_pop(L, 1);
+  buf b;
+  buf_init(&b);
+  buf_printf(&b, ",\"ttlMs\":%.0f,\"cacheScope\":\"%s\"", ttl * 1000.0, scope);
+  r->list_cache = buf_take(&b, &r->list_cache_len);
+}
+
+/* The 2026-07-28 fragments: the serverInfo every modern result carries,
+   and server/discover (capabilities as initialize declares them). */
+static void encode_modern(lua_State *L, registry *r, int info_idx) {
+  buf b;
+  buf_init(&b);
+  char *version = info_idx ? dup_field(L, info_idx, "version") : NULL;
+  r->version = version ? version : strdup("0.0.0");
+  buf_puts(&b, "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
+  json_encode_string(&b, r->name, strlen(r->name));
+  buf_puts(&b, ",\"version\":");
+  json_encode_string(&b, r->version, strlen(r->version));
+  buf_puts(&b, "}}");
+  r->server_meta = buf_take(&b, &r->server_meta_len);
+  buf_puts(&b, ",\"resultType\":\"complete\",");
+  buf_put(&b, r->server_meta, r->server_meta_len);
+  r->modern_tail = buf_take(&b, &r->modern_tail_len);
+  /* init_tail is `"capabilities":{...},"serverInfo":{...}[,"instructions":...]}` */
+  const char *tail = r->init_tail[PROTO_LATEST];
+  const char *si = strstr(tail, ",\"serverInfo\":");
+  buf_puts(&b, "{\"supportedVersions\":[\"2026-07-28\"],");
+  buf_put(&b, tail, (size_t)(si - tail));
+  char *instructions = info_idx ? dup_field(L, info_idx, "instructions") : NULL;
+  if (instructions) {
+    buf_puts(&b, ",\"instructions\":");
+    json_encode_string(&b, instructions, strlen(instructions));
+    free(instructions);
+  }
+  buf_put(&b, r->list_cache, r->list_cache_len);
+  buf_put(&b, r->modern_tail, r->modern_tail_len);
+  buf_putc(&b, '}');
+  r->discover = buf_take(&b, &r->discover_len);
+}
+
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
                          size_t page_size, bool declare_all, buf *err) {
   reg_idx = lua_absindex(L, reg_idx);
@@ -357,6 +411,8 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   r->has_widgets = lua_toboolean(L, -1);
   lua_pop(L, 1);
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
+  encode_list_cache(L, r, info_idx, declare_all);
+  encode_modern(L, r, info_idx);
   if (!ok) {
     registry_free(r, L);
     return NULL;
@@ -400,6 +456,11 @@ void registry_free(registry *r, lua_State *L) {
   free(r->templates);
   free(r->prompts);
   for (int v = 0; v < PROTO_COUNT; v++) free(r->init_tail[v]);
+  free(r->modern_tail);
+  free(r->version);
+  free(r->server_meta);
+  free(r->list_cache);
+  free(r->discover);
   free(r->name);
   free(r);
 }

@@ -74,7 +74,16 @@ typedef struct registry {
   /* initialize result minus protocolVersion, per version: `"capabilities":...}` */
   char *init_tail[PROTO_COUNT];
   size_t init_tail_len[PROTO_COUNT];
-  char *name; /* serverInfo.name, used as the logger name */
+  char *name;    /* serverInfo.name, used as the logger name */
+  char *version; /* serverInfo.version */
+  /* 2026-07-28: what every modern result ends with (`,"resultType":
+     "complete","_meta":{serverInfo}`), the lists' cache hints
+     (`,"ttlMs":N,"cacheScope":"public"`), and the whole server/discover
+     result */
+  char *modern_tail, *list_cache, *discover;
+  size_t modern_tail_len, list_cache_len, discover_len;
+  char *server_meta; /* `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` */
+  size_t server_meta_len;
 } registry;
 
 /* Build the snapshot from the registration table at reg_idx (filled by

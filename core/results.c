@@ -42,9 +42,53 @@ static bool shape(server *srv, call *c, int shaper, int nres, int extra) {
   return true;
 }
 
+/* 2026-07-28: the result says it is complete and who answered; a
+   resources/read result also how long it may be cached (the resource's
+   cache = {ttl=, scope=}, else private and not at all). Set on the table,
+   which may have a _meta of its own. */
+static void decorate(call *c, int idx) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  if (!r->cv.modern) return;
+  const registry *reg = call_app(c)->reg;
+  idx = lua_absindex(co, idx);
+  lua_pushliteral(co, "complete");
+  lua_setfield(co, idx, "resultType");
+  if (rawfield(co, idx, "_meta") != LUA_TTABLE) {
+    lua_pop(co, 1);
+    lua_newtable(co);
+    lua_pushvalue(co, -1);
+    lua_setfield(co, idx, "_meta");
+  }
+  lua_createtable(co, 0, 2);
+  lua_pushstring(co, reg->name);
+  lua_setfield(co, -2, "name");
+  lua_pushstring(co, reg->version);
+  lua_setfield(co, -2, "version");
+  lua_setfield(co, -2, "io.modelcontextprotocol/serverInfo");
+  lua_pop(co, 1);
+  if (r->kind != CALL_RESOURCE) return;
+  double ttl = 0;
+  const char *scope = "private";
+  lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
+  if (rawfield(co, -1, "cache") == LUA_TTABLE) {
+    if (rawfield(co, -1, "ttl") == LUA_TNUMBER) ttl = lua_tonumber(co, -1);
+    lua_pop(co, 1);
+    if (rawfield(co, -1, "scope") == LUA_TSTRING && strcmp(lua_tostring(co, -1), "public") == 0)
+      scope = "public";
+    lua_pop(co, 1);
+  }
+  lua_pop(co, 2);
+  lua_pushinteger(co, (lua_Integer)(ttl * 1000));
+  lua_setfield(co, idx, "ttlMs");
+  lua_pushstring(co, scope);
+  lua_setfield(co, idx, "cacheScope");
+}
+
 static void encode_result(server *srv, call *c, int idx) {
   lua_State *co = call_thread(c);
   request *r = request_of(c);
+  decorate(c, idx);
   buf *out = out_of(srv, r->out);
   size_t mark = out->len;
   char err[256];
@@ -71,7 +115,9 @@ static void finish_tool(server *srv, call *c, int nres) {
     jsonrpc_begin_result(out, id_of(c));
     buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
     json_encode_string(out, s, n);
-    buf_puts(out, "}]}");
+    buf_puts(out, "}]");
+    result_tail(srv, &r->cv, out);
+    buf_putc(out, '}');
     jsonrpc_end_reply(out);
     return;
   }
@@ -98,7 +144,7 @@ static void finish_tool(server *srv, call *c, int nres) {
         buf_init(&msg);
         buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
         log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
-        write_tool_error(out_of(srv, r->out), id_of(c), msg.p, msg.len);
+        write_tool_error(srv, &r->cv, out_of(srv, r->out), id_of(c), msg.p, msg.len);
         buf_free(&msg);
         buf_free(&err);
         return;
@@ -120,7 +166,9 @@ static void finish_resource(server *srv, call *c, int nres) {
     json_encode_string(&d, r->uri, strlen(r->uri));
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
-    jsonrpc_write_error(out_of(srv, r->out), id_of(c), MCP_RESOURCE_NOT_FOUND,
+    /* 2026-07-28 has no -32002: not found is invalid params */
+    jsonrpc_write_error(out_of(srv, r->out), id_of(c),
+                        r->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
     return;
@@ -171,7 +219,9 @@ static void finish_complete(server *srv, call *c, int nres) {
       lua_pop(co, 1);
     }
   }
-  buf_printf(out, "],\"total\":%zu,\"hasMore\":%s}}", total, total > 100 ? "true" : "false");
+  buf_printf(out, "],\"total\":%zu,\"hasMore\":%s}", total, total > 100 ? "true" : "false");
+  result_tail(srv, &r->cv, out);
+  buf_putc(out, '}');
   jsonrpc_end_reply(out);
 }
 
@@ -213,6 +263,6 @@ void results_returned(void *ud, call *c, int nres) {
 void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
   buf *out = out_of(ud, r->out);
-  if (r->kind == CALL_TOOL) write_tool_error(out, id_of(c), msg, strlen(msg));
+  if (r->kind == CALL_TOOL) write_tool_error(ud, &r->cv, out, id_of(c), msg, strlen(msg));
   else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
 }

@@ -16,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "mrtr.h"
 #include "validate.h"
 
 /* {====================================================== output */
@@ -80,12 +81,21 @@ void reply_json(server *srv, outlet *o, json_span id, const char *json, size_t n
   jsonrpc_write_result(out_of(srv, o), id, json, n);
 }
 
-void write_tool_error(buf *out, json_span id, const char *msg, size_t n) {
+void write_tool_error(server *srv, const client_view *cv, buf *out, json_span id, const char *msg,
+                      size_t n) {
   jsonrpc_begin_result(out, id);
   buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
   json_encode_string(out, msg, n);
-  buf_puts(out, "}],\"isError\":true}");
+  buf_puts(out, "}],\"isError\":true");
+  result_tail(srv, cv, out);
+  buf_putc(out, '}');
   jsonrpc_end_reply(out);
+}
+
+void result_tail(server *srv, const client_view *cv, buf *out) {
+  if (!cv->modern) return;
+  const registry *r = engine_app(srv->e)->reg;
+  buf_put(out, r->modern_tail, r->modern_tail_len);
 }
 
 void broadcast(server *srv, const char *method, const char *params, size_t n) {
@@ -166,11 +176,40 @@ static bool answered_at_once(const jsonrpc_msg *m, buf *out) {
     jsonrpc_write_error(out, m->id, m->error_code, m->error_msg, NULL);
     return true;
   }
-  if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping")) {
-    jsonrpc_write_result(out, m->id, "{}", 2);
+  if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping") && !envelope_claimed(m)) {
+    jsonrpc_write_result(out, m->id, "{}", 2); /* 2025 era: 2026-07-28 has no ping */
     return true;
   }
   return false;
+}
+
+/* The era of a request, and who asks: from its envelope (modern) or its
+   session (2025). False when the envelope is wrong: answered with the
+   error. */
+static bool classify(server *srv, inmsg *im) {
+  buf msg, data;
+  buf_init(&msg), buf_init(&data);
+  int code = envelope_read(&im->m, &im->env, &msg, &data);
+  if (code) {
+    buf_putc(&data, '\0');
+    jsonrpc_write_error(out_of(srv, im->reply), im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
+    buf_free(&msg), buf_free(&data);
+    return false;
+  }
+  buf_free(&msg), buf_free(&data);
+  client_view *cv = &im->cv;
+  const envelope *env = &im->env;
+  if (env->present) {
+    *cv = (client_view){.modern = true, .version = PROTO_LATEST, .sampling = env->sampling,
+                        .elicitation = env->elicitation, .roots = env->roots, .ui = env->ui,
+                        .log_level = env->log_level >= 0 ? env->log_level : NO_LOGS};
+  } else {
+    const session *s = im->s;
+    *cv = (client_view){.version = s->version ? s->version : PROTO_LATEST,
+                        .sampling = s->client_sampling, .elicitation = s->client_elicitation,
+                        .roots = s->client_roots, .ui = s->client_ui, .log_level = s->log_level};
+  }
+  return true;
 }
 
 static bool cancel_of(const jsonrpc_msg *m, json_span *id) {
@@ -214,7 +253,8 @@ static void dispatch(void *ud, void *msg) {
   switch (im->m.kind) {
     case JSONRPC_REQUEST:
       if (atomic_load(&im->s->ended)) break; /* raced with DELETE: answer nothing */
-      if (!answered_at_once(&im->m, out_of(srv, im->reply))) methods_handle_request(srv, im);
+      if (answered_at_once(&im->m, out_of(srv, im->reply)) || !classify(srv, im)) return;
+      methods_handle_request(srv, im);
       return;
     case JSONRPC_NOTIFICATION:
       if (jsonrpc_method_is(&im->m, "notifications/initialized")) im->s->ready = true;
@@ -336,7 +376,7 @@ static void copy_progress_token(request *r, json_span meta) {
   }
 }
 
-call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta) {
+call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr) {
   call *c = engine_call_new(srv->e, im->s, im->m.id.p, im->m.id.n);
   request *r = request_of(c);
   r->srv = srv;
@@ -346,6 +386,8 @@ call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta) {
   im->taken = true; /* the call finishes the outlet */
   r->kind = kind;
   r->entry_ref = LUA_NOREF;
+  r->cv = im->cv;
+  if (mrtr) mrtr_take(r, mrtr);
   copy_progress_token(r, meta);
   lua_State *L = call_app(c)->L;
   r->ctx = lua_api_push_ctx(L, c);
@@ -364,10 +406,12 @@ static void ended(void *ud, call *c) {
   session_unref(r->s);
   free(r->ptoken);
   free(r->uri);
+  mrtr_free(r);
 }
 
 const char *call_protocol_version(const call *c) {
-  return proto_name(request_of((call *)c)->s->version);
+  const request *r = request_of((call *)c);
+  return r->cv.modern ? MODERN_VERSION : proto_name(r->cv.version);
 }
 
 void call_log(call *c, int level, const char *msg, size_t len) {
@@ -377,7 +421,9 @@ void call_log(call *c, int level, const char *msg, size_t len) {
      a line per info message would cost more than the call */
   if (level >= LOG_WARNING || log_threshold() == LOG_DEBUG)
     log_msg(level, "%s: %.*s", logger, (int)len, msg);
-  if (level < r->s->log_level || r->out->dead) return;
+  /* 2025: the session's logging/setLevel; 2026-07-28: the request's own
+     logLevel, none without it */
+  if (level < (r->cv.modern ? r->cv.log_level : r->s->log_level) || r->out->dead) return;
   buf p;
   buf_init(&p);
   buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
@@ -434,18 +480,18 @@ static void abort_ask(call_wait *w) {
   r->asked = 0;
 }
 
-bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
-                     size_t errlen) {
+int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
+                    size_t errlen) {
   request *r = request_of(c);
-  session *s = r->s;
-  bool supported = strcmp(method, "sampling/createMessage") == 0 ? s->client_sampling
-                   : strcmp(method, "elicitation/create") == 0   ? s->client_elicitation
-                   : strcmp(method, "roots/list") == 0           ? s->client_roots
+  if (r->cv.modern) return mrtr_ask(c, method, L, params_idx, err, errlen);
+  bool supported = strcmp(method, "sampling/createMessage") == 0 ? r->cv.sampling
+                   : strcmp(method, "elicitation/create") == 0   ? r->cv.elicitation
+                   : strcmp(method, "roots/list") == 0           ? r->cv.roots
                                                                  : true;
   if (!supported) {
     snprintf(err, errlen, "the client does not support %s (it did not declare the capability)",
              method);
-    return false;
+    return ASK_FAILED;
   }
   buf b;
   buf_init(&b);
@@ -455,7 +501,7 @@ bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, 
   if (params_idx) {
     if (!json_encode(L, params_idx, &b, err, errlen)) {
       buf_free(&b);
-      return false;
+      return ASK_FAILED;
     }
   } else {
     buf_puts(&b, "{}");
@@ -466,7 +512,7 @@ bool call_ask_client(call *c, const char *method, lua_State *L, int params_idx, 
   r->asked = id;
   r->ask = (call_wait){.abort = abort_ask, .what = method};
   call_park(c, &r->ask); /* until the answer, or the deadline */
-  return true;
+  return ASK_WAIT;
 }
 
 static bool ask_matches(call *c, void *id) { return request_of(c)->asked == *(uint64_t *)id; }

@@ -19,6 +19,7 @@
 typedef struct server_options {
   engine_options engine;
   app_config app; /* how apps are loaded (again, on reload) */
+  double state_ttl; /* seconds a multi round-trip requestState stays valid */
 } server_options;
 
 typedef struct server server;

@@ -11,8 +11,20 @@
 #include <uv.h>
 
 #include "call.h"
+#include "envelope.h"
 #include "registry.h"
 #include "server.h"
+
+/* Who asks, for one request: the session (2025 era: what initialize
+   declared) or the request's own envelope (2026-07-28: never carried over
+   from an earlier request). */
+typedef struct client_view {
+  bool modern;
+  int version; /* PROTO_*: which list pages (modern requests: PROTO_LATEST's) */
+  bool sampling, elicitation, roots, ui;
+  int log_level; /* notifications/message at or above it; NO_LOGS: none */
+} client_view;
+#define NO_LOGS 1000
 
 /* What the engine's queue carries for us: a JSON-RPC message, or a
    transport's word about a session (it ended; a GET stream opened for it). */
@@ -25,6 +37,8 @@ typedef struct inmsg {
   char *data;
   size_t len;
   jsonrpc_msg m;
+  envelope env;   /* read at dispatch */
+  client_view cv; /* set at dispatch */
   bool taken;    /* a call answers it (and finishes reply) */
   bool borrowed; /* on the reader's stack: data and s are not ours */
 } inmsg;
@@ -49,6 +63,19 @@ typedef struct request {
   bool sent_progress;
   uint64_t asked; /* id of our request to the client it waits for, or 0 */
   call_wait ask;  /* parked on that answer */
+  client_view cv;
+  /* multi round-trip (modern requests): the answers of earlier rounds (from
+     the sealed requestState, then those this round brought), as JSON
+     values joined by commas, the digests of their questions likewise, and
+     what binds the state to this request */
+  buf answers, digests;
+  size_t nanswers, nasked;
+  char *responses; /* this retry's inputResponses object, or NULL */
+  size_t responses_len;
+  char *pending;   /* digest of the question the last round asked, or NULL */
+  const char *what; /* the method, the name and the raw arguments the state is bound to */
+  char *name, *args;
+  size_t name_len, args_len;
 } request;
 
 struct server {
@@ -75,7 +102,11 @@ void reply_error(server *srv, outlet *o, json_span id, int code, const char *fmt
     __attribute__((format(printf, 5, 6)));
 void reply_json(server *srv, outlet *o, json_span id, const char *json, size_t n);
 /* A tool result that reports a failure to the model (isError: true). */
-void write_tool_error(buf *out, json_span id, const char *msg, size_t n);
+void write_tool_error(server *srv, const client_view *cv, buf *out, json_span id, const char *msg,
+                      size_t n);
+/* What a result for this client ends with: for 2026-07-28 requests
+   `,"resultType":"complete","_meta":{serverInfo}`; nothing for 2025 ones. */
+void result_tail(server *srv, const client_view *cv, buf *out);
 /* Tell every connected client (its standalone outlet) something. */
 void broadcast(server *srv, const char *method, const char *params, size_t n);
 /* notifications/resources/updated to every session subscribed to uri. */
@@ -85,8 +116,8 @@ void notify_updated(server *srv, const char *uri, size_t n);
 /* {====== calls */
 /* A call for im: its request data set, its ctx made; push the handler and
    its arguments (then the ctx: request_of(c)->ctx_ref) on call_thread(c),
-   then engine_call_start. */
-call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta);
+   then engine_call_start. mrtr: what mrtr_open read (modern requests). */
+call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr);
 request *request_of(call *c);
 /* results.c: the engine's hooks for a call that returned or failed */
 void results_returned(void *ud, call *c, int nres);

@@ -32,6 +32,8 @@ M.http = core.http
 --- mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=, grace=, max_output= }
 --- -> { code=, signal=, stdout=, stderr=, timed_out=, stdout_truncated=, stderr_truncated= }
 M.exec = core.exec
+--- mcp.socket: luasocket's tcp/unix client as cosockets (core/io_socket.h)
+M.socket = core.socket
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].

@@ -2,11 +2,13 @@
 --   POST /mcp  tools/call echo {"text":"hello"}
 -- with the Streamable HTTP headers a client sends. For a stateful server the
 -- session comes from the environment (MCP_SESSION_ID, and MCP_PROTOCOL_VERSION).
+-- MCP_CALL_BODY, when set, replaces the body (bench/io/run.sh posts its
+-- tools/call fetch that way).
 -- No request()/response() hooks: wrk then sends one pre-built request and
 -- spends no Lua per request. done() prints one machine-readable line:
 --   WRK_JSON {"requests":..,"duration_us":..,"rps":..,"p50_us":..,...}
 wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+wrk.body = os.getenv("MCP_CALL_BODY") or '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
   .. '"params":{"name":"echo","arguments":{"text":"hello"}}}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"

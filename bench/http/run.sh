@@ -18,6 +18,8 @@
 #                        empty skips it
 #   BENCH_HTTP_PORT      first port used; each server start takes the next [18400]
 #   BENCH_HTTP_PIN       1: servers on CPU 0, wrk on CPU 1 (taskset) [0]
+#   BENCH_LUAMCP_BIN     the luamcp binary of luamcp-sl/-sf [build/luamcp]
+#   BENCH_HTTP_OUT       the summary file [bench/results/http.json]
 # Exit status 1 when a run fails (non-200 answers, socket errors, a server
 # that does not come up); the targets are reported, not enforced.
 set -euo pipefail
@@ -34,6 +36,8 @@ pin_server=() pin_wrk=()
 if [[ ${BENCH_HTTP_PIN:-0} == 1 ]]; then pin_server=(taskset -c 0) pin_wrk=(taskset -c 1); fi
 host=127.0.0.1
 proto=2025-06-18
+luamcp=${BENCH_LUAMCP_BIN:-build/luamcp}
+out_json=${BENCH_HTTP_OUT:-bench/results/http.json}
 out_dir=build/bench/http
 floor_bin=build/bench/civetweb_floor
 wrk_script=bench/http/echo_call.lua
@@ -48,8 +52,8 @@ for s in $servers; do
     *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor)" >&2; exit 1 ;;
   esac
 done
-if ((need_luamcp)) && [[ ! -x build/luamcp ]]; then
-  echo "bench/http: build/luamcp not found; build it first (make)" >&2
+if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
+  echo "bench/http: $luamcp not found; build it first (make)" >&2
   exit 1
 fi
 if ((need_ts)) && [[ ! -d tests/node_modules/@modelcontextprotocol/sdk ]]; then
@@ -72,7 +76,7 @@ for tool in curl node cc ${pin_wrk[0]:+taskset}; do
 done
 # }======
 
-mkdir -p "$out_dir" bench/results
+mkdir -p "$out_dir" "$(dirname "$out_json")"
 cc -O2 -std=c11 -Wall -Wextra -Werror -o "$floor_bin" bench/floor/civetweb_floor.c -lcivetweb -lpthread
 
 runs=$out_dir/runs.jsonl
@@ -86,8 +90,8 @@ started=()   # every pid this script started, reaped at exit
 
 server_cmd() { # name port
   case $1 in
-    luamcp-sl) echo "build/luamcp serve --http $host:$2 --stateless bench/apps/echo" ;;
-    luamcp-sf) echo "build/luamcp serve --http $host:$2 bench/apps/echo" ;;
+    luamcp-sl) echo "$luamcp serve --http $host:$2 --stateless bench/apps/echo" ;;
+    luamcp-sf) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
     ts-sl) echo "node bench/http/ts_http_server.mjs $2" ;;
     ts-sf) echo "node bench/http/ts_http_server.mjs --stateful $2" ;;
     ts-express) echo "node bench/http/ts_http_server.mjs --express $2" ;;
@@ -278,6 +282,6 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 echo
-node bench/http/summarize.mjs "$runs" bench/results/http.json || failed=1
-echo "wrote bench/results/http.json (wrk output and server stderr in $log)"
+node bench/http/summarize.mjs "$runs" "$out_json" || failed=1
+echo "wrote $out_json (wrk output and server stderr in $log)"
 exit "$failed"
