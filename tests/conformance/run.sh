@@ -22,7 +22,8 @@
 # LUAMCP_TIMEOUT_SCALE when that is set), LUAMCP_CONFORMANCE_KEEP=1 keeps
 # the results folder even when everything passed, LUAMCP_CONFORMANCE_REPORT=FILE
 # writes a Markdown table (one row per scenario: kind, checks passed/failed,
-# the first failing check and its message) to FILE.
+# the first failing check and its message) to FILE,
+# LUAMCP_CONFORMANCE_SERVER_ARGS="--stateless ..." adds options to `luamcp serve`.
 #
 # Output: the runner's own output (indented), then one line per failed check,
 #   FAIL <scenario> [<check-id>]: <message>
@@ -54,7 +55,7 @@ NEXT_DIR="$ROOT/tests/node_modules/conformance-next"
 APP_SRC="tests/conformance/app"
 
 usage() {
-  sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 SCENARIO=""
@@ -182,8 +183,9 @@ rm -f "$APP"/scripts/zz_trigger_*.lua # left by a manual run in the checkout
 # }======
 
 # {====== start the server, wait (at most 10 s) until the port answers
-echo "$LABEL: $BIN serve --http 127.0.0.1:$PORT $APP"
-"$BIN" serve --http "127.0.0.1:$PORT" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
+read -r -a SERVER_ARGS <<<"${LUAMCP_CONFORMANCE_SERVER_ARGS:-}"
+echo "$LABEL: $BIN serve --http 127.0.0.1:$PORT ${SERVER_ARGS[*]} $APP"
+"$BIN" serve --http "127.0.0.1:$PORT" "${SERVER_ARGS[@]}" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
 SERVER_PID=$!
 
 up=0
