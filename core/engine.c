@@ -97,16 +97,18 @@ struct engine {
   double last_input_poll;
   call *running;  /* the call inside lua_resume, if any */
   /* the watchdog (see engine.h): the running coroutine and the hook's
-     heartbeat; watch_mu orders "the call ended" before the watchdog's
-     lua_sethook on its coroutine */
+     heartbeat, lock-free on the engine's side (two atomic stores a
+     resume); `arming` is up while the watchdog sets its hook, and the
+     engine waits it out before it lets the coroutine go */
   pthread_t watchdog;
   bool watching;
-  pthread_mutex_t watch_mu;
+  pthread_mutex_t watch_mu; /* the watchdog's sleep and stop only */
   pthread_cond_t watch_cv;
   bool watch_stop;
-  lua_State *watched;             /* guarded by watch_mu */
-  atomic_uint_fast64_t heartbeat; /* engine_now() in microseconds */
-  double blocked_since;           /* armed by the watchdog (under watch_mu): when it began; 0: not */
+  _Atomic(lua_State *) watched;
+  atomic_bool arming;
+  atomic_uint_fast64_t heartbeat;     /* counts resumes and hook runs: no clock read a resume */
+  atomic_uint_fast64_t blocked_since; /* armed: when the stall began (µs); 0: not */
   call *new_call; /* made by the message being dispatched, until it starts */
   void **deferred; /* read while a call ran; dispatched after it */
   size_t ndeferred, deferred_cap;
@@ -155,6 +157,9 @@ engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks)
   pthread_mutex_init(&e->watch_mu, NULL);
   pthread_cond_init(&e->watch_cv, NULL);
   atomic_init(&e->heartbeat, 0);
+  atomic_init(&e->blocked_since, 0);
+  atomic_init(&e->watched, NULL);
+  atomic_init(&e->arming, false);
   pthread_cond_init(&e->space, NULL);
   atomic_init(&e->interrupt, false);
   atomic_init(&e->finishing_flag, false);
@@ -481,6 +486,13 @@ static bool cancel_pending(engine *e, const call *c) {
   return found;
 }
 
+/* The watchdog's heartbeat: only the run-lock holder writes it, so a plain
+   load and store (no locked add) will do. */
+static inline void beat(engine *e) {
+  atomic_store_explicit(&e->heartbeat, atomic_load_explicit(&e->heartbeat, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
 /* What the count hook looks at: the inputs (every few ms), pending
    cancels, the deadline. Once the call must stop, the hook fires at every
    instruction, so a script's own pcall cannot swallow the kill. */
@@ -490,7 +502,7 @@ const char *call_interrupt_reason(lua_State *L) {
   if (!c) return NULL;
   engine *e = c->e;
   double t = engine_now();
-  atomic_store_explicit(&e->heartbeat, (uint_fast64_t)(t * 1e6), memory_order_relaxed);
+  beat(e);
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
     e->last_input_poll = t;
     poll_inputs(e);
@@ -608,10 +620,7 @@ static void blocked_hook(lua_State *L, lua_Debug *ar) {
   lua_sethook(L, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
   if (!c) return;
   engine *e = c->e;
-  pthread_mutex_lock(&e->watch_mu);
-  double since = e->blocked_since;
-  e->blocked_since = 0;
-  pthread_mutex_unlock(&e->watch_mu);
+  double since = (double)atomic_exchange(&e->blocked_since, 0) * 1e-6;
   if (since > 0) blocked_report(e, c, L, engine_now() - since, ar->event == LUA_HOOKRET);
   call_hook(L, ar);
 }
@@ -619,6 +628,10 @@ static void blocked_hook(lua_State *L, lua_Debug *ar) {
 static void *watchdog_main(void *arg) {
   engine *e = arg;
   double every = e->opt.warn_blocking / 4 > 0.01 ? e->opt.warn_blocking / 4 : 0.01;
+  /* a stall: the same coroutine running and the heartbeat unchanged
+     since `still` (first seen then, so at most `every` late) */
+  uint_fast64_t last = 0;
+  double still = 0;
   pthread_mutex_lock(&e->watch_mu);
   while (!e->watch_stop) {
     struct timespec ts;
@@ -627,13 +640,23 @@ static void *watchdog_main(void *arg) {
     ts.tv_sec = (time_t)t;
     ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
     pthread_cond_timedwait(&e->watch_cv, &e->watch_mu, &ts);
-    if (!e->watched || e->blocked_since > 0) continue;
-    double beat = (double)atomic_load_explicit(&e->heartbeat, memory_order_relaxed) * 1e-6;
-    if (engine_now() - beat < e->opt.warn_blocking) continue;
-    /* Lua allows setting a hook from another thread or a signal handler
-       (ldebug.c): the next event on that coroutine runs it */
-    e->blocked_since = beat;
-    lua_sethook(e->watched, blocked_hook, LUA_MASKRET | LUA_MASKCALL | LUA_MASKCOUNT, 1);
+    lua_State *L = atomic_load(&e->watched);
+    uint_fast64_t beat = atomic_load_explicit(&e->heartbeat, memory_order_relaxed);
+    double now = engine_now();
+    if (!L || beat != last) {
+      last = beat;
+      still = now;
+      continue;
+    }
+    if (atomic_load(&e->blocked_since) || now - still < e->opt.warn_blocking) continue;
+    atomic_store(&e->arming, true);
+    if (atomic_load(&e->watched) == L) { /* still running: watch_end waits for us */
+      atomic_store(&e->blocked_since, (uint_fast64_t)(still * 1e6));
+      /* Lua allows setting a hook from another thread or a signal handler
+         (ldebug.c): the next event on that coroutine runs it */
+      lua_sethook(L, blocked_hook, LUA_MASKRET | LUA_MASKCALL | LUA_MASKCOUNT, 1);
+    }
+    atomic_store(&e->arming, false);
   }
   pthread_mutex_unlock(&e->watch_mu);
   return NULL;
@@ -641,10 +664,8 @@ static void *watchdog_main(void *arg) {
 
 static void watch_begin(engine *e, call *c) {
   if (!e->watching) return;
-  atomic_store_explicit(&e->heartbeat, (uint_fast64_t)(engine_now() * 1e6), memory_order_relaxed);
-  pthread_mutex_lock(&e->watch_mu);
-  e->watched = c->co;
-  pthread_mutex_unlock(&e->watch_mu);
+  beat(e);
+  atomic_store(&e->watched, c->co);
 }
 
 /* The handler yielded or returned: the watchdog lets go of its coroutine;
@@ -652,11 +673,9 @@ static void watch_begin(engine *e, call *c) {
    reported here. */
 static void watch_end(engine *e, call *c) {
   if (!e->watching) return;
-  pthread_mutex_lock(&e->watch_mu);
-  e->watched = NULL;
-  double since = e->blocked_since;
-  e->blocked_since = 0;
-  pthread_mutex_unlock(&e->watch_mu);
+  atomic_store(&e->watched, NULL);
+  while (atomic_load(&e->arming)) {} /* a lua_sethook under way: nanoseconds */
+  double since = (double)atomic_exchange(&e->blocked_since, 0) * 1e-6;
   if (since > 0) {
     lua_sethook(c->co, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
     blocked_report(e, c, c->co, engine_now() - since, false);

@@ -2,6 +2,7 @@
  * protection and signals live here; everything else is in the core. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,8 +145,7 @@ static void load_state_keys(const char *file) {
     fprintf(stderr, "luamcp: %s: %.*s\n", file ? file : "LUAMCP_STATE_KEY", (int)err.len, err.p);
     exit(2);
   }
-  if (!text.len) request_state_random_key();
-  buf_free(&text), buf_free(&err);
+  buf_free(&text), buf_free(&err); /* none given: a random key, made when first needed */
 }
 
 static void parse_options(int argc, char **argv, int first, options *o) {
@@ -427,6 +427,13 @@ int main(int argc, char **argv) {
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
+  /* the soft fd limit is often 1024: calls waiting on sockets, transfers
+     and children, HTTP peers and curl's connection cache need more */
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   options o = {0};
   parse_options(argc, argv, 2, &o);
   if (strcmp(argv[1], "serve") == 0) return cmd_serve(&o);

@@ -103,24 +103,31 @@ static void encode_result(server *srv, call *c, int idx) {
   jsonrpc_end_reply(out);
 }
 
+/* The common case: a tool without an output schema returned a string.
+   Nothing of the script's is touched but the string: no protected call. */
+static bool text_result(server *srv, call *c, int nres) {
+  lua_State *co = call_thread(c);
+  request *r = request_of(c);
+  if (r->kind != CALL_TOOL || nres < 1 || lua_type(co, -nres) != LUA_TSTRING ||
+      r->tool->output != LUA_NOREF)
+    return false;
+  size_t n;
+  const char *s = lua_tolstring(co, -nres, &n);
+  buf *out = out_of(srv, r->out);
+  jsonrpc_begin_result(out, id_of(c));
+  buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+  json_encode_string(out, s, n);
+  buf_puts(out, "}]");
+  result_tail(srv, &r->cv, out);
+  buf_putc(out, '}');
+  jsonrpc_end_reply(out);
+  return true;
+}
+
 static void finish_tool(server *srv, call *c, int nres) {
   lua_State *co = call_thread(c);
   request *r = request_of(c);
   const reg_tool *t = r->tool;
-  if (nres >= 1 && lua_type(co, -nres) == LUA_TSTRING && t->output == LUA_NOREF) {
-    /* the common case, without a trip through Lua */
-    size_t n;
-    const char *s = lua_tolstring(co, -nres, &n);
-    buf *out = out_of(srv, r->out);
-    jsonrpc_begin_result(out, id_of(c));
-    buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    json_encode_string(out, s, n);
-    buf_puts(out, "}]");
-    result_tail(srv, &r->cv, out);
-    buf_putc(out, '}');
-    jsonrpc_end_reply(out);
-    return;
-  }
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
   if (!shape(srv, c, call_app(c)->tool_result, 1, 0)) return;
@@ -244,12 +251,13 @@ static int finish_entry(lua_State *co) {
 
 void results_returned(void *ud, call *c, int nres) {
   server *srv = ud;
+  if (text_result(srv, c, nres)) return;
   request *r = request_of(c);
   lua_State *co = call_thread(c);
   size_t mark = r->out->out.len;
   lua_pushcfunction(co, finish_entry);
   lua_insert(co, -nres - 1);
-  if (app_pcall(co, nres, 0, NULL) != LUA_OK) {
+  if (lua_pcall(co, nres, 0, 0) != LUA_OK) { /* no traceback: the message names the line */
     r->out->out.len = mark; /* what was half written */
     const char *msg = lua_tostring(co, -1);
     if (!msg) msg = "the handler's result cannot be sent";
