@@ -1,58 +1,100 @@
 #!/usr/bin/env bash
 # run.sh — the official MCP conformance suite (@modelcontextprotocol/conformance,
-# pinned in tests/package.json) against `luamcp serve --http` serving the
-# fixture app in tests/conformance/app.
+# pinned in tests/package.json) against `luamcp serve --http` serving a copy of
+# the fixture app in tests/conformance/app.
 #
-#   tests/conformance/run.sh                  every server scenario (--suite all)
-#   tests/conformance/run.sh --scenario NAME  one scenario (list: --list)
+#   tests/conformance/run.sh                  every server scenario of 0.1.16 (--suite all)
+#   tests/conformance/run.sh --scenario NAME  one scenario of 0.1.16 (list: --list)
+#   tests/conformance/run.sh --requirements 2025-11-25|2026-07-28
+#                      the frozen requirement set of that revision, with the
+#                      suite 0.2.0-alpha.12 (npm alias conformance-next), each
+#                      scenario at that revision's wire: scored scenarios, and
+#                      those run but never scored (extension: the tasks
+#                      scenarios; pending; added-after-release)
+#   tests/conformance/run.sh --requirements REV --scenario NAME
+#                      one scenario of that set, at that revision's wire
+#   tests/conformance/run.sh --requirements REV --list
+#                      the set's server scenarios, each with its kind
 #
 # Environment: LUAMCP_BIN (default build/luamcp of this checkout; a relative
 # path is taken from the current directory), LUAMCP_CONFORMANCE_TIMEOUT
-# (seconds for the whole suite, default 120), LUAMCP_CONFORMANCE_KEEP=1 keeps
-# the results folder even when everything passed.
+# (seconds for the whole suite, default 120; with --requirements 300, times
+# LUAMCP_TIMEOUT_SCALE when that is set), LUAMCP_CONFORMANCE_KEEP=1 keeps
+# the results folder even when everything passed, LUAMCP_CONFORMANCE_REPORT=FILE
+# writes a Markdown table (one row per scenario: kind, checks passed/failed,
+# the first failing check and its message) to FILE,
+# LUAMCP_CONFORMANCE_SERVER_ARGS="--stateless ..." adds options to `luamcp serve`.
 #
 # Output: the runner's own output (indented), then one line per failed check,
 #   FAIL <scenario> [<check-id>]: <message>
 #   WARN <scenario> [<check-id>]: <message>
-# and last `N passed, N failed`. "failed" counts FAILURE *and* WARNING checks:
-# the acceptance criterion is no failure anywhere and no warning either (the
-# SSE scenarios, server-sse-polling above all, report what a server SHOULD do
-# as WARNINGs). A missing scenario result or a runner that printed no summary
-# (crashed, cut off by the timeout) is a failure too. Exit 1 when failed > 0.
+# (with --requirements: `FAIL <kind> <scenario> [...]`, kind = scored,
+# extension, pending or added-after-release; SKIP lines for checks the suite
+# skipped), with --requirements a table of scenarios and one verdict line per
+# kind, and last `N passed, N failed`. "failed" counts FAILURE *and* WARNING
+# checks of every kind, scored or not: the acceptance criterion is no failure
+# anywhere and no warning either (the SSE scenarios, server-sse-polling above
+# all, report what a server SHOULD do as WARNINGs). A missing scenario result
+# or a runner that printed no summary (crashed, cut off by the timeout) is a
+# failure too. Exit 1 when failed > 0.
 # Needs `npm ci --prefix tests` first (Node 22 comes from the npm package `node`).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${LUAMCP_BIN:-$ROOT/build/luamcp}"
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac # relative to where run.sh was started
+REPORT="${LUAMCP_CONFORMANCE_REPORT:-}"
+case "$REPORT" in /*|"") ;; *) REPORT="$PWD/$REPORT" ;; esac
 cd "$ROOT"
 
 NODE="$ROOT/tests/node_modules/.bin/node"
-SUITE="$ROOT/tests/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-APP="tests/conformance/app"
-SUITE_TIMEOUT="${LUAMCP_CONFORMANCE_TIMEOUT:-120}"
+# two versions of the one package: 0.1.16 under its own name, the
+# requirement-set release under the npm alias conformance-next
+SUITE_DIR="$ROOT/tests/node_modules/@modelcontextprotocol/conformance"
+NEXT_DIR="$ROOT/tests/node_modules/conformance-next"
+APP_SRC="tests/conformance/app"
 
 usage() {
-  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 SCENARIO=""
 LIST=0
+REQUIREMENTS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario) [ $# -ge 2 ] || { echo "run.sh: --scenario needs a name" >&2; exit 2; }
                 SCENARIO="$2"; shift 2 ;;
     --scenario=*) SCENARIO="${1#--scenario=}"; shift ;;
+    --requirements) [ $# -ge 2 ] || { echo "run.sh: --requirements needs a revision" >&2; exit 2; }
+                REQUIREMENTS="$2"; shift 2 ;;
+    --requirements=*) REQUIREMENTS="${1#--requirements=}"; shift ;;
     --list) LIST=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 
+if [ -n "$REQUIREMENTS" ]; then
+  SUITE_DIR="$NEXT_DIR"
+  SUITE_TIMEOUT="${LUAMCP_CONFORMANCE_TIMEOUT:-300}"
+  # the sanitizer builds are slower (tests/CMakeLists.txt sets the scale and
+  # gives these tests 600 s, 1200 s under a sanitizer)
+  case "${LUAMCP_TIMEOUT_SCALE:-}" in
+    ''|*[!0-9]*) ;;
+    *) SUITE_TIMEOUT=$((SUITE_TIMEOUT * LUAMCP_TIMEOUT_SCALE)) ;;
+  esac
+else
+  SUITE_TIMEOUT="${LUAMCP_CONFORMANCE_TIMEOUT:-120}"
+fi
+SUITE="$SUITE_DIR/dist/index.js"
+LABEL="conformance"
+[ -z "$REQUIREMENTS" ] || LABEL="conformance $REQUIREMENTS"
+
 # A setup problem: say what is missing, then the closing line.
 fail_setup() {
-  echo "conformance: $*"
-  [ -z "${TMP:-}" ] || echo "conformance: server log kept in $TMP"
+  echo "$LABEL: $*"
+  [ -z "${TMP:-}" ] || echo "$LABEL: server log kept in $TMP"
   echo "0 passed, 1 failed"
   exit 1
 }
@@ -63,18 +105,36 @@ if [ ! -x "$NODE" ]; then
   NODE="$(command -v node || true)"
 fi
 if [ -z "$NODE" ] || [ ! -f "$SUITE" ]; then
-  fail_setup "the suite is not installed: run 'npm ci --prefix tests' (tests/package-lock.json pins it)"
+  fail_setup "the suite is not installed ($SUITE): run 'npm ci --prefix tests' (tests/package-lock.json pins it)"
 fi
 NODE_MAJOR="$("$NODE" -p 'process.versions.node.split(".")[0]')"
 [ "$NODE_MAJOR" -ge 22 ] ||
   fail_setup "the suite needs Node >= 22, $NODE is $("$NODE" --version); run 'npm ci --prefix tests' (it installs Node 22 into tests/node_modules/.bin)"
 
+REQ_FILE=""
 SCENARIOS=()
-while IFS= read -r s; do SCENARIOS+=("$s"); done < <(
-  "$NODE" "$SUITE" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
-if [ "$LIST" = 1 ]; then
-  printf '%s\n' "${SCENARIOS[@]}"
-  exit 0
+if [ -n "$REQUIREMENTS" ]; then
+  REQ_FILE="$SUITE_DIR/requirements/$REQUIREMENTS.yaml"
+  if [ ! -f "$REQ_FILE" ]; then
+    echo "run.sh: no requirement set '$REQUIREMENTS' in $(basename "$SUITE_DIR"); one of:" >&2
+    for f in "$SUITE_DIR"/requirements/*.yaml; do echo "  $(basename "$f" .yaml)" >&2; done
+    exit 2
+  fi
+  # the set's server scenarios, "<name> <kind>" (kind: scored or the not_scored reason)
+  KINDS="$(LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" "$NODE" "$ROOT/tests/conformance/summarize.mjs" --kinds)" ||
+    fail_setup "cannot read $REQ_FILE"
+  while read -r s _; do SCENARIOS+=("$s"); done <<<"$KINDS"
+  if [ "$LIST" = 1 ]; then
+    printf '%s\n' "$KINDS"
+    exit 0
+  fi
+else
+  while IFS= read -r s; do SCENARIOS+=("$s"); done < <(
+    "$NODE" "$SUITE" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+  if [ "$LIST" = 1 ]; then
+    printf '%s\n' "${SCENARIOS[@]}"
+    exit 0
+  fi
 fi
 if [ -n "$SCENARIO" ]; then
   printf '%s\n' "${SCENARIOS[@]}" | grep -qxF -- "$SCENARIO" ||
@@ -114,9 +174,18 @@ s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')
 URL="http://127.0.0.1:$PORT/mcp"
 # }======
 
+# {====== the app: a copy, because fixtures write into it (test_trigger_tool_change
+# saves a script so that hot reload changes the tool list) and runs in parallel
+# must not see each other's changes
+APP="$TMP/app"
+cp -R "$APP_SRC" "$APP"
+rm -f "$APP"/scripts/zz_trigger_*.lua # left by a manual run in the checkout
+# }======
+
 # {====== start the server, wait (at most 10 s) until the port answers
-echo "conformance: $BIN serve --http 127.0.0.1:$PORT $APP"
-"$BIN" serve --http "127.0.0.1:$PORT" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
+read -r -a SERVER_ARGS <<<"${LUAMCP_CONFORMANCE_SERVER_ARGS:-}"
+echo "$LABEL: $BIN serve --http 127.0.0.1:$PORT ${SERVER_ARGS[*]} $APP"
+"$BIN" serve --http "127.0.0.1:$PORT" "${SERVER_ARGS[@]}" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
 SERVER_PID=$!
 
 up=0
@@ -124,7 +193,7 @@ for _ in $(seq 100); do
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     rc=0; wait "$SERVER_PID" || rc=$?
     SERVER_PID=""
-    echo "conformance: server did not start (it exited with code $rc):"
+    echo "$LABEL: server did not start (it exited with code $rc):"
     log_tail
     fail_setup "no server to test at $URL"
   fi
@@ -132,25 +201,31 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 if [ "$up" != 1 ]; then
-  echo "conformance: server did not start: nothing answers on 127.0.0.1:$PORT after 10 s:"
+  echo "$LABEL: server did not start: nothing answers on 127.0.0.1:$PORT after 10 s:"
   log_tail
   fail_setup "no server to test at $URL"
 fi
 # }======
 
 # {====== run the suite (bounded), its output indented and without colours
-if [ -n "$SCENARIO" ]; then
+if [ -n "$REQUIREMENTS" ] && [ -n "$SCENARIO" ]; then
+  # --requirements replaces --scenario in the suite: one scenario of the set
+  # runs at the set's wire through --spec-version
+  ARGS=(--scenario "$SCENARIO" --spec-version "$REQUIREMENTS")
+elif [ -n "$REQUIREMENTS" ]; then
+  ARGS=(--requirements "$REQUIREMENTS")
+elif [ -n "$SCENARIO" ]; then
   ARGS=(--scenario "$SCENARIO")
 else
   ARGS=(--suite all)
 fi
-echo "conformance: running ${#SCENARIOS[@]} scenario(s) against $URL"
+echo "$LABEL: running ${#SCENARIOS[@]} scenario(s) against $URL ($(basename "$SUITE_DIR") $("$NODE" -p "require('$SUITE_DIR/package.json').version"))"
 set +e
 timeout "$SUITE_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" "${ARGS[@]}" -o "$TMP/results" \
   </dev/null 2>&1 | tee "$TMP/suite.log" | sed -u -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /'
 SUITE_RC=${PIPESTATUS[0]}
 set -e
-if [ "$SUITE_RC" = 124 ]; then echo "conformance: the suite was stopped after ${SUITE_TIMEOUT} s"; fi
+if [ "$SUITE_RC" = 124 ]; then echo "$LABEL: the suite was stopped after ${SUITE_TIMEOUT} s"; fi
 # }======
 
 # {====== stop the server: it must still be running, and exit 0 on SIGTERM
@@ -175,16 +250,18 @@ SERVER_PID=""
 # }======
 
 set +e
-LUAMCP_SERVER_PROBLEM="$SERVER_PROBLEM" "$NODE" "$ROOT/tests/conformance/summarize.mjs" \
+LUAMCP_SERVER_PROBLEM="$SERVER_PROBLEM" LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" \
+  LUAMCP_CONFORMANCE_REPORT="$REPORT" LUAMCP_CONFORMANCE_LABEL="$LABEL" \
+  "$NODE" "$ROOT/tests/conformance/summarize.mjs" \
   "$TMP/results" "$TMP/suite.log" "$SUITE_RC" "${SCENARIOS[@]}" >"$TMP/summary.txt"
 STATUS=$?
 set -e
 if [ "$STATUS" != 0 ]; then
-  echo "conformance: server log (last lines):"
+  echo "$LABEL: server log (last lines):"
   log_tail 30
 fi
 if [ "$STATUS" != 0 ] || [ "${LUAMCP_CONFORMANCE_KEEP:-0}" = 1 ]; then
-  echo "conformance: results and server log kept in $TMP"
+  echo "$LABEL: results and server log kept in $TMP"
 fi
 cat "$TMP/summary.txt"
 exit "$STATUS"

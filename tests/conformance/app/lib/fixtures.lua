@@ -1,6 +1,7 @@
--- fixtures.lua — binary payloads shared by the fixture scripts
--- (`require "fixtures"`; lib/ is on package.path). The values are the
--- suite's reference "everything" server's, base64-encoded as it sends them.
+-- fixtures.lua — what the fixture scripts share (`require "fixtures"`; lib/
+-- is on package.path): the binary payloads (the suite's reference
+-- "everything" server's, base64-encoded as it sends them), a way to change
+-- the app's lists at run time, and mcp.tool for the tasks extension.
 local mcp = require "mcp"
 
 local M = {}
@@ -14,5 +15,38 @@ M.WAV_B64 = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 -- raw bytes and base64-encode them again on the way out
 M.IMG = mcp.base64.decode(M.IMG_B64)
 M.WAV = mcp.base64.decode(M.WAV_B64)
+
+-- Hot reload is how a luamcp app's lists change: save a script into the
+-- app's scripts/ folder and the reload that follows publishes what it
+-- defines (and tells clients which lists changed). Written to a temporary
+-- name first and renamed, so that the reload never reads half a file.
+-- run.sh serves a copy of the app, so the checkout is never written to.
+function M.save_script(name, text)
+  local path = assert(mcp.path.app("scripts/" .. name))
+  local tmp = path .. ".tmp" -- not *.lua: the loader skips it
+  local f = assert(io.open(tmp, "wb"))
+  assert(f:write(text))
+  assert(f:close())
+  assert(os.rename(tmp, path))
+end
+
+-- mcp.tool for the tasks extension (io.modelcontextprotocol/tasks): the
+-- field `task = "optional" | "required"` says the tool may (must) run as a
+-- task (tests/conformance/NEEDS.md). While mcp.tool does not know the field
+-- it fails with "unknown field 'task'", which would stop the whole app from
+-- loading: the tool is then registered without it, and the tasks scenarios
+-- fail on the wire, where they are measured, instead of every scenario.
+function M.task_tool(def)
+  local ok, err = pcall(mcp.tool, def)
+  if ok then return end
+  if def.task ~= nil and tostring(err):find("unknown field 'task'", 1, true) then
+    local plain = {}
+    for k, v in pairs(def) do
+      if k ~= "task" then plain[k] = v end
+    end
+    return mcp.tool(plain)
+  end
+  error(err, 0)
+end
 
 return M

@@ -58,3 +58,25 @@ mcp.prompt {
     }
   end,
 }
+
+-- input-required-result-non-tool-request (2026-07-28, SEP-2322): MRTR on
+-- prompts/get. Round 1 asks "user_context" (elicitation/create, {context:
+-- string}); the retry with the answer gets the prompt. Uses the `key` field of
+-- ctx:elicit that luamcp does not have yet (tools_mrtr.lua, NEEDS.md).
+mcp.prompt {
+  name = "test_input_required_result_prompt",
+  title = "Prompt Needing Input",
+  description = "A prompt that asks the user for its context first (elicitation)",
+  get = function(_, ctx)
+    local answer = ctx:elicit {
+      key = "user_context",
+      message = "What context should the prompt use?",
+      requestedSchema = {
+        type = "object",
+        properties = { context = { type = "string" } },
+        required = mcp.as_array { "context" },
+      },
+    }
+    return mcp.user("Prompt with context: " .. tostring(answer.content and answer.content.context))
+  end,
+}

@@ -1,7 +1,10 @@
 -- tools.lua — the tools the conformance suite's server scenarios call.
 -- Names, arguments and payloads follow the suite's reference server
 -- (@modelcontextprotocol/conformance 0.1.16); the scenario that calls each
--- tool is named above it.
+-- tool is named above it. The tools only 2026-07-28 scenarios call are in
+-- tools_mrtr.lua and tools_tasks.lua (loaded after this file, so that
+-- test_simple_text stays the first tool listed: http-header-validation calls
+-- the first tool with no arguments).
 local mcp = require "mcp"
 local fixtures = require "fixtures"
 
@@ -274,6 +277,9 @@ mcp.tool {
 
 -- json-schema-2020-12 (pending scenario, tools/list only): a raw JSON Schema
 -- that must be listed unchanged: $schema, $defs and additionalProperties=false
+-- (SEP-1613), and from 2026-07-28 on (SEP-2106; SKIPPED at 2025-11-25 when
+-- missing) an $anchor in $defs, allOf/anyOf and if/then/else. The suite's
+-- canonical fixture (JSON_SCHEMA_2020_12_FIXTURE in 0.2.0-alpha.12).
 mcp.tool {
   name = "json_schema_2020_12_tool",
   description = "Tool with JSON Schema 2020-12 features",
@@ -282,6 +288,7 @@ mcp.tool {
     type = "object",
     ["$defs"] = {
       address = {
+        ["$anchor"] = "addressDef",
         type = "object",
         properties = {
           street = { type = "string" },
@@ -292,7 +299,19 @@ mcp.tool {
     properties = {
       name = { type = "string" },
       address = { ["$ref"] = "#/$defs/address" },
+      contactMethod = { type = "string", enum = mcp.as_array { "phone", "email" } },
+      phone = { type = "string" },
+      email = { type = "string" },
     },
+    allOf = mcp.as_array {
+      { anyOf = mcp.as_array { { required = mcp.as_array { "phone" } }, { required = mcp.as_array { "email" } } } },
+    },
+    ["if"] = {
+      properties = { contactMethod = { const = "phone" } },
+      required = mcp.as_array { "contactMethod" },
+    },
+    ["then"] = { required = mcp.as_array { "phone" } },
+    ["else"] = { required = mcp.as_array { "email" } },
     additionalProperties = false,
   },
   handler = function(args)
