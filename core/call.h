@@ -85,8 +85,17 @@ bool call_progress(call *c, double progress, double total, const char *message);
    its retry (ASK_WAIT: the caller yields and is never resumed; see
    mrtr.h). ASK_FAILED (with err) when it cannot be asked. */
 enum { ASK_FAILED, ASK_WAIT, ASK_ANSWERED };
-int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
-                    size_t errlen);
+int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, const char *key,
+                    char *err, size_t errlen);
+/* Several questions in one round (ctx:ask, 2026-07-28 requests only): the
+   table at reqs_idx maps keys to {method=, params=}; ASK_ANSWERED pushes
+   the answers by key. */
+int call_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);
+/* Is the call's request of the 2026-07-28 era (questions are rounds)? */
+bool call_is_modern(const call *c);
+/* What the call's client declared it can answer: this request's own
+   capabilities (2026-07-28) or its session's (2025). */
+void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots, bool *ui);
 /* End the call's HTTP response early; the client resumes the stream with
    GET + Last-Event-ID and receives the rest. False over stdio. */
 bool call_detach(call *c);

@@ -313,15 +313,49 @@ static int ask_done(lua_State *L, int status, lua_KContext k) {
   return 1;
 }
 
+/* `key = "..."` in a question's table: the name its answer comes back
+   under in a 2026-07-28 round (inputRequests); never sent as a param.
+   Leaves a copy of the table without it at params_idx. */
+static const char *take_key(lua_State *L, int params_idx) {
+  if (!params_idx) return NULL;
+  if (lua_getfield(L, params_idx, "key") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "the question's key must be a string");
+  const char *key = lua_tostring(L, -1); /* stays on the stack, below the copy */
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, params_idx)) {
+    if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "key") == 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_replace(L, params_idx);
+  return key;
+}
+
+/* A 2026-07-28 round that was not answered at once ended the call: this
+   is never resumed. */
+static int ask_done_round(lua_State *L, int status, lua_KContext k) {
+  (void)status, (void)k;
+  return luaL_error(L, "the questions were not answered");
+}
+
 static int ask(lua_State *L, const char *method, int kind, int params_idx) {
   call *c = check_ctx(L);
   if (L != call_thread(c))
     return luaL_error(L, "ctx:%s must be called from the handler itself, not a nested coroutine",
                       kind == ASK_SAMPLE ? "sample" : kind == ASK_ELICIT ? "elicit" : "roots");
+  const char *key = take_key(L, params_idx);
   char err[256];
   int base = lua_gettop(L);
   lua_KContext k = ((lua_KContext)base << 2) | kind;
-  switch (call_ask_client(c, method, L, params_idx, err, sizeof err)) {
+  switch (call_ask_client(c, method, L, params_idx, key, err, sizeof err)) {
     case ASK_FAILED: return luaL_error(L, "%s", err);
     case ASK_ANSWERED: return ask_done(L, LUA_OK, k); /* an earlier round's answer */
     default: return lua_yieldk(L, 0, k, ask_done);
@@ -347,10 +381,70 @@ static int ctx_elicit(lua_State *L) {
   return ask(L, "elicitation/create", ASK_ELICIT, 2);
 }
 
-/* ctx:roots() -> the client's roots ({uri=, name=} tables) */
+/* ctx:roots([{key=}]) -> the client's roots ({uri=, name=} tables) */
 static int ctx_roots(lua_State *L) {
+  if (lua_istable(L, 2)) {
+    lua_settop(L, 2);
+    return ask(L, "roots/list", ASK_ROOTS, 2);
+  }
   lua_settop(L, 1);
   return ask(L, "roots/list", ASK_ROOTS, 0);
+}
+
+/* ctx:ask{ key = {method=, params=}, ... } -> the answers by key. A
+   2026-07-28 request asks them in one round; a 2025 session one request
+   after the other (stack: 1 ctx, 2 questions, 3 answers, 4 the key asked). */
+static int ask_next(lua_State *L, int status, lua_KContext k) {
+  (void)k;
+  call *c = call_of(L);
+  if (status == LUA_YIELD) { /* resumed with the answer, or nil and why, or nothing */
+    int n = lua_gettop(L) - 4;
+    if (n <= 0) {
+      char msg[TIMEOUT_MSG_MAX];
+      if (c) timeout_message(c, msg);
+      return luaL_error(L, "%s (waiting for the client)", c ? msg : "call ended");
+    }
+    if (n >= 2 && lua_isnil(L, 5)) return luaL_error(L, "%s", lua_tostring(L, 6));
+    lua_pushvalue(L, 4);
+    lua_pushvalue(L, 5);
+    lua_rawset(L, 3);
+    lua_settop(L, 4);
+  }
+  while (lua_next(L, 2)) { /* key, question */
+    char err[256];
+    lua_getfield(L, -1, "method");
+    const char *method = lua_tostring(L, -1);
+    if (!method) return luaL_error(L, "ctx:ask: question '%s' has no method", lua_tostring(L, -3));
+    lua_getfield(L, -2, "params");
+    int params = lua_istable(L, -1) ? lua_gettop(L) : 0;
+    int base = lua_gettop(L);
+    int how = call_ask_client(c, method, L, params, NULL, err, sizeof err);
+    if (how == ASK_FAILED) return luaL_error(L, "%s", err);
+    lua_settop(L, base);
+    lua_pop(L, 3); /* params, method, question: the key stays at 4 for the next turn */
+    return lua_yieldk(L, 0, 0, ask_next);
+  }
+  lua_settop(L, 3);
+  return 1;
+}
+
+static int ctx_ask(lua_State *L) {
+  call *c = check_ctx(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (L != call_thread(c))
+    return luaL_error(L, "ctx:ask must be called from the handler itself, not a nested coroutine");
+  if (call_is_modern(c)) {
+    char err[256];
+    switch (call_ask_round(c, L, 2, err, sizeof err)) {
+      case ASK_FAILED: return luaL_error(L, "%s", err);
+      case ASK_ANSWERED: return 1;
+      default: return lua_yieldk(L, 0, 0, ask_done_round);
+    }
+  }
+  lua_newtable(L);
+  lua_pushnil(L);
+  return ask_next(L, LUA_OK, 0);
 }
 
 /* }====== */
@@ -366,6 +460,7 @@ static int ctx_close_stream(lua_State *L) {
 static const luaL_Reg ctx_methods[] = {
     {"close_stream", ctx_close_stream},
     {"sample", ctx_sample},   {"elicit", ctx_elicit},     {"roots", ctx_roots},
+    {"ask", ctx_ask},
     {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
     {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},
     {"sleep", ctx_sleep},     {NULL, NULL},
@@ -377,6 +472,22 @@ static int ctx_index(lua_State *L) {
   const char *key = luaL_checkstring(L, 2);
   if (strcmp(key, "cancelled") == 0) {
     lua_pushboolean(L, !u->c || call_is_cancelled(u->c));
+    return 1;
+  }
+  if (strcmp(key, "client_capabilities") == 0) {
+    if (!u->c) return 0;
+    bool sampling, elicitation, roots, ui;
+    call_client_caps(u->c, &sampling, &elicitation, &roots, &ui);
+    lua_createtable(L, 0, 4);
+    if (sampling) lua_newtable(L), lua_setfield(L, -2, "sampling");
+    if (elicitation) lua_newtable(L), lua_setfield(L, -2, "elicitation");
+    if (roots) lua_newtable(L), lua_setfield(L, -2, "roots");
+    if (ui) {
+      lua_newtable(L);
+      lua_newtable(L);
+      lua_setfield(L, -2, "io.modelcontextprotocol/ui");
+      lua_setfield(L, -2, "extensions");
+    }
     return 1;
   }
   if (strcmp(key, "protocol_version") == 0) {

@@ -177,10 +177,115 @@ static void append_member(buf *body, size_t i, const char *json, size_t n) {
 static const char *capability_of(const char *method) {
   return strcmp(method, "elicitation/create") == 0    ? "elicitation"
          : strcmp(method, "sampling/createMessage") == 0 ? "sampling"
-                                                       : "roots";
+         : strcmp(method, "roots/list") == 0             ? "roots"
+                                                       : NULL;
 }
 
-int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, char *err, size_t errlen) {
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The round's questions as the inputRequests object, keys sorted and params
+   canonical (so its digest does not depend on Lua's table order); the
+   capabilities they need are or-ed into *need. False with err. */
+static bool encode_round(lua_State *L, int reqs, buf *q, unsigned *need, char *err,
+                         size_t errlen) {
+  size_t n = 0, cap = 8;
+  const char **keys = malloc(cap * sizeof *keys);
+  lua_pushnil(L);
+  while (lua_next(L, reqs)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      snprintf(err, errlen, "ctx:ask: every key must be a string");
+      lua_pop(L, 1);
+      free(keys);
+      return false;
+    }
+    if (n == cap) keys = realloc(keys, (cap *= 2) * sizeof *keys);
+    keys[n++] = lua_tostring(L, -1); /* the table keeps the string alive */
+  }
+  if (n == 0) {
+    snprintf(err, errlen, "ctx:ask: no questions");
+    free(keys);
+    return false;
+  }
+  qsort(keys, n, sizeof *keys, cmp_str);
+  buf_putc(q, '{');
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i++) {
+    lua_getfield(L, reqs, keys[i]);
+    if (lua_istable(L, -1)) lua_getfield(L, -1, "method");
+    else lua_pushnil(L);
+    const char *method = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    const char *capname = method ? capability_of(method) : NULL;
+    if (!capname) {
+      snprintf(err, errlen, "ctx:ask: question '%s' needs method = \"elicitation/create\", "
+                            "\"sampling/createMessage\" or \"roots/list\"", keys[i]);
+      ok = false;
+    } else {
+      *need |= capname[0] == 'e' ? 1u : capname[0] == 's' ? 2u : 4u;
+      if (i) buf_putc(q, ',');
+      json_encode_string(q, keys[i], strlen(keys[i]));
+      buf_printf(q, ":{\"method\":\"%s\",\"params\":", method);
+      lua_getfield(L, -2, "params");
+      if (lua_isnil(L, -1)) buf_puts(q, "{}");
+      else if (!lua_istable(L, -1) || !json_encode_sorted(L, -1, q, err, errlen)) {
+        if (!lua_istable(L, -1)) snprintf(err, errlen, "ctx:ask: params of '%s' must be a table", keys[i]);
+        ok = false;
+      }
+      if (ok) buf_putc(q, '}');
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  buf_putc(q, '}');
+  free(keys);
+  return ok;
+}
+
+/* Every question of the round answered in this retry's inputResponses
+   (each an object, as every kind of answer is)? Then its answers, keys as
+   in q, appended to out as an object. */
+static bool answered(const request *r, json_span q, buf *out) {
+  json_span rs = {r->responses, r->responses_len};
+  size_t pos = 0, mark = out->len;
+  json_span k, v, a;
+  buf key;
+  buf_init(&key);
+  buf_putc(out, '{');
+  bool all = true;
+  for (int first = 1; all && json_object_next(q, &pos, &k, &v); first = 0) {
+    key.len = 0;
+    json_string_unescape(k, &key);
+    buf_putc(&key, '\0');
+    all = json_object_get(rs, key.p, &a) && json_kind(a) == '{';
+    if (!all) break;
+    if (!first) buf_putc(out, ',');
+    buf_put(out, k.p, k.n);
+    buf_putc(out, ':');
+    buf_put(out, a.p, a.n);
+  }
+  buf_putc(out, '}');
+  buf_free(&key);
+  if (!all) out->len = mark;
+  return all;
+}
+
+/* Push the answer of a round: the answers by key, or for one question of
+   ctx:elicit/sample/roots, its answer. */
+static void push_answers(lua_State *L, json_span obj, bool single) {
+  if (single) {
+    size_t pos = 0;
+    json_span k, v;
+    if (json_object_next(obj, &pos, &k, &v)) {
+      json_decode(L, v.p, v.n, NULL);
+      return;
+    }
+  }
+  json_decode(L, obj.p, obj.n, NULL);
+}
+
+static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, size_t errlen) {
   request *r = request_of(c);
   server *srv = r->srv;
   if (!r->what) {
@@ -188,80 +293,83 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, char *er
              r->kind == CALL_COMPLETE ? "completion" : "this request");
     return ASK_FAILED;
   }
-  /* the question: its method and params, and their digest */
   buf q;
   buf_init(&q);
-  buf_puts(&q, "{\"method\":\"");
-  buf_puts(&q, method);
-  buf_puts(&q, "\",\"params\":");
-  if (params_idx) {
-    if (!json_encode_sorted(L, params_idx, &q, err, errlen)) {
-      buf_free(&q);
-      return ASK_FAILED;
-    }
-  } else {
-    buf_puts(&q, "{}");
+  unsigned need = 0;
+  if (!encode_round(L, reqs, &q, &need, err, errlen)) {
+    buf_free(&q);
+    return ASK_FAILED;
   }
-  buf_putc(&q, '}');
+  json_span qs = {q.p, q.len};
   char digest[65];
   sha256_hex(q.p, q.len, digest);
   size_t i = r->nasked++;
-  char key[32];
-  snprintf(key, sizeof key, "%zu", i);
+  char idx[32];
+  snprintf(idx, sizeof idx, "%zu", i);
   json_span v, d;
   int how = ASK_FAILED;
-  if (i < r->nanswers) { /* asked in an earlier round: its answer is in the state */
-    if (!member(&r->digests, key, &d) || d.n != 66 || memcmp(d.p + 1, digest, 64) != 0 ||
-        !member(&r->answers, key, &v)) {
+  if (i < r->nanswers) { /* asked in an earlier round: its answers are in the state */
+    if (!member(&r->digests, idx, &d) || d.n != 66 || memcmp(d.p + 1, digest, 64) != 0 ||
+        !member(&r->answers, idx, &v)) {
       snprintf(err, errlen, "this question differs from the one asked in an earlier round (a handler "
                             "must ask the same questions in the same order on every round)");
       goto done;
     }
-    json_decode(L, v.p, v.n, NULL);
+    push_answers(L, v, single);
     how = ASK_ANSWERED;
     goto done;
   }
-  char rkey[32];
-  snprintf(rkey, sizeof rkey, "q%zu", i);
-  if (i == r->nanswers && r->responses && r->pending &&
-      json_object_get((json_span){r->responses, r->responses_len}, rkey, &v)) {
-    if (strcmp(r->pending, digest) != 0) {
+  if (i == r->nanswers && r->responses) {
+    /* the client answers the round the state names (or, without a state,
+       the first: answers it could have given anyway) */
+    if (r->pending && strcmp(r->pending, digest) != 0) {
       snprintf(err, errlen, "this question differs from the one the client answered (a handler "
                             "must ask the same questions in the same order on every round)");
       goto done;
     }
-    append_member(&r->answers, i, v.p, v.n);
-    append_member(&r->digests, i, "\"", 1);
-    buf_puts(&r->digests, digest);
-    buf_putc(&r->digests, '"');
-    r->nanswers++;
-    json_decode(L, v.p, v.n, NULL);
-    how = ASK_ANSWERED;
-    goto done;
+    buf got;
+    buf_init(&got);
+    if ((r->pending || r->nanswers == 0) && answered(r, qs, &got)) {
+      append_member(&r->answers, i, got.p, got.len);
+      append_member(&r->digests, i, "\"", 1);
+      buf_puts(&r->digests, digest);
+      buf_putc(&r->digests, '"');
+      r->nanswers++;
+      push_answers(L, (json_span){got.p, got.len}, single);
+      buf_free(&got);
+      /* this retry's answers are spent: later questions are new */
+      free(r->responses), free(r->pending);
+      r->responses = r->pending = NULL;
+      how = ASK_ANSWERED;
+      goto done;
+    }
+    buf_free(&got); /* missing or malformed answers: ask again (spec: not an error) */
   }
-  /* a new question: the call ends here, with it */
+  /* a new round: the call ends here, with its questions */
   const client_view *cv = &r->cv;
-  const char *cap = capability_of(method);
-  bool declared = cap[0] == 'e' ? cv->elicitation : cap[0] == 's' ? cv->sampling : cv->roots;
+  unsigned have = (cv->elicitation ? 1u : 0) | (cv->sampling ? 2u : 0) | (cv->roots ? 4u : 0);
   const registry *reg = call_app(c)->reg;
   size_t idn;
   const char *id = call_id(c, &idn);
   buf *out = out_of(srv, r->out);
-  if (!declared) {
-    char msg[160], data[96];
-    snprintf(msg, sizeof msg, "Missing required client capability: %s (the handler asks %s)", cap,
-             method);
-    snprintf(data, sizeof data, "{\"requiredCapabilities\":{\"%s\":{}}}", cap);
+  if (need & ~have) {
+    unsigned miss = need & ~have;
+    char msg[200], data[128];
+    snprintf(msg, sizeof msg, "Missing required client capability:%s%s%s", miss & 1 ? " elicitation" : "",
+             miss & 2 ? " sampling" : "", miss & 4 ? " roots" : "");
+    snprintf(data, sizeof data, "{\"requiredCapabilities\":{%s%s%s%s%s}}",
+             miss & 1 ? "\"elicitation\":{}" : "", (miss & 1) && (miss & 6) ? "," : "",
+             miss & 2 ? "\"sampling\":{}" : "", (miss & 2) && (miss & 4) ? "," : "",
+             miss & 4 ? "\"roots\":{}" : "");
     jsonrpc_write_error(out, (json_span){id, idn}, MCP_MISSING_CAPABILITY, msg, data);
   } else {
-    buf pl;
-    buf_init(&pl);
     char bind[65];
     if (!bind_digest(L, r->what, r->name, r->name_len, r->args, r->args_len, bind)) {
       snprintf(err, errlen, "the request's arguments cannot be sealed");
-      buf_free(&pl);
       goto done;
     }
+    buf pl;
+    buf_init(&pl);
     buf_printf(&pl, "{\"v\":1,\"b\":\"%s\",\"e\":%.0f,\"a\":{", bind,
                wall_now() + srv->opt.state_ttl);
     buf_put(&pl, r->answers.p ? r->answers.p : "", r->answers.len);
@@ -272,9 +380,9 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, char *er
     buf_init(&sealed);
     request_state_seal(&sealed, pl.p, pl.len);
     jsonrpc_begin_result(out, (json_span){id, idn});
-    buf_printf(out, "{\"resultType\":\"input_required\",\"inputRequests\":{\"%s\":", rkey);
+    buf_puts(out, "{\"resultType\":\"input_required\",\"inputRequests\":");
     buf_put(out, q.p, q.len);
-    buf_puts(out, "},\"requestState\":");
+    buf_puts(out, ",\"requestState\":");
     json_encode_string(out, sealed.p, sealed.len);
     buf_putc(out, ',');
     buf_put(out, reg->server_meta, reg->server_meta_len);
@@ -288,4 +396,31 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, char *er
 done:
   buf_free(&q);
   return how;
+}
+
+int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
+             size_t errlen) {
+  request *r = request_of(c);
+  char dflt[32];
+  if (!key) { /* the question's place in the handler: the same on every round */
+    snprintf(dflt, sizeof dflt, "q%zu", r->nasked);
+    key = dflt;
+  }
+  params_idx = params_idx ? lua_absindex(L, params_idx) : 0;
+  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, method);
+  lua_setfield(L, -2, "method");
+  if (params_idx) lua_pushvalue(L, params_idx);
+  else lua_newtable(L);
+  lua_setfield(L, -2, "params");
+  lua_setfield(L, -2, key);
+  int how = round_trip(c, L, lua_gettop(L), true, err, errlen);
+  if (how == ASK_ANSWERED) lua_remove(L, -2); /* the table of one question */
+  else lua_pop(L, 1);
+  return how;
+}
+
+int mrtr_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen) {
+  return round_trip(c, L, lua_absindex(L, reqs_idx), false, err, errlen);
 }

@@ -33,7 +33,12 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
 void mrtr_take(request *r, request *tmpl);
 void mrtr_free(request *r);
 
-/* A question from the handler of a modern request (see call_ask_client). */
-int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, char *err, size_t errlen);
+/* A question from the handler of a modern request (see call_ask_client);
+   key: its inputRequests key (NULL: by its place, "q<n>"). */
+int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
+             size_t errlen);
+/* Several at once (ctx:ask): the table at reqs_idx maps keys to
+   {method=, params=}; answered: the answers by key (call_ask_round). */
+int mrtr_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);
 
 #endif

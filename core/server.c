@@ -490,10 +490,21 @@ static void abort_ask(call_wait *w) {
   r->asked = 0;
 }
 
-int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, char *err,
-                    size_t errlen) {
+bool call_is_modern(const call *c) { return request_of((call *)c)->cv.modern; }
+
+void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots, bool *ui) {
+  const client_view *cv = &request_of((call *)c)->cv;
+  *sampling = cv->sampling, *elicitation = cv->elicitation, *roots = cv->roots, *ui = cv->ui;
+}
+
+int call_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen) {
+  return mrtr_ask_round(c, L, reqs_idx, err, errlen);
+}
+
+int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, const char *key,
+                    char *err, size_t errlen) {
   request *r = request_of(c);
-  if (r->cv.modern) return mrtr_ask(c, method, L, params_idx, err, errlen);
+  if (r->cv.modern) return mrtr_ask(c, method, L, params_idx, key, err, errlen);
   bool supported = strcmp(method, "sampling/createMessage") == 0 ? r->cv.sampling
                    : strcmp(method, "elicitation/create") == 0   ? r->cv.elicitation
                    : strcmp(method, "roots/list") == 0           ? r->cv.roots

@@ -57,7 +57,7 @@ test('results: resultType and serverInfo on every result, cache hints on lists a
     assert.equal(list.result.resultType, 'complete');
     assert.deepEqual(list.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
     assert.equal(list.result.cacheScope, 'public');
-    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots']);
+    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots', 'ask_two', 'keyed', 'caps']);
     const call = await srv.call(2, 'tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: meta() });
     assert.deepEqual(call.result.content, [{ type: 'text', text: 'hi' }]);
     assert.equal(call.result.resultType, 'complete');
@@ -220,4 +220,53 @@ test('at shutdown an open subscription gets its graceful result', opts, () =>
     const done = JSON.parse(await srv.reply('7'));
     assert.equal(done.result.resultType, 'complete');
     assert.equal(done.result._meta['io.modelcontextprotocol/subscriptionId'], 7);
+  }));
+
+test('ctx:ask asks several questions in one round; key= names a question; ctx.client_capabilities is the request\'s', opts, () =>
+  withRaw([APP], async (srv) => {
+    const caps = { elicitation: {}, sampling: {} };
+    const r1 = await srv.call(1, 'tools/call', { name: 'ask_two', arguments: {}, _meta: meta(caps) });
+    assert.equal(r1.result.resultType, 'input_required');
+    assert.deepEqual(Object.keys(r1.result.inputRequests).sort(), ['pick', 'who']);
+    assert.equal(r1.result.inputRequests.pick.method, 'sampling/createMessage');
+    const r2 = await srv.call(2, 'tools/call', { name: 'ask_two', arguments: {}, _meta: meta(caps), requestState: r1.result.requestState,
+      inputResponses: { who: { action: 'accept', content: { name: 'Ada' } }, pick: { role: 'assistant', content: { type: 'text', text: 'blue' }, model: 'm' } } });
+    assert.equal(r2.result.content[0].text, 'Ada / blue');
+    // one answer missing: asked again, not an error
+    const partial = await srv.call(3, 'tools/call', { name: 'ask_two', arguments: {}, _meta: meta(caps), requestState: r1.result.requestState,
+      inputResponses: { who: { action: 'accept', content: { name: 'Ada' } } } });
+    assert.equal(partial.result.resultType, 'input_required');
+    // without the sampling capability: -32021 naming it
+    const nosample = await srv.call(4, 'tools/call', { name: 'ask_two', arguments: {}, _meta: meta({ elicitation: {} }) });
+    assert.equal(nosample.error.code, -32021);
+    assert.deepEqual(nosample.error.data.requiredCapabilities, { sampling: {} });
+    const k1 = await srv.call(5, 'tools/call', { name: 'keyed', arguments: {}, _meta: meta({ elicitation: {} }) });
+    assert.deepEqual(Object.keys(k1.result.inputRequests), ['user_name']);
+    assert.equal(k1.result.inputRequests.user_name.params.key, undefined, 'the key is not a param');
+    // an answer under the key with no state (the first round) completes it
+    const k2 = await srv.call(6, 'tools/call', { name: 'keyed', arguments: {}, _meta: meta({ elicitation: {} }),
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Bo' } }, extra: { x: 1 } } });
+    assert.equal(k2.result.content[0].text, 'Hello, Bo!');
+    const c1 = await srv.call(7, 'tools/call', { name: 'caps', arguments: {}, _meta: meta({ sampling: {}, roots: {} }) });
+    assert.equal(c1.result.content[0].text, 'roots,sampling');
+    const c2 = await srv.call(8, 'tools/call', { name: 'caps', arguments: {}, _meta: meta() });
+    assert.equal(c2.result.content[0].text, '');
+  }));
+
+test('under a 2025 session ctx:ask sends the requests one after the other, key= is not sent', opts, () =>
+  withRaw([APP], async (srv) => {
+    await srv.call('init', 'initialize', { protocolVersion: '2025-11-25', capabilities: { elicitation: {}, sampling: {} }, clientInfo: { name: 't', version: '0' } });
+    srv.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const pending = srv.call(2, 'tools/call', { name: 'ask_two', arguments: {} });
+    for (let i = 0; i < 2; i++) {
+      const q = JSON.parse(await srv.take((l) => /"method":"(elicitation\/create|sampling\/createMessage)"/.test(l) && l.includes('"id":')));
+      const answer = q.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : { role: 'assistant', content: { type: 'text', text: 'red' }, model: 'm' };
+      srv.send({ jsonrpc: '2.0', id: q.id, result: answer });
+    }
+    assert.equal((await pending).result.content[0].text, 'Ada / red');
+    const keyed = srv.call(3, 'tools/call', { name: 'keyed', arguments: {} });
+    const q = JSON.parse(await srv.take((l) => l.includes('"method":"elicitation/create"') && l.includes('Name?')));
+    assert.equal(q.params.key, undefined);
+    srv.send({ jsonrpc: '2.0', id: q.id, result: { action: 'accept', content: { name: 'Cy' } } });
+    assert.equal((await keyed).result.content[0].text, 'Hello, Cy!');
   }));

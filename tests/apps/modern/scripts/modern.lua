@@ -59,3 +59,39 @@ mcp.tool {
 mcp.resource { uri = "test://modern/a", name = "a", text = "resource a",
   cache = { ttl = 60, scope = "public" } }
 mcp.resource { uri = "test://modern/b", name = "b", text = "resource b" }
+
+-- several questions in one round, and a question under a key of its own
+mcp.tool {
+  name = "ask_two",
+  description = "Asks a name and a sample in one round.",
+  handler = function(_, ctx)
+    local a = ctx:ask {
+      who = { method = "elicitation/create", params = { message = "Who?",
+        requestedSchema = { type = "object", properties = { name = { type = "string" } } } } },
+      pick = { method = "sampling/createMessage", params = { maxTokens = 5,
+        messages = mcp.as_array { { role = "user", content = { type = "text", text = "pick" } } } } },
+    }
+    return a.who.content.name .. " / " .. a.pick.content.text
+  end,
+}
+
+mcp.tool {
+  name = "keyed",
+  description = "Asks under the key user_name.",
+  handler = function(_, ctx)
+    local r = ctx:elicit { key = "user_name", message = "Name?",
+      requestedSchema = { type = "object", properties = { name = { type = "string" } } } }
+    return "Hello, " .. r.content.name .. "!"
+  end,
+}
+
+mcp.tool {
+  name = "caps",
+  description = "What the client declared.",
+  handler = function(_, ctx)
+    local names = {}
+    for k in pairs(ctx.client_capabilities) do names[#names + 1] = k end
+    table.sort(names)
+    return table.concat(names, ",")
+  end,
+}
