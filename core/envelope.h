@@ -14,8 +14,10 @@
 #include "jsonrpc.h"
 
 #define MODERN_VERSION "2026-07-28"
-/* data.supported of -32022: every version we serve, modern first */
-#define SUPPORTED_VERSIONS_JSON "[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\",\"2024-11-05\"]"
+/* data.supported of -32022: the versions a request may name in its
+   envelope — what server/discover lists; the 2025 ones are reached with
+   initialize, not per request (checklist A1) */
+#define SUPPORTED_VERSIONS_JSON "[\"2026-07-28\"]"
 
 /* JSON-RPC error codes of 2026-07-28 */
 #define MCP_HEADER_MISMATCH -32020

@@ -27,6 +27,8 @@
 
 #include <civetweb.h>
 
+#include "envelope.h"
+#include "http_modern.h"
 #include "jsonrpc.h"
 #include "log.h"
 
@@ -57,6 +59,7 @@ typedef struct hstream {
   uint64_t id;   /* unique in the process, so per session too */
   uint64_t seq;  /* events sent so far */
   bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
+  bool modern;   /* a 2026-07-28 request: no event ids, errors map to statuses */
   event replay[REPLAY_EVENTS];
 } hstream;
 
@@ -341,6 +344,18 @@ static int respond(struct mg_connection *conn, int status, const char *extra,
   return status;
 }
 
+/* An HTTP error answering request id with a JSON-RPC error (data: a JSON
+   value or NULL). */
+static int respond_rpc_error(struct mg_connection *conn, int status, json_span id, int code,
+                             const char *msg, const char *data) {
+  buf b;
+  buf_init(&b);
+  jsonrpc_write_error(&b, id, code, msg, data);
+  int r = respond(conn, status, NULL, "application/json", b.p, b.len - 1);
+  buf_free(&b);
+  return r;
+}
+
 /* An HTTP error with a JSON-RPC error body (id null: it answers no request
    the server accepted). */
 static int respond_error(struct mg_connection *conn, int status, int code, const char *msg,
@@ -518,7 +533,8 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       pthread_mutex_unlock(&st->lock);
       if (lines.len) {
         size_t n = lines.len - 1; /* without the newline */
-        start_response(&out, 200, extra);
+        status = st->modern ? http_modern_status(lines.p, n) : 200;
+        start_response(&out, status, extra);
         buf_printf(&out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
         buf_put(&out, lines.p, n);
       } else {
@@ -536,13 +552,20 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
                      "X-Accel-Buffering: no\r\n");
       if (extra) buf_puts(&out, extra);
       buf_puts(&out, "\r\n");
-      buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
+      /* 2025: a priming event to resume from; 2026-07-28 streams do not resume */
+      if (!st->modern) buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
       started = st->sse = true;
     }
     for (size_t i = 0; i < lines.len;) {
       const char *nl = memchr(lines.p + i, '\n', lines.len - i);
       size_t n = nl ? (size_t)(nl - (lines.p + i)) : lines.len - i;
-      if (n) add_event(st, &chunk, lines.p + i, n);
+      if (n && st->modern) { /* no ids: nothing to resume */
+        buf_puts(&chunk, "event: message\ndata: ");
+        buf_put(&chunk, lines.p + i, n);
+        buf_puts(&chunk, "\n\n");
+      } else if (n) {
+        add_event(st, &chunk, lines.p + i, n);
+      }
       i += n + 1;
     }
     if (chunk.len) {
@@ -646,7 +669,53 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   session *s = NULL;
   char extra[128] = "";
   int status = 0;
-  if (srv->opt.stateless) {
+  const char *hv = mg_get_header(conn, "MCP-Protocol-Version");
+  bool modern = envelope_claimed(&m);
+  if (!modern && hv && strcmp(hv, MODERN_VERSION) == 0 && m.kind == JSONRPC_REQUEST) {
+    int r = respond_rpc_error(conn, 400, m.id, JSONRPC_INVALID_PARAMS,
+                              "Invalid params: a 2026-07-28 request carries its _meta envelope "
+                              "(io.modelcontextprotocol/protocolVersion, .../clientCapabilities)",
+                              NULL);
+    free(data);
+    return r;
+  }
+  if (!modern && hv && !proto_from_name(hv, strlen(hv))) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
+    free(data);
+    return respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);
+  }
+  if (modern && m.kind == JSONRPC_REQUEST) {
+    /* the header's version against the body's, then the envelope, then the
+       other standard headers (400, with the id; the TypeScript SDK's order) */
+    envelope env;
+    buf msg, edata;
+    buf_init(&msg), buf_init(&edata);
+    int code = envelope_read(&m, &env, &msg, &edata);
+    if (hv && env.version.n >= 2 && json_kind(env.version) == '"' &&
+        (strlen(hv) != env.version.n - 2 || memcmp(hv, env.version.p + 1, env.version.n - 2) != 0)) {
+      msg.len = edata.len = 0;
+      buf_printf(&msg, "Header mismatch: MCP-Protocol-Version header '%.40s' does not match the "
+                       "body's %.*s", hv, (int)env.version.n, env.version.p);
+      code = MCP_HEADER_MISMATCH;
+    }
+    if (!code)
+      code = http_modern_check(&m, hv, mg_get_header(conn, "Mcp-Method"),
+                               mg_get_header(conn, "Mcp-Name"), &msg);
+    if (code) {
+      buf_putc(&msg, '\0');
+      buf_putc(&edata, '\0');
+      int r = respond_rpc_error(conn, 400, m.id, code, msg.p, edata.len > 1 ? edata.p : NULL);
+      buf_free(&msg), buf_free(&edata);
+      free(data);
+      return r;
+    }
+    buf_free(&msg), buf_free(&edata);
+  }
+  if (modern) {
+    /* stateless by the revision: no session, a stray Mcp-Session-Id ignored */
+    s = stateless_session(conn);
+  } else if (srv->opt.stateless) {
     if (init) {
       s = session_new();
       s->ephemeral = true;
@@ -682,7 +751,8 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     return respond(conn, 202, NULL, NULL, "", 0);
   }
   hstream *st = hstream_new(srv);
-  if (!srv->opt.stateless && !init) {
+  st->modern = modern;
+  if (!srv->opt.stateless && !init && !modern) {
     const char *id = mg_get_header(conn, "Mcp-Session-Id");
     pthread_mutex_lock(&srv->lock);
     hsession *hs = session_find(srv, id);
@@ -691,7 +761,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   }
   server_submit(srv->srv, s, &st->out, data, len, &m);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
-  if (!srv->opt.stateless && !init) {
+  if (!srv->opt.stateless && !init && !modern) {
     pthread_mutex_lock(&st->lock);
     bool resumable = st->sse;
     pthread_mutex_unlock(&st->lock);
@@ -791,7 +861,7 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
     return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
-  if (v && !proto_from_name(v, strlen(v))) {
+  if (v && strcmp(ri->request_method, "POST") != 0 && !proto_from_name(v, strlen(v))) {
     char msg[128];
     snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", v);
     return respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);

@@ -1,0 +1,22 @@
+/* http_modern.h — the 2026-07-28 form of Streamable HTTP, the part that
+ * needs no socket: the standard headers of a request checked against its
+ * body (MCP-Protocol-Version, Mcp-Method, Mcp-Name with its base64
+ * sentinel), and the HTTP status a JSON-RPC error answer gets. */
+#ifndef LUAMCP_HTTP_MODERN_H
+#define LUAMCP_HTTP_MODERN_H
+
+#include "buf.h"
+#include "jsonrpc.h"
+
+/* 0 when the headers hold for request m (a modern one), else -32020
+   (HeaderMismatch) with the message in msg. Header values may be NULL
+   (absent). */
+int http_modern_check(const jsonrpc_msg *m, const char *version, const char *method,
+                      const char *name, buf *msg);
+/* The status of a modern request's JSON answer: 404 for an unknown
+   method, 400 for a missing client capability (and version and header
+   errors), else 200 (other errors stay in-band, as in the TypeScript SDK;
+   envelope errors get 400 before dispatch). */
+int http_modern_status(const char *json, size_t n);
+
+#endif
