@@ -47,6 +47,12 @@ static bool decoded(const char *v, size_t n, buf *out) {
   return base64_decode(out, b, bn);
 }
 
+bool http_header_decode(const char *v, buf *out) {
+  const char *t;
+  size_t n = trimmed(v, &t);
+  return plain(t, n) && decoded(t, n, out);
+}
+
 int http_modern_check(const jsonrpc_msg *m, const char *version, const char *method,
                       const char *name, buf *msg) {
   const char *v;

@@ -13,6 +13,11 @@
    (absent). */
 int http_modern_check(const jsonrpc_msg *m, const char *version, const char *method,
                       const char *name, buf *msg);
+/* A header value as compared with the body: blanks around it dropped, the
+   base64 sentinel decoded. False when it holds characters a header value
+   may not (or a broken sentinel). */
+bool http_header_decode(const char *v, buf *out);
+
 /* The status of a modern request's JSON answer: 404 for an unknown
    method, 400 for a missing client capability (and version and header
    errors), else 200 (other errors stay in-band, as in the TypeScript SDK;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -15,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
+#include "http_modern.h"
 #include "listen.h"
 #include "mrtr.h"
 #include "uri_template.h"
@@ -150,6 +152,81 @@ static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *ke
   return json_decode(L, v.p, v.n, NULL);
 }
 
+/* The value of header Mcp-Param-<name> among im's (names match ignoring
+   case), or NULL. */
+static const char *param_header(const inmsg *im, const char *name) {
+  for (const char *p = im->params, *end = p + im->params_len; p && p < end;) {
+    const char *v = p + strlen(p) + 1;
+    if (strcasecmp(p, name) == 0) return v;
+    p = v + strlen(v) + 1;
+  }
+  return NULL;
+}
+
+/* 2026-07-28 over HTTP: the tool's x-mcp-header parameters against the
+   Mcp-Param-* headers (the arguments on top of L). False after answering
+   -32020 (HeaderMismatch). */
+static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_State *L) {
+  if (t->headers == LUA_NOREF || !im->cv.modern || !im->http) return true;
+  int args = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t->headers);
+  int list = lua_gettop(L);
+  buf want, got, why;
+  buf_init(&want), buf_init(&got), buf_init(&why);
+  size_t n = lua_rawlen(L, list);
+  for (size_t i = 1; i <= n && !why.len; i++) {
+    lua_rawgeti(L, list, (lua_Integer)i);
+    lua_getfield(L, -1, "name");
+    const char *name = lua_tostring(L, -1);
+    lua_getfield(L, -2, "type");
+    const char *type = lua_tostring(L, -1);
+    lua_getfield(L, -3, "path");
+    int path = lua_gettop(L);
+    lua_pushvalue(L, args); /* the value at the path, if any */
+    for (lua_Integer k = 1; k <= (lua_Integer)lua_rawlen(L, path) && lua_istable(L, -1); k++) {
+      lua_rawgeti(L, path, k);
+      lua_rawget(L, -2);
+      lua_remove(L, -2);
+    }
+    const char *h = param_header(im, name);
+    got.len = 0;
+    if (h && !http_header_decode(h, &got)) {
+      buf_printf(&why, "Header mismatch: Mcp-Param-%s header value is malformed", name);
+    } else if (!lua_isnil(L, -1) && !json_isnull(L, -1) && lua_type(L, -1) != LUA_TTABLE) {
+      want.len = 0;
+      if (lua_type(L, -1) == LUA_TBOOLEAN) buf_puts(&want, lua_toboolean(L, -1) ? "true" : "false");
+      else if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len); /* a number converts on the stack copy */
+        buf_put(&want, s, len);
+      }
+      bool same;
+      if (!h) same = false;
+      else if (strcmp(type, "integer") == 0) { /* compared as numbers: 42 and 42.0 */
+        buf_putc(&got, '\0');
+        char *end;
+        double hv = strtod(got.p, &end);
+        same = end != got.p && *end == '\0' && lua_isnumber(L, -1) && hv == lua_tonumber(L, -1);
+      } else {
+        same = got.len == want.len && memcmp(got.p, want.p, got.len) == 0;
+      }
+      if (!same)
+        buf_printf(&why, h ? "Header mismatch: Mcp-Param-%s header does not match the argument"
+                           : "Header mismatch: Mcp-Param-%s header is required (the argument is set)",
+                   name);
+    }
+    lua_settop(L, list);
+  }
+  lua_settop(L, args);
+  bool ok = !why.len;
+  if (!ok) {
+    buf_putc(&why, '\0');
+    jsonrpc_write_error(out_of(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
+  }
+  buf_free(&want), buf_free(&got), buf_free(&why);
+  return ok;
+}
+
 static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   lua_State *L = engine_app(srv->e)->L;
@@ -186,6 +263,10 @@ static void handle_tools_call(server *srv, inmsg *im) {
   }
   if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
   else lua_newtable(L);
+  if (!param_headers_ok(srv, im, t, L)) {
+    lua_pop(L, 1);
+    return;
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
   buf err;
   buf_init(&err);

@@ -378,7 +378,8 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
           lua_pop(L, 1);
           r->has_app_only |= app_only;
           r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
-                                   ref_field(L, e, "input"), ref_field(L, e, "output"), app_only};
+                                   ref_field(L, e, "input"), ref_field(L, e, "output"), app_only,
+                                   ref_field(L, e, "headers")};
           r->ntools = i + 1;
           break;
         case REG_RESOURCES:
@@ -428,6 +429,7 @@ void registry_free(registry *r, lua_State *L) {
       luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].handler);
       luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].input);
       luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].output);
+      luaL_unref(L, LUA_REGISTRYINDEX, r->tools[i].headers);
     }
   }
   for (size_t i = 0; i < r->nresources; i++) {

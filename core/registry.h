@@ -19,6 +19,7 @@ typedef struct reg_tool {
   char *name;
   int handler, input, output; /* Lua refs; output is LUA_NOREF when absent */
   bool app_only; /* MCP Apps visibility ["app"]: for views, not the model */
+  int headers;   /* ref: its x-mcp-header params {name=, path=, type=}, or LUA_NOREF */
 } reg_tool;
 
 typedef struct reg_resource {

@@ -234,6 +234,7 @@ static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, 
 
 static void inmsg_free(inmsg *im) {
   if (im->borrowed) return;
+  free(im->params);
   session_unref(im->s);
   free(im->data);
   free(im);
@@ -318,9 +319,25 @@ static void release(void *ud, void *msg, bool dispatched) {
   inmsg_free(im);
 }
 
+static void submit(server *srv, session *s, outlet *reply, char *data, size_t len,
+                   const jsonrpc_msg *parsed, bool http, char *params, size_t params_len);
+
 void server_submit(server *srv, session *s, outlet *reply, char *data, size_t len,
                    const jsonrpc_msg *parsed) {
+  submit(srv, s, reply, data, len, parsed, false, NULL, 0);
+}
+
+void server_submit_http(server *srv, session *s, outlet *reply, char *data, size_t len,
+                        const jsonrpc_msg *parsed, char *params, size_t params_len) {
+  submit(srv, s, reply, data, len, parsed, true, params, params_len);
+}
+
+static void submit(server *srv, session *s, outlet *reply, char *data, size_t len,
+                   const jsonrpc_msg *parsed, bool http, char *params, size_t params_len) {
   inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
+  im->params = params;
+  im->params_len = params_len;
+  im->http = http;
   if (parsed) im->m = *parsed;
   else jsonrpc_parse(data, len, &im->m);
   json_span id;

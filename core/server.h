@@ -40,6 +40,11 @@ engine *server_engine(server *srv);
    msg), or NULL. */
 void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len,
                    const jsonrpc_msg *parsed);
+/* The same from HTTP, with the request's Mcp-Param-* headers ("Name\0value\0"
+   pairs, the names without the prefix; ownership passes; NULL for none),
+   which tools/call checks against the tool's x-mcp-header parameters. */
+void server_submit_http(server *srv, session *s, outlet *reply, char *msg, size_t len,
+                        const jsonrpc_msg *parsed, char *params, size_t params_len);
 /* The session ended (DELETE, expiry): its calls are dropped, its standalone
    outlet finished and released. */
 void server_end_session(server *srv, session *s);

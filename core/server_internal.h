@@ -39,6 +39,9 @@ typedef struct inmsg {
   jsonrpc_msg m;
   envelope env;   /* read at dispatch */
   client_view cv; /* set at dispatch */
+  char *params;   /* HTTP: its Mcp-Param-* headers, "Name\0value\0..." (names as sent) */
+  size_t params_len;
+  bool http;     /* came over HTTP (server_submit_http) */
   bool taken;    /* a call answers it (and finishes reply) */
   bool borrowed; /* on the reader's stack: data and s are not ours */
 } inmsg;

@@ -759,7 +759,19 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     if (hs) remember_stream(hs, st);
     pthread_mutex_unlock(&srv->lock);
   }
-  server_submit(srv->srv, s, &st->out, data, len, &m);
+  /* the Mcp-Param-* headers, for the tool's x-mcp-header parameters */
+  buf params;
+  buf_init(&params);
+  for (int i = 0; modern && i < ri->num_headers; i++)
+    if (strncasecmp(ri->http_headers[i].name, "Mcp-Param-", 10) == 0) {
+      buf_puts(&params, ri->http_headers[i].name + 10);
+      buf_putc(&params, '\0');
+      buf_puts(&params, ri->http_headers[i].value);
+      buf_putc(&params, '\0');
+    }
+  size_t plen;
+  char *p = buf_take(&params, &plen);
+  server_submit_http(srv->srv, s, &st->out, data, len, &m, p, plen);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
   if (!srv->opt.stateless && !init && !modern) {
     pthread_mutex_lock(&st->lock);

@@ -437,6 +437,52 @@ local function copy(t)
   return c
 end
 
+-- x-mcp-header (2026-07-28, HTTP): a property whose value clients mirror
+-- into the header Mcp-Param-{Name}, which the server checks against the
+-- arguments. Only on string, integer or boolean properties reached from the
+-- root through `properties` alone; names unique ignoring case (clients drop
+-- a tool that breaks these rules, so they are load errors here).
+local function mcp_headers(schema)
+  local found, seen, visited = {}, {}, {}
+  local function walk(s, path, direct)
+    if type(s) ~= "table" or visited[s] then return end
+    visited[s] = true
+    local h = rawget(s, "x-mcp-header")
+    if h ~= nil then
+      if not direct or #path == 0 then
+        argerr("tool", "x-mcp-header is allowed only on a property reached through 'properties' alone")
+      end
+      if type(h) ~= "string" or not h:match("^[%w!#$%%&'*+%-.^_`|~]+$") then
+        argerr("tool", "x-mcp-header must be a header name token (letters, digits, -_.!#$%&'*+^`|~)")
+      end
+      local t = rawget(s, "type")
+      if t ~= "string" and t ~= "integer" and t ~= "boolean" then
+        argerr("tool", ("x-mcp-header '%s': only on a string, integer or boolean property"):format(h))
+      end
+      if seen[h:lower()] then argerr("tool", ("x-mcp-header '%s' appears twice"):format(h)) end
+      seen[h:lower()] = true
+      local p = {}
+      for i, k in ipairs(path) do p[i] = k end
+      found[#found + 1] = { name = h, path = p, type = t }
+    end
+    for k, v in pairs(s) do
+      if type(v) == "table" then
+        if k == "properties" and direct then
+          for pk, ps in pairs(v) do
+            path[#path + 1] = pk
+            walk(ps, path, true)
+            path[#path] = nil
+          end
+        else
+          walk(v, path, false) -- items, anyOf, $defs...: no longer a plain chain
+        end
+      end
+    end
+  end
+  walk(schema, {}, true)
+  return #found > 0 and found or nil
+end
+
 function M.tool(def)
   check_fields("tool", def, tool_keys)
   local name = field("tool", def, "name", "string")
@@ -494,7 +540,7 @@ function M.tool(def)
     if ui then ui_tools[#ui_tools + 1] = { name = name, ui = ui, where = source_of(3), meta = meta } end
   end
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
-    output = output, app_only = app_only }
+    output = output, app_only = app_only, headers = mcp_headers(input) }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",

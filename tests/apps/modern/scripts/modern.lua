@@ -95,3 +95,14 @@ mcp.tool {
     return table.concat(names, ",")
   end,
 }
+
+-- x-mcp-header: the region travels in the Mcp-Param-Region header too
+mcp.tool {
+  name = "route",
+  description = "Routes by region.",
+  input = { type = "object", properties = {
+    region = { type = "string", ["x-mcp-header"] = "Region" },
+    shard = { type = "integer", ["x-mcp-header"] = "Shard" },
+  }, required = { "region" } },
+  handler = function(args) return "routed to " .. args.region end,
+}
