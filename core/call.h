@@ -91,6 +91,10 @@ int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, c
    table at reqs_idx maps keys to {method=, params=}; ASK_ANSWERED pushes
    the answers by key. */
 int call_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);
+/* Make the call a task now (ctx:as_task, tasks.h) if its tool and its
+   client allow: its request is answered with a CreateTaskResult and the
+   handler goes on. True when it is a task (now or already). */
+bool call_as_task(call *c);
 /* Is the call's request of the 2026-07-28 era (questions are rounds)? */
 bool call_is_modern(const call *c);
 /* What the call's client declared it can answer: this request's own

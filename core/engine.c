@@ -568,11 +568,13 @@ static void on_call_timer(uv_timer_t *t) {
 }
 
 void call_sleep(call *c, double seconds) {
+  if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
   c->wake_at = engine_now() + (seconds > 0 ? seconds : 0);
   arm(c);
 }
 
 void call_park(call *c, call_wait *w) {
+  if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
   c->wait = w;
   c->wake_at = c->deadline;
   arm(c);
@@ -804,6 +806,15 @@ void engine_call_start(engine *e, call *c, int nargs) {
 }
 
 void engine_call_end_at_yield(call *c) { c->end_at_yield = true; }
+
+void engine_call_adopt(call *c, const void *peer, double seconds) {
+  c->peer = peer;
+  c->deadline = engine_now() + seconds;
+  if (c->wake_at > 0) {
+    if (c->wait) c->wake_at = c->deadline; /* parked on an operation: until the new deadline */
+    arm(c);
+  }
+}
 
 /* Mark the calls a cancellation names; parked ones are ended by reap(). */
 void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n) {

@@ -79,6 +79,9 @@ typedef struct engine_hooks {
   /* The handler failed (error, timeout, out of memory, shutdown): answer
      with msg. */
   void (*failed)(void *ud, call *c, const char *msg);
+  /* c is about to wait (call_park, call_sleep; NULL: never): the layer may
+     answer its request now and let it go on (engine_call_adopt). */
+  void (*waits)(void *ud, call *c);
   /* c ends (answered, cancelled, dropped): release the per-call data. */
   void (*ended)(void *ud, call *c);
   /* A handler held the engine in one C call (the watchdog): tell whoever
@@ -138,6 +141,10 @@ void engine_call_start(engine *e, call *c, int nargs);
 /* c has been answered from inside its handler: when the handler yields
    (the caller does so now), the call ends without running further. */
 void engine_call_end_at_yield(call *c);
+/* c's request was answered early and c goes on for another owner: it is
+   now peer's call (cancellations and engine_end_peer name that peer), with
+   `seconds` from now before its deadline. */
+void engine_call_adopt(call *c, const void *peer, double seconds);
 /* The layer's own data of a call, and back. */
 void *call_extra(call *c);
 call *call_of_extra(void *extra);

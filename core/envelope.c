@@ -88,5 +88,8 @@ int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
   env->elicitation = json_object_get(env->caps, "elicitation", &x);
   env->roots = json_object_get(env->caps, "roots", &x);
   env->ui = caps_declare_ui(env->caps);
+  json_span ext;
+  env->tasks = json_object_get(env->caps, "extensions", &ext) && json_kind(ext) == '{' &&
+               json_object_get(ext, TASKS_EXTENSION, &x) && json_kind(x) == '{';
   return 0;
 }

@@ -19,6 +19,8 @@
    initialize, not per request (checklist A1) */
 #define SUPPORTED_VERSIONS_JSON "[\"2026-07-28\"]"
 
+/* the tasks extension (SEP-2663): tasks.h */
+#define TASKS_EXTENSION "io.modelcontextprotocol/tasks"
 /* JSON-RPC error codes of 2026-07-28 */
 #define MCP_HEADER_MISMATCH -32020
 #define MCP_MISSING_CAPABILITY -32021
@@ -33,6 +35,7 @@ typedef struct envelope {
   int log_level;         /* from ".../logLevel"; -1 when absent: no log messages */
   bool sampling, elicitation, roots; /* declared in this request's capabilities */
   bool ui;               /* the MCP Apps extension, with its mime type */
+  bool tasks;            /* the tasks extension (TASKS_EXTENSION) */
 } envelope;
 
 /* Read m's envelope. Returns 0 when it is absent or valid; otherwise the

@@ -84,11 +84,14 @@ int http_modern_check(const jsonrpc_msg *m, const char *version, const char *met
     goto done;
   }
   /* Mcp-Name: params.name (tools/call, prompts/get), params.uri
-     (resources/read), params.taskId (the tasks methods) */
+     (resources/read), params.taskId (the tasks methods there are: a removed
+     one, tasks/result or tasks/list, is -32601 whatever its headers) */
   const char *field = strcmp(body.p, "tools/call") == 0 || strcmp(body.p, "prompts/get") == 0 ? "name"
                       : strcmp(body.p, "resources/read") == 0                                  ? "uri"
-                      : strncmp(body.p, "tasks/", 6) == 0                                      ? "taskId"
-                                                                                               : NULL;
+                      : strcmp(body.p, "tasks/get") == 0 || strcmp(body.p, "tasks/update") == 0 ||
+                              strcmp(body.p, "tasks/cancel") == 0
+                          ? "taskId"
+                          : NULL;
   if (!field) goto done;
   json_span val;
   buf want, got;

@@ -340,10 +340,18 @@ static const char *take_key(lua_State *L, int params_idx) {
 }
 
 /* A 2026-07-28 round that was not answered at once ended the call: this
-   is never resumed. */
+   is never resumed -- but for a task's round, resumed with the answers by
+   key when tasks/update gave them all (stack: 1 ctx, 2 questions). */
 static int ask_done_round(lua_State *L, int status, lua_KContext k) {
   (void)status, (void)k;
-  return luaL_error(L, "the questions were not answered");
+  if (lua_gettop(L) >= 3) {
+    lua_settop(L, 3);
+    return 1;
+  }
+  call *c = call_of(L);
+  char msg[TIMEOUT_MSG_MAX];
+  if (c) timeout_message(c, msg);
+  return luaL_error(L, "%s (the questions were not answered)", c ? msg : "call ended");
 }
 
 static int ask(lua_State *L, const char *method, int kind, int params_idx) {
@@ -457,13 +465,24 @@ static int ctx_close_stream(lua_State *L) {
   return 1;
 }
 
+/* ctx:as_task(): run as a task from here on (the tasks extension of
+   2026-07-28): the client gets a CreateTaskResult now and polls tasks/get;
+   questions asked after it wait as the task's input_required. True when
+   the call is a task; false where it cannot be one (the tool declares no
+   `task`, the client did not declare the extension, a 2025 session): it
+   goes on as a plain call. */
+static int ctx_as_task(lua_State *L) {
+  lua_pushboolean(L, call_as_task(check_ctx(L)));
+  return 1;
+}
+
 static const luaL_Reg ctx_methods[] = {
     {"close_stream", ctx_close_stream},
     {"sample", ctx_sample},   {"elicit", ctx_elicit},     {"roots", ctx_roots},
     {"ask", ctx_ask},
     {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
     {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},
-    {"sleep", ctx_sleep},     {NULL, NULL},
+    {"sleep", ctx_sleep},     {"as_task", ctx_as_task}, {NULL, NULL},
 };
 
 /* Fields computed on access, methods from the method table (upvalue 1). */

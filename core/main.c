@@ -45,6 +45,8 @@ static const char usage[] =
     "                      a service the same file (or LUAMCP_STATE_KEY). Default: a\n"
     "                      random key per process\n"
     "  --state-ttl S       how long such a requestState stays valid (default 600)\n"
+    "  --task-ttl S        how long a task (2026-07-28 tasks extension) lives: its work,\n"
+    "                      then its result for tasks/get (default 3600)\n"
     "  --warn-blocking MS  report a handler that blocks the server this long in one C\n"
     "                      call (os.execute, io.popen, ...) with its script line\n"
     "                      (default 250; 0 = off)\n"
@@ -155,6 +157,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
                  .shutdown_grace = 10, .warn_blocking = 0.25}};
   o->debounce = 0.03;
   o->server.state_ttl = 600;
+  o->server.task_ttl = 3600;
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 320,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
@@ -172,6 +175,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
       if (!v) die_usage("%s needs a FILE", a);
       o->state_key_file = v, i++;
     } else if (strcmp(a, "--state-ttl") == 0) o->server.state_ttl = number_arg(a, v), i++;
+    else if (strcmp(a, "--task-ttl") == 0) o->server.task_ttl = number_arg(a, v), i++;
     else if (strcmp(a, "--timeout") == 0) o->server.engine.call_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--memory-limit") == 0)
       o->server.engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
@@ -214,6 +218,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->server.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
   if (o->server.engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
   if (o->server.state_ttl <= 0) die_usage("%s must be more than 0", "--state-ttl");
+  if (o->server.task_ttl < 1) die_usage("%s must be at least 1", "--task-ttl");
   load_state_keys(o->state_key_file);
   if (o->server.engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
   if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");

@@ -19,6 +19,7 @@
 #include "http_modern.h"
 #include "listen.h"
 #include "mrtr.h"
+#include "tasks.h"
 #include "uri_template.h"
 #include "validate.h"
 
@@ -259,6 +260,11 @@ static void handle_tools_call(server *srv, inmsg *im) {
   }
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    return;
+  }
+  if (t->task == TASK_REQUIRED && im->cv.modern && !im->cv.tasks) {
+    /* it must run as a task and this client cannot take one (2025: a plain call) */
+    tasks_missing_capability(srv, im);
     return;
   }
   if (f[1].n && json_kind(f[1]) == '{') json_decode(L, f[1].p, f[1].n, NULL);
@@ -556,6 +562,10 @@ static const struct {
     {"completion/complete", handle_complete, true, true},
     {"server/discover", handle_discover, false, true},
     {"subscriptions/listen", listen_open, false, true},
+    /* the tasks extension (tasks.h): no tasks/list, no tasks/result */
+    {"tasks/get", tasks_get, false, true},
+    {"tasks/update", tasks_update, false, true},
+    {"tasks/cancel", tasks_cancel, false, true},
     /* 2025 only: 2026-07-28 removed them (per-request log level,
        subscriptions/listen, no handshake) */
     {"initialize", handle_initialize, true, false},

@@ -243,6 +243,10 @@ static bool encode_round(lua_State *L, int reqs, buf *q, unsigned *need, char *e
   return ok;
 }
 
+bool mrtr_encode_round(lua_State *L, int reqs, buf *q, unsigned *need, char *err, size_t errlen) {
+  return encode_round(L, lua_absindex(L, reqs), q, need, err, errlen);
+}
+
 /* Every question of the round answered in this retry's inputResponses
    (each an object, as every kind of answer is)? Then its answers, keys as
    in q, appended to out as an object. */

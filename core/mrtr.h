@@ -41,4 +41,9 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const ch
    {method=, params=}; answered: the answers by key (call_ask_round). */
 int mrtr_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);
 
+/* The questions of a round (the table at reqs: keys to {method=, params=})
+   as an inputRequests object, keys sorted; the capabilities they need or-ed
+   into *need (1 elicitation, 2 sampling, 4 roots). False with err. */
+bool mrtr_encode_round(lua_State *L, int reqs, buf *q, unsigned *need, char *err, size_t errlen);
+
 #endif

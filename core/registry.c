@@ -1,5 +1,6 @@
 /* registry.c — build the immutable snapshot of an app (see registry.h). */
 #include "registry.h"
+#include "envelope.h"
 
 #include <stdlib.h>
 #include <stdio.h>
@@ -336,7 +337,18 @@ static void encode_modern(lua_State *L, registry *r, int info_idx) {
   const char *tail = r->init_tail[PROTO_LATEST];
   const char *si = strstr(tail, ",\"serverInfo\":");
   buf_puts(&b, "{\"supportedVersions\":[\"2026-07-28\"],");
-  buf_put(&b, tail, (size_t)(si - tail));
+  const char *ext = strstr(tail, ",\"extensions\":{");
+  if (!r->has_tasks || si - tail < 2) {
+    buf_put(&b, tail, (size_t)(si - tail));
+  } else if (ext && ext < si) { /* the tasks extension (2026-07-28 only) beside the others */
+    size_t at = (size_t)(ext - tail) + strlen(",\"extensions\":{");
+    buf_put(&b, tail, at);
+    buf_puts(&b, "\"" TASKS_EXTENSION "\":{},");
+    buf_put(&b, tail + at, (size_t)(si - tail) - at);
+  } else { /* the capabilities object ends just before serverInfo */
+    buf_put(&b, tail, (size_t)(si - tail) - 1);
+    buf_puts(&b, ",\"extensions\":{\"" TASKS_EXTENSION "\":{}}}");
+  }
   char *instructions = info_idx ? dup_field(L, info_idx, "instructions") : NULL;
   if (instructions) {
     buf_puts(&b, ",\"instructions\":");
@@ -377,9 +389,14 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
           bool app_only = lua_toboolean(L, -1);
           lua_pop(L, 1);
           r->has_app_only |= app_only;
+          lua_getfield(L, e, "task");
+          const char *tm = lua_tostring(L, -1);
+          int task = !tm ? TASK_NEVER : strcmp(tm, "required") == 0 ? TASK_REQUIRED : TASK_OPTIONAL;
+          lua_pop(L, 1);
+          r->has_tasks |= task != TASK_NEVER;
           r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
                                    ref_field(L, e, "input"), ref_field(L, e, "output"), app_only,
-                                   ref_field(L, e, "headers")};
+                                   ref_field(L, e, "headers"), task};
           r->ntools = i + 1;
           break;
         case REG_RESOURCES:

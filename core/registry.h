@@ -20,7 +20,9 @@ typedef struct reg_tool {
   int handler, input, output; /* Lua refs; output is LUA_NOREF when absent */
   bool app_only; /* MCP Apps visibility ["app"]: for views, not the model */
   int headers;   /* ref: its x-mcp-header params {name=, path=, type=}, or LUA_NOREF */
+  int task;      /* TASK_*: may (must) it run as a task (the tasks extension) */
 } reg_tool;
+enum { TASK_NEVER, TASK_OPTIONAL, TASK_REQUIRED };
 
 typedef struct reg_resource {
   char *uri;
@@ -70,6 +72,7 @@ typedef struct registry {
   /* tools/list for clients without MCP Apps: app-only tools left out */
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
+  bool has_tasks; /* a tool may run as a task: discover advertises the extension */
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
   /* initialize result minus protocolVersion, per version: `"capabilities":...}` */

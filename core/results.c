@@ -249,8 +249,39 @@ static int finish_entry(lua_State *co) {
   return 0;
 }
 
+/* The value at idx is an mcp.rpc_error (its metatable's __name): answer c
+   with that JSON-RPC error. Only raw reads of the script's table. */
+static bool rpc_error(server *srv, call *c, int idx) {
+  lua_State *co = call_thread(c);
+  if (lua_type(co, idx) != LUA_TTABLE || !lua_getmetatable(co, idx)) return false;
+  lua_pushliteral(co, "__name");
+  lua_rawget(co, -2);
+  bool is = lua_type(co, -1) == LUA_TSTRING && strcmp(lua_tostring(co, -1), "mcp.rpc_error") == 0;
+  lua_pop(co, 2);
+  if (!is) return false;
+  idx = lua_absindex(co, idx);
+  int top = lua_gettop(co);
+  rawfield(co, idx, "code");
+  int code = lua_isinteger(co, -1) ? (int)lua_tointeger(co, -1) : JSONRPC_INTERNAL_ERROR;
+  rawfield(co, idx, "message");
+  const char *msg = lua_type(co, -1) == LUA_TSTRING ? lua_tostring(co, -1) : "error";
+  buf data;
+  buf_init(&data);
+  if (rawfield(co, idx, "data") != LUA_TNIL) {
+    char err[128];
+    if (!json_encode(co, -1, &data, err, sizeof err)) data.len = 0;
+    buf_putc(&data, '\0');
+  }
+  jsonrpc_write_error(out_of(srv, request_of(c)->out), id_of(c), code, msg,
+                      data.len > 1 ? data.p : NULL);
+  buf_free(&data);
+  lua_settop(co, top);
+  return true;
+}
+
 void results_returned(void *ud, call *c, int nres) {
   server *srv = ud;
+  if (nres >= 1 && rpc_error(srv, c, -nres)) return;
   if (text_result(srv, c, nres)) return;
   request *r = request_of(c);
   lua_State *co = call_thread(c);
@@ -270,6 +301,7 @@ void results_returned(void *ud, call *c, int nres) {
    other kinds a JSON-RPC internal error. */
 void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
+  if (lua_gettop(call_thread(c)) > 0 && rpc_error(ud, c, -1)) return; /* error(mcp.rpc_error(...)) */
   buf *out = out_of(ud, r->out);
   if (r->kind == CALL_TOOL) write_tool_error(ud, &r->cv, out, id_of(c), msg, strlen(msg));
   else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);

@@ -18,6 +18,7 @@
 #include "lua_api.h"
 #include "listen.h"
 #include "mrtr.h"
+#include "tasks.h"
 #include "validate.h"
 
 /* {====================================================== output */
@@ -206,7 +207,7 @@ static bool classify(server *srv, inmsg *im) {
   if (env->present) {
     *cv = (client_view){.modern = true, .version = PROTO_LATEST, .sampling = env->sampling,
                         .elicitation = env->elicitation, .roots = env->roots, .ui = env->ui,
-                        .log_level = env->log_level >= 0 ? env->log_level : NO_LOGS};
+                        .tasks = env->tasks, .log_level = env->log_level >= 0 ? env->log_level : NO_LOGS};
   } else {
     const session *s = im->s;
     *cv = (client_view){.version = s->version ? s->version : PROTO_LATEST,
@@ -293,7 +294,7 @@ static bool quick(void *ud, const void *msg) {
   static const char *const no_lua[] = {
       "ping", "initialize", "tools/list", "resources/list", "resources/templates/list",
       "prompts/list", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-      "server/discover", "subscriptions/listen"};
+      "server/discover", "subscriptions/listen", "tasks/get", "tasks/cancel"};
   for (size_t i = 0; i < sizeof no_lua / sizeof *no_lua; i++)
     if (jsonrpc_method_is(m, no_lua[i])) return true;
   return false;
@@ -515,12 +516,36 @@ void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *ro
 }
 
 int call_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen) {
+  if (request_of(c)->task) return tasks_ask(c, L, lua_absindex(L, reqs_idx), false, err, errlen);
   return mrtr_ask_round(c, L, reqs_idx, err, errlen);
+}
+
+/* One question of a task: parked as its input_required (tasks.h). */
+static int ask_as_task(call *c, const char *method, lua_State *L, int params_idx, const char *key,
+                       char *err, size_t errlen) {
+  char dflt[32];
+  if (!key) { /* by its place among the task's questions */
+    snprintf(dflt, sizeof dflt, "q%zu", ++request_of(c)->nasked);
+    key = dflt;
+  }
+  params_idx = params_idx ? lua_absindex(L, params_idx) : 0;
+  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, method);
+  lua_setfield(L, -2, "method");
+  if (params_idx) lua_pushvalue(L, params_idx);
+  else lua_newtable(L);
+  lua_setfield(L, -2, "params");
+  lua_setfield(L, -2, key);
+  int how = tasks_ask(c, L, lua_gettop(L), true, err, errlen);
+  lua_pop(L, 1);
+  return how;
 }
 
 int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, const char *key,
                     char *err, size_t errlen) {
   request *r = request_of(c);
+  if (r->task) return ask_as_task(c, method, L, params_idx, key, err, errlen);
   if (r->cv.modern) return mrtr_ask(c, method, L, params_idx, key, err, errlen);
   bool supported = strcmp(method, "sampling/createMessage") == 0 ? r->cv.sampling
                    : strcmp(method, "elicitation/create") == 0   ? r->cv.elicitation
@@ -611,7 +636,10 @@ static void blocked(void *ud, call *c, const char *msg) {
 
 /* Shutdown begins: subscriptions get their graceful result now, while
    their outlets (stdout, HTTP streams) are still there. */
-static void finishing(void *ud) { listen_close_all(ud); }
+static void finishing(void *ud) {
+  listen_close_all(ud);
+  tasks_shutdown(ud); /* tasks are the process's: their work ends with it */
+}
 
 /* {====================================================== the server */
 
@@ -623,6 +651,7 @@ static const engine_hooks hooks = {
     .release = release,
     .returned = results_returned,
     .failed = results_failed,
+    .waits = tasks_waits,
     .ended = ended,
     .blocked = blocked,
     .finishing = finishing,
@@ -632,6 +661,7 @@ static const engine_hooks hooks = {
 server *server_new(app *a, const server_options *opt) {
   server *srv = calloc(1, sizeof *srv);
   srv->opt = *opt;
+  if (srv->opt.task_ttl <= 0) srv->opt.task_ttl = 3600;
   engine_hooks h = hooks;
   h.ud = srv;
   srv->e = engine_new(a, &opt->engine, &h);
@@ -654,6 +684,7 @@ void server_free(server *srv) {
   free(srv->sessions);
   reload_close(srv);
   engine_free(srv->e);
+  tasks_free_all(srv); /* after the engine: its last calls' ends reach their tasks */
   free(srv->dirty);
   free(srv);
 }

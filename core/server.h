@@ -20,6 +20,7 @@ typedef struct server_options {
   engine_options engine;
   app_config app; /* how apps are loaded (again, on reload) */
   double state_ttl; /* seconds a multi round-trip requestState stays valid */
+  double task_ttl;  /* seconds a task lives (its work, then its result): ttlMs */
 } server_options;
 
 typedef struct server server;

@@ -22,6 +22,7 @@ typedef struct client_view {
   bool modern;
   int version; /* PROTO_*: which list pages (modern requests: PROTO_LATEST's) */
   bool sampling, elicitation, roots, ui;
+  bool tasks; /* the tasks extension (2026-07-28 requests only) */
   int log_level; /* notifications/message at or above it; NO_LOGS: none */
 } client_view;
 #define NO_LOGS 1000
@@ -79,9 +80,11 @@ typedef struct request {
   const char *what; /* the method, the name and the raw arguments the state is bound to */
   char *name, *args;
   size_t name_len, args_len;
+  struct task *task; /* the call runs as this task (tasks.h): r->out is the task's */
 } request;
 
 typedef struct listener listener;
+typedef struct task task;
 
 struct server {
   engine *e;
@@ -92,6 +95,8 @@ struct server {
   outlet **dirty; /* outlets written this round */
   size_t ndirty, dirty_cap;
   uint64_t next_ask; /* ids of server->client requests */
+  task *tasks;       /* the tasks of this process (tasks.c) */
+  size_t ntasks;
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */

@@ -342,6 +342,17 @@ function M.fail(msg, ...)
   return setmetatable({ content = tostring(msg), isError = true }, result_mt)
 end
 
+-- mcp.rpc_error(code, message [, data]): raised (error(mcp.rpc_error(...)))
+-- or returned, it ends the call as a JSON-RPC error with that code, where a
+-- Lua error or mcp.fail() is a tool error the model sees (isError). A task
+-- ends "failed" with it. The C side knows it by its metatable's __name.
+local rpc_error_mt = { __name = "mcp.rpc_error" }
+rpc_error_mt.__tostring = function(e) return ("JSON-RPC error %d: %s"):format(e.code, e.message) end
+function M.rpc_error(code, message, data)
+  if math.type(code) ~= "integer" then argerr("rpc_error", "the code must be an integer") end
+  return setmetatable({ code = code, message = tostring(message or "error"), data = data }, rpc_error_mt)
+end
+
 -- What the engine calls with a tool handler's return value: a table shaped
 -- like CallToolResult (arrays marked).
 function M._tool_result(v)
@@ -424,7 +435,7 @@ local function unique(kind, key)
 end
 
 local tool_keys = set { "name", "title", "description", "input", "output", "inputSchema",
-  "outputSchema", "annotations", "icons", "_meta", "handler", "ui", "visibility" }
+  "outputSchema", "annotations", "icons", "_meta", "handler", "ui", "visibility", "task" }
 
 local UI_MIME = "text/html;profile=mcp-app"
 local widgets = {}   -- uri -> true, for the check after loading
@@ -539,8 +550,13 @@ function M.tool(def)
     listing._meta = meta
     if ui then ui_tools[#ui_tools + 1] = { name = name, ui = ui, where = source_of(3), meta = meta } end
   end
+  -- the tasks extension (2026-07-28): the call may (must) run as a task
+  local task = def.task
+  if task ~= nil and task ~= "optional" and task ~= "required" and task ~= false then
+    argerr("tool", "field 'task' must be \"optional\" or \"required\"")
+  end
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
-    output = output, app_only = app_only, headers = mcp_headers(input) }
+    output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",

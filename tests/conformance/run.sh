@@ -213,8 +213,9 @@ fi
 # {====== run the suite (bounded), its output indented and without colours
 if [ -n "$REQUIREMENTS" ] && [ -n "$SCENARIO" ]; then
   # --requirements replaces --scenario in the suite: one scenario of the set
-  # runs at the set's wire through --spec-version
-  ARGS=(--scenario "$SCENARIO" --spec-version "$REQUIREMENTS")
+  # runs at the set's wire through --spec-version (--force: an extension
+  # scenario, which is on no revision's timeline, runs too, as in the set)
+  ARGS=(--scenario "$SCENARIO" --spec-version "$REQUIREMENTS" --force)
 elif [ -n "$REQUIREMENTS" ]; then
   ARGS=(--requirements "$REQUIREMENTS")
 elif [ -n "$SCENARIO" ]; then

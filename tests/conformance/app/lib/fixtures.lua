@@ -1,7 +1,7 @@
 -- fixtures.lua — what the fixture scripts share (`require "fixtures"`; lib/
 -- is on package.path): the binary payloads (the suite's reference
--- "everything" server's, base64-encoded as it sends them), a way to change
--- the app's lists at run time, and mcp.tool for the tasks extension.
+-- "everything" server's, base64-encoded as it sends them), and a way to change
+-- the app's lists at run time.
 local mcp = require "mcp"
 
 local M = {}
@@ -28,25 +28,6 @@ function M.save_script(name, text)
   assert(f:write(text))
   assert(f:close())
   assert(os.rename(tmp, path))
-end
-
--- mcp.tool for the tasks extension (io.modelcontextprotocol/tasks): the
--- field `task = "optional" | "required"` says the tool may (must) run as a
--- task (tests/conformance/NEEDS.md). While mcp.tool does not know the field
--- it fails with "unknown field 'task'", which would stop the whole app from
--- loading: the tool is then registered without it, and the tasks scenarios
--- fail on the wire, where they are measured, instead of every scenario.
-function M.task_tool(def)
-  local ok, err = pcall(mcp.tool, def)
-  if ok then return end
-  if def.task ~= nil and tostring(err):find("unknown field 'task'", 1, true) then
-    local plain = {}
-    for k, v in pairs(def) do
-      if k ~= "task" then plain[k] = v end
-    end
-    return mcp.tool(plain)
-  end
-  error(err, 0)
 end
 
 return M

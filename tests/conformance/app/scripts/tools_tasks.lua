@@ -4,11 +4,11 @@
 -- description lists the fixtures `tools/list` must include; the scenario
 -- that calls each tool is named above it.
 --
--- What they use that luamcp does not have yet (tests/conformance/NEEDS.md):
---   task = "optional" | "required"  (mcp.tool, through fixtures.task_tool):
---       the tool may (must) run as a task when the request's client declared
---       the extension; "required" and no extension: -32021 before the handler
---       runs. Without the extension a task tool runs as any other tool.
+-- The API they use (README "Tasks"):
+--   task = "optional" | "required"  (mcp.tool): the tool may (must) run as a
+--       task when the request's client declared the extension; "required"
+--       and no extension: -32021 before the handler runs. Without the
+--       extension a task tool runs as any other tool.
 --   when the call becomes a task: at the handler's first wait that is not a
 --       question to the client (ctx:sleep, mcp.http, mcp.exec, a socket) or at
 --       ctx:as_task(), whichever comes first; a handler that ends before
@@ -24,7 +24,6 @@
 --       error or mcp.fail() is a tool error (isError; a task: "completed")
 -- Only the tasks scenarios call these tools.
 local mcp = require "mcp"
-local fixtures = require "fixtures"
 
 -- tasks-lifecycle, -capability-negotiation, -dispatch-and-envelope,
 -- -request-headers: a sync-only tool (never a task, even when the call
@@ -43,7 +42,7 @@ mcp.tool {
 -- `seconds` (the sleep is what makes it a task; 0: the immediate result),
 -- then a result. tasks/cancel while it sleeps ends the sleep: the task
 -- settles to "cancelled".
-fixtures.task_tool {
+mcp.tool {
   name = "slow_compute",
   description = "Sleeps the given number of seconds, then returns (runs as a task when the client supports tasks)",
   task = "optional",
@@ -61,7 +60,7 @@ fixtures.task_tool {
 -- and fails as a tool (isError: the task ends "completed" with
 -- result.isError). Declared "required": a client without the extension gets
 -- -32021 before the handler runs.
-fixtures.task_tool {
+mcp.tool {
   name = "failing_job",
   description = "Works for about a second, then reports a tool error (must run as a task)",
   task = "required",
@@ -73,7 +72,7 @@ fixtures.task_tool {
 
 -- tasks-lifecycle: a protocol-level error inside a task: status "failed"
 -- with an inlined JSON-RPC error {code, message}, no result
-fixtures.task_tool {
+mcp.tool {
   name = "protocol_error_job",
   description = "Starts, then ends in a protocol-level error (runs as a task)",
   task = "optional",
@@ -86,7 +85,7 @@ fixtures.task_tool {
 -- tasks-mrtr-input, -dispatch-and-envelope: a task that asks one question
 -- (tasks/get: status input_required, one inputRequests entry; tasks/update
 -- answers it, the ack is {resultType:"complete"}), then completes
-fixtures.task_tool {
+mcp.tool {
   name = "confirm_delete",
   description = "Asks the user to confirm deleting a file, then reports (runs as a task)",
   task = "optional",
@@ -112,7 +111,7 @@ fixtures.task_tool {
 -- tasks-mrtr-input (partial fulfilment): a task with two questions pending at
 -- once; answering one leaves the other in inputRequests, answering both
 -- completes it
-fixtures.task_tool {
+mcp.tool {
   name = "multi_input",
   description = "Asks two questions at once, then reports both answers (runs as a task)",
   task = "optional",
@@ -136,7 +135,7 @@ fixtures.task_tool {
 -- InputRequiredResult asking "user_name" and carries no taskId; the retry
 -- with the answer becomes a task (CreateTaskResult, no requestState), whose
 -- result names the user.
-fixtures.task_tool {
+mcp.tool {
   name = "test_tool_with_task",
   description = "Asks the user's name, then greets them from a task (must run as a task)",
   task = "required",
