@@ -79,6 +79,8 @@ if (data.stdio) {
   const addRatios = ratioRows(ratio, [["W=1", "w1"], ["W=32", "w32"]], src);
   addRatios("stdio", "req/s", "luamcp/ts", "luamcp/ts", "rps", ">=", [3.5, 10], ["echo tool, 1 in flight", "echo tool, 32 in flight"]);
   addRatios("stdio", "p99", "luamcp/ts", "luamcp/ts", "p99_us", "<=", 0.25, "p99 ≤ 1/4 of the TS SDK's");
+  if (ratio("luamcp/ts2", "w1_rps"))
+    addRatios("stdio", "req/s", "luamcp/ts2", "luamcp/ts2", "rps", null, null, "the TS SDK v2's serveStdio, 2025 initialize");
   addRatios("floor", "req/s", "luamcp/floor-lua", "luamcp/floor-lua", "rps", ">=", 0.7, "bare C + Lua + lua-cjson NDJSON loop");
   if (ratio("luamcp/floor-c", "w1_rps"))
     addRatios("floor", "req/s", "luamcp/floor-c", "luamcp/floor-c", "rps", null, null, "bare C, canned replies");
@@ -115,6 +117,19 @@ if (data.http) {
     addRatios("http", "req/s", "floor/ts-sl", "floor/ts stateless", "rps", null, null,
       "the ceiling: a canned civetweb reply against the TS SDK");
   addRatios("http", "p99", "luamcp-sl/ts-sl", "luamcp/ts stateless", "p99_us", "<=", 0.2, "p99 ≤ 1/5 of the TS SDK's");
+  // Issue 12: the TypeScript SDK v2 (createMcpHandler) and the 2026-07-28 era.
+  addRatios("http", "req/s", "luamcp-modern/ts2-modern", "luamcp/ts2 modern", "rps", ">=", 10,
+    "2026-07-28: enveloped tools/call, no session, the three headers");
+  addRatios("http", "p99", "luamcp-modern/ts2-modern", "luamcp/ts2 modern", "p99_us", "<=", 0.2, "p99 ≤ 1/5 of the SDK v2's");
+  if (ratio("luamcp/ts2 2025", "c1_rps"))
+    addRatios("http", "req/s", "luamcp-sl/ts2", "luamcp/ts2 2025", "rps", null, null, "2025 era, the SDK v2's stateless legacy leg (SSE)");
+  if (ratio("modern/2025 luamcp", "c1_rps"))
+    addRatios("http", "req/s", "luamcp-modern/luamcp-sl", "modern/2025 luamcp", "rps", null, null, "what the 2026-07-28 era costs luamcp");
+  for (const [who, op] of [["luamcp", "<="], ["ts2", null]])
+    for (const [label, key] of [["c=1", "c1"], ["c=16", "c16"]])
+      if (d.mrtr?.[who]?.[`${key}_cost`])
+        add("http", `MRTR round trip / plain call ${label}, ${who}`, d.mrtr[who][`${key}_cost`], "×", op, op ? 2 : null,
+          "ask (input_required, retry with requestState + inputResponses) vs echo, 2026-07-28", src);
   for (const s of ["luamcp-sl", "luamcp-sf"]) {
     if (!d.summary?.idle_rss_mib?.[s]) continue;
     add("memory", `idle RSS, HTTP ${s}`, sum("idle_rss_mib", s), "MiB", "<=", 4, "VmRSS 200 ms after the first call", src);

@@ -7,8 +7,9 @@
 #
 # Environment:
 #   BENCH_ROUNDS   rounds (default 3)
-#   BENCH_SERVERS  which servers, any of: luamcp ts floor-lua floor-c gifts
-#                  (default "luamcp ts floor-lua floor-c gifts"; gifts = luamcp
+#   BENCH_SERVERS  which servers, any of: luamcp ts ts2 floor-lua floor-c gifts
+#                  (default "luamcp ts ts2 floor-lua floor-c gifts"; ts2 = the
+#                  TypeScript SDK v2's serveStdio; gifts = luamcp
 #                  serving this repo's gift app, suggest_gifts)
 #   BENCH_N_W1     requests per run at W=1  (default 20000, ~2 s for the TS SDK)
 #   BENCH_N_W32    requests per run at W=32 (default 60000, ~1.5 s for the TS SDK)
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_SERVERS:-luamcp ts floor-lua floor-c gifts}
+servers=${BENCH_SERVERS:-luamcp ts ts2 floor-lua floor-c gifts}
 n_w1=${BENCH_N_W1:-20000}
 n_w32=${BENCH_N_W32:-60000}
 max_s=${BENCH_MAX_S:-60}
@@ -44,13 +45,18 @@ for s in $servers; do
         echo "bench: the TypeScript SDK is not installed; run: npm ci --prefix tests" >&2
         exit 1
       fi ;;
+    ts2)
+      if [[ ! -d tests/node_modules/@modelcontextprotocol/server ]]; then
+        echo "bench: the TypeScript SDK v2 is not installed; run: npm ci --prefix tests" >&2
+        exit 1
+      fi ;;
     floor-lua)
       if [[ ! -f $lua_inc/lua.h || ! -f $lua_inc/lua-cjson.h ]]; then
         echo "bench: floor-lua needs Lua 5.4 and lua-cjson headers; run: sudo apt-get install -y liblua5.4-dev lua-cjson-dev" >&2
         exit 1
       fi ;;
     floor-c) ;;
-    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, floor-lua, floor-c, gifts)" >&2; exit 1 ;;
+    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, ts2, floor-lua, floor-c, gifts)" >&2; exit 1 ;;
   esac
 done
 
@@ -69,6 +75,7 @@ server_cmd() {
   case $1 in
     luamcp) echo "--tool echo -- $luamcp serve bench/apps/echo" ;;
     ts)     echo "--tool echo -- node bench/ts_echo_server.mjs" ;;
+    ts2)    echo "--tool echo -- node bench/ts2_echo_server.mjs" ;;
     gifts)  echo "--tool suggest_gifts -- $luamcp serve ." ;;
     floor-lua) echo "--tool echo -- $out_dir/lua_floor" ;;
     floor-c)   echo "--tool echo -- $out_dir/c_floor" ;;

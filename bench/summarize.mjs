@@ -40,6 +40,7 @@ const samples = (server, m) =>
 // The ratios: luamcp over each of these, when both ran.
 const pairs = [
   { key: "luamcp/ts", other: "ts" },
+  { key: "luamcp/ts2", other: "ts2" },
   { key: "luamcp/floor-lua", other: "floor-lua" },
   { key: "luamcp/floor-c", other: "floor-c" },
 ].filter((p) => servers.includes("luamcp") && servers.includes(p.other));

@@ -3,7 +3,10 @@
 # against the official TypeScript SDK (stateless and stateful on node:http,
 # and stateless in the SDK's express app) and the bare civetweb floor, on the same `echo` tool, driven by wrk at 1 and 16
 # connections, interleaved round by round. Also idle/peak RSS and memory per
-# session (1, 100, 1,000 sessions). Prints one table, writes
+# session (1, 100, 1,000 sessions). Also the TypeScript SDK v2
+# (createMcpHandler), the 2026-07-28 era (stateless, enveloped, the three
+# headers) for both, and the cost of an MRTR round trip (an elicitation
+# answered by a retry) against a plain call. Prints one table, writes
 # bench/results/http.json. See the HTTP section of bench/README.md.
 #
 # Every server listens on 127.0.0.1 only, and all traffic goes there.
@@ -11,7 +14,8 @@
 # Environment (defaults in brackets):
 #   BENCH_ROUNDS         rounds [3]
 #   BENCH_HTTP_SERVERS   any of: luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor
-#                        [all six]
+#                        ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr
+#                        [all eleven]
 #   BENCH_HTTP_SECONDS   seconds of one measured wrk run [3]
 #   BENCH_HTTP_WARMUP    seconds of the warm-up before a server's runs [1]
 #   BENCH_HTTP_SESSIONS  session counts of the memory curve ["1 100 1000"];
@@ -27,7 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor}
+servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr}
 secs=${BENCH_HTTP_SECONDS:-3}
 warm=${BENCH_HTTP_WARMUP:-1}
 session_counts=${BENCH_HTTP_SESSIONS-1 100 1000}
@@ -43,13 +47,15 @@ floor_bin=build/bench/civetweb_floor
 wrk_script=bench/http/echo_call.lua
 
 # {====== prerequisites: fail early, with the fix
-need_luamcp=0 need_ts=0
+need_luamcp=0 need_ts=0 need_ts2=0
 for s in $servers; do
   case $s in
-    luamcp-sl | luamcp-sf) need_luamcp=1 ;;
+    luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr) need_luamcp=1 ;;
     ts-sl | ts-sf | ts-express) need_ts=1 ;;
+    ts2 | ts2-modern | ts2-mrtr) need_ts2=1 ;;
     floor) ;;
-    *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor)" >&2; exit 1 ;;
+    *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor" \
+      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr)" >&2; exit 1 ;;
   esac
 done
 if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
@@ -58,6 +64,10 @@ if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
 fi
 if ((need_ts)) && [[ ! -d tests/node_modules/@modelcontextprotocol/sdk ]]; then
   echo "bench/http: the TypeScript SDK is not installed; run: npm ci --prefix tests" >&2
+  exit 1
+fi
+if ((need_ts2)) && [[ ! -d tests/node_modules/@modelcontextprotocol/server ]]; then
+  echo "bench/http: the TypeScript SDK v2 is not installed; run: npm ci --prefix tests" >&2
   exit 1
 fi
 if ! command -v wrk >/dev/null; then
@@ -96,6 +106,9 @@ server_cmd() { # name port
     ts-sf) echo "node bench/http/ts_http_server.mjs --stateful $2" ;;
     ts-express) echo "node bench/http/ts_http_server.mjs --express $2" ;;
     floor) echo "$floor_bin $host:$2" ;;
+    ts2 | ts2-modern | ts2-mrtr) echo "node bench/ts2_echo_server.mjs --http $2" ;;
+    luamcp-modern) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
+    luamcp-mrtr) echo "$luamcp serve --http $host:$2 bench/apps/mrtr" ;;
   esac
 }
 
@@ -147,6 +160,11 @@ hdrs=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/eve
 init_body='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'$proto'","capabilities":{},"clientInfo":{"name":"bench-http","version":"1"}}}'
 initialized_body='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 call_body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+# The 2026-07-28 era: every request carries its envelope and three headers.
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}'
+modern_hdrs=(-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call')
+modern_echo='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},'$meta'}}'
+modern_ask='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},'$meta'}}'
 
 # Opens a session at $url: prints its Mcp-Session-Id (empty on failure).
 open_session() {
@@ -169,6 +187,30 @@ check_call() { # [session id]
   [[ ${out##*$'\n'} == 200 && $out == *'"text":"hello"'* ]]
 }
 
+# A 2026-07-28 tools/call with curl: prints the body, returns 1 unless 200.
+modern_post() { # tool body
+  local out
+  out=$(curl -s -w '\n%{http_code}' --max-time 5 -X POST "${hdrs[@]}" "${modern_hdrs[@]}" -H "Mcp-Name: $1" -d "$2" "$url") || true
+  printf '%s\n' "${out%$'\n'*}"
+  [[ ${out##*$'\n'} == 200 ]]
+}
+
+# The MRTR round trip: asks once (must be input_required with inputRequests.q0)
+# and sets retry_body to the retry, which echoes the requestState (if any)
+# and answers q0; the retry must then complete with "ok".
+prepare_mrtr() {
+  local first state
+  first=$(modern_post ask "$modern_ask") || return 1
+  [[ $first == *'"resultType":"input_required"'* && $first == *'"q0"'* ]] || return 1
+  state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' <<<"$first")
+  retry_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},'
+  [[ -z $state ]] || retry_body+='"requestState":"'$state'",'
+  retry_body+='"inputResponses":{"q0":{"action":"accept","content":{"a":"b"}}},'$meta'}}'
+  local second
+  second=$(modern_post ask "$retry_body") || return 1
+  [[ $second == *'"resultType":"complete"'* && $second == *'"text":"ok"'* ]]
+}
+
 # Opens $1 more sessions at $url in one curl process (keep-alive); returns 1
 # unless every one was answered 200.
 open_sessions() {
@@ -182,9 +224,10 @@ open_sessions() {
 
 # wrk at $1 connections ($2 threads) for $3 seconds against $url; prints
 # the WRK_JSON object, returns 1 on any non-2xx answer or socket error.
+# wrk_env (set by bench_server) adds MCP_MODERN, MCP_NAME, MCP_CALL_BODY(2).
 run_wrk() {
   local c=$1 t=$2 d=$3 out
-  out=$(MCP_SESSION_ID=${sid:-} MCP_PROTOCOL_VERSION=$proto \
+  out=$(env "${wrk_env[@]}" MCP_SESSION_ID=${sid:-} MCP_PROTOCOL_VERSION=$proto \
     timeout $((d + 15)) "${pin_wrk[@]}" wrk -t"$t" -c"$c" -d"${d}s" --timeout 5s --latency -s "$wrk_script" "$url" 2>&1) || {
     echo "bench/http: wrk failed: $out" >&2
     return 1
@@ -206,26 +249,8 @@ run_wrk() {
 
 field() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; } # json name
 
-# One server in one round: idle RSS, warm-up, c=1 and c=16, peak RSS.
-bench_server() { # name round
-  local s=$1 round=$2
-  sid=
-  if ! start_server "$s"; then failed=1; stop_server "$pid"; return; fi
-  if [[ $s == *-sf ]]; then
-    sid=$(open_session)
-    if [[ -z $sid ]]; then
-      echo "bench/http: round $round $s: initialize gave no Mcp-Session-Id" >&2
-      failed=1; stop_server "$pid"; return
-    fi
-  fi
-  if ! check_call "$sid"; then
-    echo "bench/http: round $round $s: tools/call echo did not answer 200 with the text" >&2
-    failed=1; stop_server "$pid"; return
-  fi
-  sleep 0.2
-  local idle
-  idle=$(rss_kb "$pid" VmRSS)
-  run_wrk 16 2 "$warm" >/dev/null || { failed=1; stop_server "$pid"; return; }
+# c=1 and c=16 of one load; each run is a line of $runs under the name $1.
+measure() { # name round
   local c t json status
   for c in 1 16; do
     t=1; ((c == 1)) || t=2
@@ -234,10 +259,55 @@ bench_server() { # name round
     [[ -n $json ]] || json='{}'
     local rps
     rps=$(field "$json" rps)
-    printf 'round %d/%d  %-10s c=%-2d  %8.0f req/s  p50 %5s µs  p99 %6s µs  %s\n' "$round" "$rounds" "$s" "$c" \
+    printf 'round %d/%d  %-13s c=%-2d  %8.0f req/s  p50 %5s µs  p99 %6s µs  %s\n' "$2" "$rounds" "$1" "$c" \
       "${rps:-0}" "$(field "$json" p50_us)" "$(field "$json" p99_us)" "$status"
-    echo "{\"kind\":\"load\",\"round\":$round,\"server\":\"$s\",\"c\":$c,\"status\":\"$status\",${json#\{}" >>"$runs"
+    echo "{\"kind\":\"load\",\"round\":$2,\"server\":\"$1\",\"c\":$c,\"status\":\"$status\",${json#\{}" >>"$runs"
   done
+}
+
+# One server in one round: idle RSS, warm-up, c=1 and c=16, peak RSS.
+# *-modern: 2026-07-28 tools/call echo. *-mrtr: the plain echo call and the
+# round trip of ask (first call, retry), both alternating two requests through
+# the same wrk hook; the round trip's runs are named <server>-rt.
+bench_server() { # name round
+  local s=$1 round=$2
+  sid=
+  wrk_env=()
+  if ! start_server "$s"; then failed=1; stop_server "$pid"; return; fi
+  case $s in
+    *-modern)
+      wrk_env=(MCP_MODERN=1 MCP_NAME=echo "MCP_CALL_BODY=$modern_echo")
+      if ! modern_post echo "$modern_echo" | grep -q '"text":"hello"'; then
+        echo "bench/http: round $round $s: 2026-07-28 tools/call echo did not answer 200 with the text" >&2
+        failed=1; stop_server "$pid"; return
+      fi ;;
+    *-mrtr)
+      if ! prepare_mrtr; then
+        echo "bench/http: round $round $s: the MRTR round trip of ask did not complete" >&2
+        failed=1; stop_server "$pid"; return
+      fi
+      wrk_env=(MCP_MODERN=1 MCP_NAME=echo "MCP_CALL_BODY=$modern_echo" "MCP_CALL_BODY2=$modern_echo") ;;
+  esac
+  if [[ $s == *-sf ]]; then
+    sid=$(open_session)
+    if [[ -z $sid ]]; then
+      echo "bench/http: round $round $s: initialize gave no Mcp-Session-Id" >&2
+      failed=1; stop_server "$pid"; return
+    fi
+  fi
+  if [[ $s != *-modern && $s != *-mrtr ]] && ! check_call "$sid"; then
+    echo "bench/http: round $round $s: tools/call echo did not answer 200 with the text" >&2
+    failed=1; stop_server "$pid"; return
+  fi
+  sleep 0.2
+  local idle
+  idle=$(rss_kb "$pid" VmRSS)
+  run_wrk 16 2 "$warm" >/dev/null || { failed=1; stop_server "$pid"; return; }
+  measure "$s" "$round"
+  if [[ $s == *-mrtr ]]; then
+    wrk_env=(MCP_MODERN=1 MCP_NAME=ask "MCP_CALL_BODY=$modern_ask" "MCP_CALL_BODY2=$retry_body")
+    measure "$s-rt" "$round"
+  fi
   local peak
   peak=$(rss_kb "$pid" VmHWM)
   echo "{\"kind\":\"rss\",\"round\":$round,\"server\":\"$s\",\"idle_rss_kb\":$idle,\"peak_rss_kb\":$peak}" >>"$runs"

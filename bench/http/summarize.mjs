@@ -17,7 +17,8 @@ if (!runsPath || !outPath) {
 }
 
 const runs = readFileSync(runsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-const known = ["luamcp-sl", "luamcp-sf", "ts-sl", "ts-sf", "ts-express", "floor"];
+const known = ["luamcp-sl", "luamcp-sf", "ts-sl", "ts-sf", "ts-express", "floor", "ts2",
+  "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt"];
 const servers = known.filter((s) => runs.some((r) => r.server === s));
 const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
 const sessionCounts = [
@@ -71,6 +72,12 @@ const pairs = [
   // the ceiling of any civetweb server against the SDK: at c=1 the round
   // trip, not the server, sets the pace
   { key: "floor/ts stateless", a: "floor", b: "ts-sl" },
+  // the TypeScript SDK v2 (createMcpHandler): 2025 era (stateless legacy
+  // fallback) and 2026-07-28 (stateless, enveloped)
+  { key: "luamcp/ts2 2025", a: "luamcp-sl", b: "ts2" },
+  { key: "luamcp/ts2 modern", a: "luamcp-modern", b: "ts2-modern" },
+  // what the 2026-07-28 era costs luamcp against its 2025 stateless leg
+  { key: "modern/2025 luamcp", a: "luamcp-modern", b: "luamcp-sl" },
 ].filter((p) => servers.includes(p.a) && servers.includes(p.b));
 
 const summary = {};
@@ -89,7 +96,26 @@ for (const m of metrics) {
   }
 }
 
-// The targets of issue 7 that this benchmark measures (on the medians).
+// The MRTR round trip against a plain call, per server and round: cost is
+// time per unit of work, so (2 requests / rt req/s) / (1 / plain req/s) =
+// 2 × plain req/s / rt req/s (both runs alternate two requests through the
+// same wrk hook, on the same server process).
+const mrtr = {};
+for (const [who, plain] of [["luamcp", "luamcp-mrtr"], ["ts2", "ts2-mrtr"]]) {
+  if (!servers.includes(plain) || !servers.includes(`${plain}-rt`)) continue;
+  for (const c of [1, 16]) {
+    const st = stats(
+      rounds.map((r) => {
+        const a = load(plain, r, c)?.rps;
+        const b = load(`${plain}-rt`, r, c)?.rps;
+        return a !== undefined && b > 0 ? (2 * a) / b : undefined;
+      }),
+    );
+    if (st) (mrtr[who] ??= {})[`c${c}_cost`] = { ...st, better: "below 2" };
+  }
+}
+
+// The targets of issues 7 and 12 that this benchmark measures (on the medians).
 const targets = [
   { pair: "luamcp/ts stateless", metric: "c1_rps", op: ">=", value: 10, text: "c=1 req/s ≥ 10× the TS SDK (stateless)" },
   { pair: "luamcp/ts stateless", metric: "c16_rps", op: ">=", value: 10, text: "c=16 req/s ≥ 10× the TS SDK (stateless)" },
@@ -99,8 +125,14 @@ const targets = [
   { pair: "luamcp/floor", metric: "c16_rps", op: ">=", value: 0.7, text: "c=16 req/s ≥ 70 % of the civetweb floor" },
   { pair: "luamcp/ts stateless", metric: "c1_p99_us", op: "<=", value: 0.2, text: "c=1 p99 ≤ 1/5 of the TS SDK's (stateless)" },
   { pair: "luamcp/ts stateless", metric: "c16_p99_us", op: "<=", value: 0.2, text: "c=16 p99 ≤ 1/5 of the TS SDK's (stateless)" },
+  { pair: "luamcp/ts2 modern", metric: "c1_rps", op: ">=", value: 10, text: "c=1 req/s ≥ 10× the TS SDK v2 (2026-07-28)" },
+  { pair: "luamcp/ts2 modern", metric: "c16_rps", op: ">=", value: 10, text: "c=16 req/s ≥ 10× the TS SDK v2 (2026-07-28)" },
+  { pair: "luamcp/ts2 modern", metric: "c1_p99_us", op: "<=", value: 0.2, text: "c=1 p99 ≤ 1/5 of the TS SDK v2's (2026-07-28)" },
+  { pair: "luamcp/ts2 modern", metric: "c16_p99_us", op: "<=", value: 0.2, text: "c=16 p99 ≤ 1/5 of the TS SDK v2's (2026-07-28)" },
+  { mrtr: "luamcp", metric: "c1_cost", op: "<=", value: 2, text: "c=1 MRTR round trip ≤ 2× a plain call (luamcp)" },
+  { mrtr: "luamcp", metric: "c16_cost", op: "<=", value: 2, text: "c=16 MRTR round trip ≤ 2× a plain call (luamcp)" },
 ].map((t) => {
-  const st = ratios[t.pair]?.[t.metric];
+  const st = t.mrtr ? mrtr[t.mrtr]?.[t.metric] : ratios[t.pair]?.[t.metric];
   const holds = st ? (t.op === ">=" ? st.median >= t.value : st.median <= t.value) : null;
   return { ...t, ratio: st ?? null, holds };
 });
@@ -121,6 +153,15 @@ printTable(
   ["metric", ...pairs.map((p) => p.key)],
   metrics.map((m) => [m.label, ...pairs.map((p) => fmtStats(ratios[p.key]?.[m.key], fmtRatio))]).filter(shown),
 );
+if (Object.keys(mrtr).length) {
+  console.log();
+  console.log("MRTR round trip (ask: input_required, then the retry) / a plain echo call, cost per round");
+  console.log("trip over cost per call (2 × plain req/s / round-trip req/s): median (min–max).");
+  printTable(
+    ["load", ...Object.keys(mrtr)],
+    [1, 16].map((c) => [`c=${c}`, ...Object.keys(mrtr).map((w) => fmtStats(mrtr[w][`c${c}_cost`], fmtRatio))]),
+  );
+}
 console.log();
 for (const t of targets) {
   const verdict = t.holds === null ? "not measured" : t.holds ? "holds" : "MISSED";
@@ -143,6 +184,7 @@ writeFileSync(
       servers,
       summary,
       ratios,
+      mrtr,
       targets,
       runs,
     },
