@@ -30,9 +30,9 @@ bool caps_declare_ui(json_span caps) {
       json_kind(ext) != '{' || !json_object_get(ext, "io.modelcontextprotocol/ui", &ui))
     return false;
   /* a host renders views only if it lists their MIME type (mimeTypes is
-     required by the extension); an older host that sends {} still counts */
-  if (json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types)) return json_kind(ui) == '{';
-  if (json_kind(types) != '[') return false;
+     required by the extension): {} alone is not an Apps host */
+  if (json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types) || json_kind(types) != '[')
+    return false;
   return memmem(types.p, types.n, "\"text/html;profile=mcp-app\"", 27) != NULL;
 }
 
