@@ -14,6 +14,7 @@
    told apart with one memmem instead of a walk of their params ("/" may be
    written escaped, so the search is for the part without it). */
 static bool may_claim(const jsonrpc_msg *m) {
+  if (!m->params.n) return false; /* (and p may be NULL: no arithmetic on it) */
   /* memchr for the rare 'V', then a look around it: glibc's memmem for a
      15-byte needle was 260 instructions a request (callgrind) */
   const char *p = m->params.p, *end = p + m->params.n;
