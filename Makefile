@@ -3,11 +3,15 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC    ?= clang-14
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := jsonrpc json validate uri_template http pattern encoding
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
 PORT       ?= 8080
 
-.PHONY: all build asan tsan run test bench deps-run deps-test deps-bench npm clean
+.PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean
 
 all: build
 
@@ -23,6 +27,24 @@ asan:
 tsan:
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_TSAN=ON >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target luamcp
+
+# the libFuzzer targets (tests/fuzz): clang, ASan+UBSan, coverage
+fuzz-build:
+	@CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
+
+# each target for FUZZ_SECONDS, one after the other, from a temporary copy
+# of its seed corpus; the final libFuzzer lines go to fuzz-summary.txt
+fuzz: fuzz-build
+	@rm -f $(FUZZ_BUILD)/fuzz-summary.txt; failed=; \
+	for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  tests/fuzz/run.sh $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t tests/fuzz/corpus/$$t $(FUZZ_SECONDS) \
+	    $(CURDIR)/$(FUZZ_BUILD)/fuzz-artifacts >$(FUZZ_BUILD)/fuzz-$$t.log 2>&1 || failed="$$failed $$t"; \
+	  tail -n 1 $(FUZZ_BUILD)/fuzz-$$t.log | tee -a $(FUZZ_BUILD)/fuzz-summary.txt; \
+	done; \
+	echo "== summary ($(FUZZ_BUILD)/fuzz-summary.txt)"; cat $(FUZZ_BUILD)/fuzz-summary.txt; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed (inputs in $(FUZZ_BUILD)/fuzz-artifacts, logs $(FUZZ_BUILD)/fuzz-NAME.log)"; exit 1; fi
 
 deps-run:
 	@tools/install-deps.sh run
@@ -51,9 +73,13 @@ run: deps-run build
 	@echo '     { "mcpServers": { "gifts": { "command": "$(CURDIR)/$(BUILD)/luamcp", "args": ["serve", "$(CURDIR)"] } } }'
 	@exec $(BUILD)/luamcp serve --http 127.0.0.1:$(PORT) .
 
+# fuzz.* (20 s each) when clang is there to build the fuzzers
 test: deps-test npm asan tsan
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) >/dev/null
+	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory fuzz-build && \
+	  fuzz_dir=$(CURDIR)/$(FUZZ_BUILD); else echo "no $(FUZZ_CC): fuzz.* not run"; fuzz_dir=; fi; \
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) \
+	  -DLUAMCP_FUZZ_DIR=$$fuzz_dir >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
@@ -66,4 +92,4 @@ bench: deps-bench npm build
 	@node bench/report.mjs
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

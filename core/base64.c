@@ -22,6 +22,7 @@ void base64_encode(buf *out, const unsigned char *p, size_t n) {
     *o++ = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
     *o++ = '=';
   }
+  *o = '\0'; /* buf.h: p[len] is 0 (buf_reserve kept that byte) */
   out->len = (size_t)(o - out->p);
 }
 

@@ -36,6 +36,11 @@ bool cursor_parse(uint64_t key, int list, const char *s, size_t n, size_t *offse
   if (sscanf(tmp, "%zx.%16llx%n", &off, &check, &used) != 2 || (size_t)used != n)
     return false;
   if (check != check_of(key, list, off)) return false;
+  /* only the spelling cursor_make writes: sscanf also takes blanks, a sign,
+     0x, leading zeros and upper-case digits */
+  char canon[CURSOR_MAX];
+  cursor_make(key, list, off, canon);
+  if (strcmp(canon, tmp) != 0) return false;
   *offset = off;
   return true;
 }

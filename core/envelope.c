@@ -14,6 +14,7 @@
    told apart with one memmem instead of a walk of their params ("/" may be
    written escaped, so the search is for the part without it). */
 static bool may_claim(const jsonrpc_msg *m) {
+  if (!m->params.n) return false; /* (and p may be NULL: no arithmetic on it) */
   /* memchr for the rare 'V', then a look around it: glibc's memmem for a
      15-byte needle was 260 instructions a request (callgrind) */
   const char *p = m->params.p, *end = p + m->params.n;
@@ -30,9 +31,9 @@ bool caps_declare_ui(json_span caps) {
       json_kind(ext) != '{' || !json_object_get(ext, "io.modelcontextprotocol/ui", &ui))
     return false;
   /* a host renders views only if it lists their MIME type (mimeTypes is
-     required by the extension); an older host that sends {} still counts */
-  if (json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types)) return json_kind(ui) == '{';
-  if (json_kind(types) != '[') return false;
+     required by the extension): {} alone is not an Apps host */
+  if (json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types) || json_kind(types) != '[')
+    return false;
   return memmem(types.p, types.n, "\"text/html;profile=mcp-app\"", 27) != NULL;
 }
 

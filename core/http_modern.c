@@ -122,7 +122,12 @@ done:
 int http_modern_status(const char *json, size_t n) {
   const char *e = memmem(json, n, "\"error\":{\"code\":", 16);
   if (!e) return 200;
-  int code = atoi(e + 16);
+  /* the code within the n bytes (atoi would read on past them) */
+  const char *c = e + 16, *end = json + n;
+  bool neg = c < end && *c == '-';
+  int code = 0;
+  for (c += neg; c < end && *c >= '0' && *c <= '9' && code < 100000; c++) code = code * 10 + (*c - '0');
+  if (neg) code = -code;
   switch (code) {
     case JSONRPC_METHOD_NOT_FOUND: return 404;
     case MCP_HEADER_MISMATCH:

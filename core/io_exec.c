@@ -425,7 +425,7 @@ static void read_env(lua_State *L, exec_args *a) {
         lua_pop(L, 1); /* removed */
         continue;
       }
-      size_t vlen;
+      size_t vlen = 0; /* luaL_error does not return, but clang cannot tell */
       int vt = lua_type(L, -1);
       const char *v = vt == LUA_TSTRING || vt == LUA_TNUMBER ? lua_tolstring(L, -1, &vlen) : NULL;
       if (!v) luaL_error(L, "mcp.exec: env.%s must be a string or false (got %s)", name, lua_typename(L, vt));

@@ -153,6 +153,66 @@ static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *ke
   return json_decode(L, v.p, v.n, NULL);
 }
 
+/* An explicit null for an optional argument counts as absent, unless the
+   property's schema accepts null: frameworks with strict tool schemas send
+   optional fields as anyOf [T, null] and fill them with null (the Vercel AI
+   SDK, Mastra); answering those calls isError helped nobody. The arguments
+   are on top of L, the schema at schema_idx. */
+static void drop_optional_nulls(lua_State *L, int schema_idx) {
+  int args = lua_gettop(L);
+  bool any = false;
+  lua_pushnil(L);
+  while (!any && lua_next(L, args)) {
+    any = json_isnull(L, -1);
+    lua_pop(L, 1);
+  }
+  if (any) lua_pop(L, 1); /* the key lua_next left */
+  if (!any || lua_rawgeti(L, LUA_REGISTRYINDEX, schema_idx) != LUA_TTABLE) {
+    lua_settop(L, args);
+    return;
+  }
+  int schema = lua_gettop(L);
+  lua_getfield(L, schema, "properties");
+  lua_getfield(L, schema, "required");
+  int props = schema + 1, req = schema + 2;
+  lua_newtable(L); /* the keys to drop */
+  int drop = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, args)) {
+    if (json_isnull(L, -1) && lua_type(L, -2) == LUA_TSTRING) {
+      bool required = false;
+      for (lua_Integer i = 1; lua_istable(L, req) && i <= (lua_Integer)lua_rawlen(L, req); i++) {
+        lua_rawgeti(L, req, i);
+        required = lua_rawequal(L, -1, -3);
+        lua_pop(L, 1);
+        if (required) break;
+      }
+      bool accepts = false;
+      if (!required && lua_istable(L, props)) {
+        lua_pushvalue(L, -2);
+        if (lua_rawget(L, props) == LUA_TTABLE) {
+          buf err;
+          buf_init(&err);
+          accepts = schema_validate(L, -1, -2, &err); /* the null itself, below */
+          buf_free(&err);
+        }
+        lua_pop(L, 1);
+      }
+      if (!required && !accepts) {
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, drop, (lua_Integer)lua_rawlen(L, drop) + 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, drop); i++) {
+    lua_rawgeti(L, drop, i);
+    lua_pushnil(L);
+    lua_rawset(L, args);
+  }
+  lua_settop(L, args);
+}
+
 /* The value of header Mcp-Param-<name> among im's (names match ignoring
    case), or NULL. */
 static const char *param_header(const inmsg *im, const char *name) {
@@ -273,6 +333,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     lua_pop(L, 1);
     return;
   }
+  drop_optional_nulls(L, t->input);
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->input);
   buf err;
   buf_init(&err);

@@ -5,12 +5,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev libuv1-dev
+build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev libuv1-dev nettle-dev
        libcurl4-openssl-dev ca-certificates)
 mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;
-  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl) ;;
+  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server lua-redis
+        clang-14 libclang-rt-14-dev) ;;
   bench) pkgs=("${build[@]}" wrk) ;;
   npm) pkgs=() ;;
   *) echo "usage: $0 {run|test|bench|npm}" >&2; exit 2 ;;

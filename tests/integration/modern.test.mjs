@@ -57,7 +57,7 @@ test('results: resultType and serverInfo on every result, cache hints on lists a
     assert.equal(list.result.resultType, 'complete');
     assert.deepEqual(list.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
     assert.equal(list.result.cacheScope, 'public');
-    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots', 'ask_two', 'keyed', 'caps', 'route']);
+    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots', 'ask_two', 'keyed', 'caps', 'route', 'optional_null']);
     const call = await srv.call(2, 'tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: meta() });
     assert.deepEqual(call.result.content, [{ type: 'text', text: 'hi' }]);
     assert.equal(call.result.resultType, 'complete');
@@ -269,4 +269,14 @@ test('under a 2025 session ctx:ask sends the requests one after the other, key= 
     assert.equal(q.params.key, undefined);
     srv.send({ jsonrpc: '2.0', id: q.id, result: { action: 'accept', content: { name: 'Cy' } } });
     assert.equal((await keyed).result.content[0].text, 'Hello, Cy!');
+  }));
+
+test('an explicit null for an optional argument counts as absent, unless its schema accepts null; a required one is still checked', opts, () =>
+  withRaw([APP], async (srv) => {
+    const call = (id, args) => srv.call(id, 'tools/call', { name: 'optional_null', arguments: args, _meta: meta() });
+    assert.equal((await call(1, { text: 't', note: null })).result.content[0].text, 't|nil|nil');
+    assert.equal((await call(2, { text: 't', maybe: null })).result.content[0].text, 't|nil|null');
+    const req = await call(3, { text: null });
+    assert.equal(req.result.isError, true);
+    assert.match(req.result.content[0].text, /text/);
   }));

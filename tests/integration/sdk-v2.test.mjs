@@ -12,14 +12,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 import { APPS, BIN, TEST_TIMEOUT, WAIT, WRAP, removeTemp, tempApp, within } from './helpers.mjs';
+import { withHttp } from './http-helpers.mjs';
 
 const APP = path.join(APPS, 'modern');
 const opts = { timeout: TEST_TIMEOUT };
 const MODES = { legacy: 'legacy', auto: 'auto', pin: { pin: '2026-07-28' } };
 
-async function connect(mode, dir = APP) {
+async function connect(mode, dir = APP, url) {
   const command = WRAP[0] || BIN;
   const args = [...WRAP.slice(1), ...(WRAP.length ? [BIN] : []), 'serve', dir];
   const client = new Client({ name: 'luamcp-v2-test', version: '0.0.0' }, {
@@ -33,9 +35,37 @@ async function connect(mode, dir = APP) {
     role: 'assistant', content: { type: 'text', text: 'teal' }, model: 'test',
   }));
   client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///tmp', name: 'tmp' }] }));
-  const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+  const transport = url ? new StreamableHTTPClientTransport(new URL(url))
+    : new StdioClientTransport({ command, args, stderr: 'pipe' });
   await within(client.connect(transport), WAIT, `connect (${mode})`);
   return client;
+}
+
+async function everyMethod(client) {
+  const tools = await client.listTools();
+  assert.ok(tools.tools.some((t) => t.name === 'greet'));
+  const echo = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+  assert.deepEqual(echo.content, [{ type: 'text', text: 'hi' }]);
+  const res = await client.readResource({ uri: 'test://modern/a' });
+  assert.equal(res.contents[0].text, 'resource a');
+  const greet = await client.callTool({ name: 'greet', arguments: { greeting: 'Hello' } });
+  assert.equal(greet.content[0].text, 'Hello, Ada (calm)');
+  const two = await client.callTool({ name: 'ask_two', arguments: {} });
+  assert.equal(two.content[0].text, 'Ada / teal');
+  const roots = await client.callTool({ name: 'roots', arguments: {} });
+  assert.equal(roots.content[0].text, 'roots: 1');
+}
+
+for (const mode of Object.keys(MODES)) {
+  test(`v2 client over Streamable HTTP, ${mode}: every method, questions answered in either era`, opts, () =>
+    withHttp(APP, [], async (srv) => {
+      const client = await connect(mode, APP, srv.url);
+      try {
+        await everyMethod(client);
+      } finally {
+        await client.close();
+      }
+    }));
 }
 
 for (const mode of Object.keys(MODES)) {

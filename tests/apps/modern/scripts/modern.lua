@@ -106,3 +106,17 @@ mcp.tool {
   }, required = { "region" } },
   handler = function(args) return "routed to " .. args.region end,
 }
+
+-- optional arguments a framework sends as null
+mcp.tool {
+  name = "optional_null",
+  description = "An optional note, and one that may be null on purpose.",
+  input = { type = "object", required = { "text" }, properties = {
+    text = { type = "string" },
+    note = { type = "string" },
+    maybe = { type = { "string", "null" } },
+  } },
+  handler = function(args)
+    return ("%s|%s|%s"):format(args.text, tostring(args.note), args.maybe == mcp.null and "null" or tostring(args.maybe))
+  end,
+}
