@@ -932,9 +932,11 @@ static bool work_round(engine *e) {
 }
 
 void engine_run(engine *e) {
+  /* under the run lock: an HTTP worker may already be dispatching (it
+     reads watching under it), as civetweb listens before this runs */
+  pthread_mutex_lock(&e->run);
   if (e->opt.warn_blocking > 0)
     e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;
-  pthread_mutex_lock(&e->run);
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
     bool finishing = work_round(e);
@@ -968,14 +970,15 @@ void engine_run(engine *e) {
     e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
     wait_for_loop(e, timeout);
   }
+  bool watching = e->watching;
+  e->watching = false; /* under the run lock too: workers may still dispatch */
   pthread_mutex_unlock(&e->run);
-  if (e->watching) {
+  if (watching) {
     pthread_mutex_lock(&e->watch_mu);
     e->watch_stop = true;
     pthread_cond_signal(&e->watch_cv);
     pthread_mutex_unlock(&e->watch_mu);
     pthread_join(e->watchdog, NULL);
-    e->watching = false;
   }
 }
 
