@@ -1023,7 +1023,6 @@ void engine_run(engine *e) {
     pthread_cond_signal(&e->watch_cv);
     pthread_mutex_unlock(&e->watch_mu);
     pthread_join(e->watchdog, NULL);
-    e->watching = false;
   }
   pthread_mutex_unlock(&e->run);
 }

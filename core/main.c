@@ -63,15 +63,30 @@ static const char usage[] =
     "  --stateless         no sessions: every POST stands alone; GET is 405\n"
     "  --dev               also serve a developer page at /dev: forms for the tools,\n"
     "                      their widgets rendered, refreshed when files change\n"
-    "  --allow-origin URL  also accept this Origin (repeatable); loopback is always ok\n"
+    "  --allow-origin URL  also accept this Origin (repeatable, exact); loopback origins\n"
+    "                      are ok when bound to loopback\n"
     "  --token TOKEN       require 'Authorization: Bearer TOKEN' (or LUAMCP_TOKEN)\n"
     "  --cert PEM          TLS: a PEM file holding the certificate (and the key,\n"
     "  --key PEM           unless --key names the key's own file)\n"
     "  --threads N         HTTP workers: each request in flight (a call waiting on I/O\n"
     "                      too) and each open SSE stream holds one (default 320)\n"
+    "  --max-streams N     GET streams open at once; 503 past it, so workers remain for\n"
+    "                      requests (default a fifth of --threads: 64)\n"
+    "  --header-timeout S  a request's line and headers must come within S seconds; a\n"
+    "                      read or write that makes no progress for S ends the\n"
+    "                      connection too (default 5)\n"
+    "  --body-timeout S    a request's body must come within S seconds (default 10; 408)\n"
     "  --max-body MB       largest POST body (default 4; 413 past it)\n"
     "  --session-idle S    end sessions idle this long (default 1800)\n"
+    "  --init-timeout S    end sessions that never sent notifications/initialized after\n"
+    "                      S seconds idle (default 30)\n"
     "  --max-sessions N    live sessions at most; initialize past it gets 503 (default 10000)\n"
+    "  --max-sessions-per-peer N  live sessions of one remote address; 429 past it\n"
+    "                      (default 1000; 0 = no limit)\n"
+    "  --init-rate N       initialize per second from one remote address, with bursts of\n"
+    "                      10 seconds' worth; 429 past it (default 50; 0 = no limit)\n"
+    "  --stream-buffer MB  unsent events one stream may hold; past it the response ends\n"
+    "                      and the client resumes with Last-Event-ID (default 4)\n"
     "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
     "\n"
     "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n"
@@ -161,7 +176,9 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 320,
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
-                        .max_sessions = 10000};
+                        .max_sessions = 10000, .header_timeout = 5, .body_timeout = 10,
+                        .init_timeout = 30, .max_sessions_per_peer = 1000, .init_rate = 50,
+                        .stream_buffer = (size_t)4 << 20};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -206,6 +223,15 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--session-idle") == 0) o->h.session_idle = number_arg(a, v), i++;
     else if (strcmp(a, "--max-sessions") == 0) o->h.max_sessions = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--sse-keepalive") == 0) o->h.keepalive = number_arg(a, v), i++;
+    else if (strcmp(a, "--max-streams") == 0) o->h.max_streams = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--header-timeout") == 0) o->h.header_timeout = number_arg(a, v), i++;
+    else if (strcmp(a, "--body-timeout") == 0) o->h.body_timeout = number_arg(a, v), i++;
+    else if (strcmp(a, "--init-timeout") == 0) o->h.init_timeout = number_arg(a, v), i++;
+    else if (strcmp(a, "--max-sessions-per-peer") == 0)
+      o->h.max_sessions_per_peer = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--init-rate") == 0) o->h.init_rate = number_arg(a, v), i++;
+    else if (strcmp(a, "--stream-buffer") == 0)
+      o->h.stream_buffer = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--log-level") == 0) {
       int l = v ? log_level_from_name(v, strlen(v)) : -1;
       if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
@@ -224,6 +250,13 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
   if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");
   if (o->h.session_idle <= 0) die_usage("%s must be more than 0", "--session-idle");
+  if (o->h.init_timeout <= 0) die_usage("%s must be more than 0", "--init-timeout");
+  /* civetweb takes milliseconds; under 1 ms it would fall back to 30 s */
+  if (o->h.header_timeout < 0.001) die_usage("%s must be at least 0.001", "--header-timeout");
+  if (o->h.body_timeout <= 0) die_usage("%s must be more than 0", "--body-timeout");
+  if (o->h.stream_buffer < 65536) die_usage("%s must be at least 0.0625 (64 KiB)", "--stream-buffer");
+  if (o->h.max_streams && o->h.max_streams >= (size_t)o->h.threads)
+    die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
   if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) die_usage("%s needs --http", "--dev");
 }

@@ -6,7 +6,23 @@
  * and relays: one JSON body when the only line is the final answer, SSE
  * events otherwise. A GET stream is an hstream the engine keeps as the
  * session's standalone outlet. Every response is built in one buffer and
- * sent with one write (two writes per response halved throughput here). */
+ * sent with one write (two writes per response halved throughput here).
+ *
+ * Idle and hostile peers (issue 15): civetweb gives every connection a
+ * worker from the moment it is accepted, so what can hold one is bounded:
+ * the request head must arrive within --header-timeout (civetweb's
+ * request_timeout_ms, which also bounds a read or write that makes no
+ * progress), the body within --body-timeout, GET streams are capped below
+ * --threads (--max-streams; 503 past it) so request workers remain. Per
+ * remote address: live sessions (--max-sessions-per-peer) and an
+ * initialize token bucket (--init-rate); a session that never sent
+ * notifications/initialized ends after --init-timeout idle. A stream's
+ * unsent lines are capped (--stream-buffer): past it a resumable stream is
+ * parked — its response ends, its lines go to the replay ring only, and a
+ * GET with Last-Event-ID picks it up — and any other stream is dropped.
+ * Request framing is checked before anything else (Content-Length with
+ * Transfer-Encoding is 400; civetweb would read the body as chunked and
+ * take the rest as a second request). */
 #include "transport_http.h"
 
 #include <errno.h>
@@ -18,12 +34,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 #include <sys/random.h>
 #include <time.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <civetweb.h>
 
@@ -35,6 +56,7 @@
 #define SESSION_ID_LEN 32
 #define REPLAY_EVENTS 64 /* events a stream keeps for Last-Event-ID */
 #define RECENT_STREAMS 8 /* streams a session keeps for resumption */
+#define INIT_BURST_SECONDS 10 /* a peer's initialize bucket holds this many seconds of --init-rate */
 
 typedef struct http_server http_server;
 
@@ -51,24 +73,86 @@ typedef struct hstream {
   http_server *srv;
   atomic_int refs;
   pthread_mutex_t lock;
-  pthread_cond_t cond;
+  pthread_cond_t cond; /* broadcast: a resumption and the relay it replaces may both wait */
   buf pending;   /* lines written by the engine, not yet sent */
   bool finished; /* the engine will write no more */
   bool detach;   /* the engine asked to end the current response early */
-  bool gone;     /* the client went away */
+  bool gone;     /* the client went away: nothing more is kept */
+  bool resumable; /* a session keeps it: a GET with Last-Event-ID can find it */
+  /* the reader fell behind (or went away): no relay sends it, lines go to
+     the replay ring only, until a resumption takes it up */
+  bool parked;
+  uint64_t owner; /* the relay that sends it; a newer one (a resumption) takes over */
   uint64_t id;   /* unique in the process, so per session too */
-  uint64_t seq;  /* events sent so far */
+  uint64_t seq;  /* events made so far */
   bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
   bool modern;   /* a 2026-07-28 request: no event ids, errors map to statuses */
+  size_t cap;    /* bytes: pending at most, and the ring (but its newest event) */
+  size_t ring_bytes;
   event replay[REPLAY_EVENTS];
 } hstream;
+
+/* Keep one event for Last-Event-ID (st->lock held): the ring holds the
+   last REPLAY_EVENTS, and no more than st->cap bytes but for the newest,
+   so a call's final answer is always there. */
+static uint64_t store_event(hstream *st, const char *line, size_t n) {
+  uint64_t seq = ++st->seq;
+  event *ev = &st->replay[seq % REPLAY_EVENTS];
+  st->ring_bytes -= ev->line ? ev->len : 0;
+  free(ev->line);
+  ev->seq = seq;
+  ev->line = strndup(line, n);
+  ev->len = n;
+  st->ring_bytes += n;
+  for (uint64_t q = seq > REPLAY_EVENTS ? seq - REPLAY_EVENTS + 1 : 1;
+       q < seq && st->ring_bytes > st->cap; q++) {
+    event *old = &st->replay[q % REPLAY_EVENTS];
+    if (old->seq != q || !old->line) continue;
+    st->ring_bytes -= old->len;
+    free(old->line);
+    old->line = NULL;
+  }
+  return seq;
+}
+
+/* Every line of p as an event of the ring (st->lock held). */
+static void store_lines(hstream *st, const char *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    const char *nl = memchr(p + i, '\n', n - i);
+    size_t len = nl ? (size_t)(nl - (p + i)) : n - i;
+    if (len) store_event(st, p + i, len);
+    i += len + 1;
+  }
+}
+
+/* The client fell behind or went away (st->lock held): a resumable stream
+   is parked, everything unsent moved to the ring in order; any other is
+   given up (its client reads nothing, or too slowly to matter). */
+static void fell_behind(hstream *st, int level, const char *why) {
+  if (st->resumable) {
+    store_lines(st, st->pending.p, st->pending.len);
+    st->parked = true;
+  } else {
+    st->gone = true;
+  }
+  log_msg(level, "http: stream %llu: %s (%zu bytes unsent): %s", (unsigned long long)st->id,
+          why, st->pending.len, st->parked ? "parked for Last-Event-ID" : "dropped");
+  buf_free(&st->pending);
+}
 
 static bool hstream_write(outlet *o, const char *p, size_t n) {
   hstream *st = (hstream *)o;
   pthread_mutex_lock(&st->lock);
+  if (!st->gone && st->parked) {
+    store_lines(st, p, n);
+  } else if (!st->gone) {
+    buf_put(&st->pending, p, n);
+    /* behind by more than this write: one large message alone is no sign */
+    if (st->pending.len > st->cap && st->pending.len > n)
+      fell_behind(st, LOG_NOTICE, "the client fell behind");
+  }
   bool alive = !st->gone;
-  if (alive) buf_put(&st->pending, p, n);
-  pthread_cond_signal(&st->cond);
+  pthread_cond_broadcast(&st->cond);
   pthread_mutex_unlock(&st->lock);
   return alive;
 }
@@ -87,7 +171,7 @@ static void hstream_detach(outlet *o) {
   hstream *st = (hstream *)o;
   pthread_mutex_lock(&st->lock);
   st->detach = true;
-  pthread_cond_signal(&st->cond);
+  pthread_cond_broadcast(&st->cond);
   pthread_mutex_unlock(&st->lock);
 }
 
@@ -96,9 +180,10 @@ static void hstream_detach(outlet *o) {
 static void hstream_finish_with(outlet *o, const char *p, size_t n) {
   hstream *st = (hstream *)o;
   pthread_mutex_lock(&st->lock);
-  if (n && !st->gone) buf_put(&st->pending, p, n);
+  if (n && !st->gone && st->parked) store_lines(st, p, n);
+  else if (n && !st->gone) buf_put(&st->pending, p, n); /* the last bytes: past the cap is fine */
   st->finished = true;
-  pthread_cond_signal(&st->cond);
+  pthread_cond_broadcast(&st->cond);
   pthread_mutex_unlock(&st->lock);
   hstream_unref(st);
 }
@@ -109,9 +194,21 @@ static void hstream_finish(outlet *o) { hstream_finish_with(o, NULL, 0); }
 
 /* {====================================================== sessions */
 
+/* One remote address: what the per-peer limits count (srv->lock). */
+typedef struct peer {
+  char addr[48];
+  size_t nsessions;
+  double tokens, refilled; /* the initialize bucket */
+  struct peer *next;       /* in its hash bucket */
+} peer;
+
+#define PEER_BUCKETS 1024
+
 typedef struct hsession {
   char id[SESSION_ID_LEN + 1];
   session *s;
+  peer *peer;
+  bool acked; /* notifications/initialized came: the longer idle limit applies */
   double last_seen;
   hstream *recent[RECENT_STREAMS]; /* each holds a reference */
   size_t nrecent;
@@ -131,6 +228,9 @@ struct http_server {
      was O(sessions) strcmp per request */
   hsession **buckets;
   size_t nbuckets; /* a power of two, at least nsessions */
+  peer *peers[PEER_BUCKETS];
+  size_t nstreams; /* GET streams being relayed */
+  size_t max_streams;
   atomic_bool stopping;
   /* shutting down: the engine is done, workers send what they have and end */
   atomic_bool draining;
@@ -141,7 +241,21 @@ struct http_server {
   pthread_t reaper;
   pthread_mutex_t reaper_lock;
   pthread_cond_t reaper_cond;
+  pthread_mutex_t body_lock; /* body_reads */
+  struct body_read *body_reads;
 };
+
+/* A request body being read, which the reaper cuts short past its
+   deadline: civetweb's mg_read waits until its buffer is full as long as a
+   byte comes every --header-timeout, so a trickling peer would hold the
+   worker for hours. */
+typedef struct body_read {
+  double deadline;
+  struct sockaddr_in peer;
+  int local_port;
+  bool cut;
+  struct body_read *next, *prev;
+} body_read;
 
 static double now(void) {
   struct timespec ts;
@@ -151,6 +265,7 @@ static double now(void) {
 
 static hstream *hstream_new(http_server *srv) {
   hstream *st = calloc(1, sizeof *st);
+  st->cap = srv->opt.stream_buffer;
   st->out.write = hstream_write;
   st->out.finish = hstream_finish;
   st->out.detach = hstream_detach;
@@ -177,11 +292,24 @@ static void random_id(char out[SESSION_ID_LEN + 1]) {
   out[SESSION_ID_LEN] = '\0';
 }
 
+/* The session lets go of st (caller holds srv->lock): no GET can find it
+   now, so a parked st keeps nothing more. */
+static void release_stream(hstream *st) {
+  pthread_mutex_lock(&st->lock);
+  st->resumable = false;
+  if (st->parked) st->gone = true;
+  pthread_mutex_unlock(&st->lock);
+  hstream_unref(st);
+}
+
 /* Caller holds srv->lock. Keeps st (a reference is taken) for resumption. */
 static void remember_stream(hsession *hs, hstream *st) {
   atomic_fetch_add(&st->refs, 1);
+  pthread_mutex_lock(&st->lock);
+  st->resumable = true;
+  pthread_mutex_unlock(&st->lock);
   if (hs->nrecent == RECENT_STREAMS) {
-    hstream_unref(hs->recent[0]);
+    release_stream(hs->recent[0]);
     memmove(hs->recent, hs->recent + 1, (RECENT_STREAMS - 1) * sizeof *hs->recent);
     hs->nrecent--;
   }
@@ -212,19 +340,56 @@ static void index_grow(http_server *srv) {
   for (hsession *hs = srv->sessions; hs; hs = hs->next) index_put(srv, hs);
 }
 
-static hsession *session_create(http_server *srv) {
+/* The entry of a remote address, made when missing (caller holds srv->lock). */
+static peer *peer_get(http_server *srv, const char *addr) {
+  size_t i = id_hash(addr) & (PEER_BUCKETS - 1);
+  for (peer *p = srv->peers[i]; p; p = p->next)
+    if (strcmp(p->addr, addr) == 0) return p;
+  peer *p = calloc(1, sizeof *p);
+  snprintf(p->addr, sizeof p->addr, "%s", addr);
+  p->tokens = srv->opt.init_rate * INIT_BURST_SECONDS;
+  p->refilled = now();
+  p->next = srv->peers[i];
+  srv->peers[i] = p;
+  return p;
+}
+
+static void peer_refill(const http_server *srv, peer *p, double t) {
+  double full = srv->opt.init_rate * INIT_BURST_SECONDS;
+  p->tokens = fmin(full, p->tokens + (t - p->refilled) * srv->opt.init_rate);
+  p->refilled = t;
+}
+
+/* Forget addresses with no session and a full bucket (caller holds
+   srv->lock): the table holds only peers that something is counted for. */
+static void peers_sweep(http_server *srv, double t) {
+  for (size_t i = 0; i < PEER_BUCKETS; i++)
+    for (peer **pp = &srv->peers[i]; *pp;) {
+      peer *p = *pp;
+      peer_refill(srv, p, t);
+      if (!p->nsessions && p->tokens >= srv->opt.init_rate * INIT_BURST_SECONDS) {
+        *pp = p->next;
+        free(p);
+      } else {
+        pp = &p->next;
+      }
+    }
+}
+
+/* A new session of peer p (caller holds srv->lock). */
+static hsession *session_create(http_server *srv, peer *p) {
   hsession *hs = calloc(1, sizeof *hs);
   random_id(hs->id);
   hs->s = session_new();
   hs->last_seen = now();
-  pthread_mutex_lock(&srv->lock);
+  hs->peer = p;
+  if (p) p->nsessions++;
   index_grow(srv);
   hs->next = srv->sessions;
   if (hs->next) hs->next->prev = hs;
   srv->sessions = hs;
   srv->nsessions++;
   index_put(srv, hs);
-  pthread_mutex_unlock(&srv->lock);
   return hs;
 }
 
@@ -246,14 +411,14 @@ static void forget_stream(http_server *srv, const char *session_id, hstream *st)
     if (hs->recent[i] == st) {
       memmove(hs->recent + i, hs->recent + i + 1, (hs->nrecent - i - 1) * sizeof *hs->recent);
       hs->nrecent--;
-      hstream_unref(st);
+      release_stream(st);
       break;
     }
   pthread_mutex_unlock(&srv->lock);
 }
 
 static void hsession_free(hsession *hs) {
-  for (size_t i = 0; i < hs->nrecent; i++) hstream_unref(hs->recent[i]);
+  for (size_t i = 0; i < hs->nrecent; i++) release_stream(hs->recent[i]);
   session_unref(hs->s);
   free(hs);
 }
@@ -269,8 +434,43 @@ static void session_remove(http_server *srv, hsession *hs) {
       break;
     }
   srv->nsessions--;
+  if (hs->peer) hs->peer->nsessions--;
   server_end_session(srv->srv, hs->s);
   hsession_free(hs);
+}
+
+/* Bodies past their deadline: no more reading (the worker, inside
+   mg_read, sees the end of input and answers 408). civetweb does not give
+   out its sockets, so they are found among the process's by their
+   addresses — one pass for all that are due. A registration is held while
+   its worker reads, so the socket found is still that connection's. */
+static void cut_slow_bodies(http_server *srv, double t) {
+  pthread_mutex_lock(&srv->body_lock);
+  size_t due = 0;
+  for (body_read *b = srv->body_reads; b; b = b->next) due += !b->cut && t >= b->deadline;
+  DIR *d = due ? opendir("/proc/self/fd") : NULL;
+  for (struct dirent *de; d && due && (de = readdir(d));) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+    int fd = atoi(de->d_name);
+    struct sockaddr_in local, peer;
+    socklen_t n = sizeof local;
+    if (fd == dirfd(d) || getsockname(fd, (struct sockaddr *)&local, &n) != 0 ||
+        n != sizeof local || local.sin_family != AF_INET)
+      continue;
+    n = sizeof peer;
+    if (getpeername(fd, (struct sockaddr *)&peer, &n) != 0 || n != sizeof peer) continue;
+    for (body_read *b = srv->body_reads; b; b = b->next)
+      if (!b->cut && t >= b->deadline && ntohs(local.sin_port) == b->local_port &&
+          peer.sin_port == b->peer.sin_port && peer.sin_addr.s_addr == b->peer.sin_addr.s_addr) {
+        shutdown(fd, SHUT_RD);
+        b->cut = true;
+        due--;
+      }
+  }
+  if (d) closedir(d);
+  for (body_read *b = srv->body_reads; b; b = b->next) /* not found: not looked for again */
+    if (t >= b->deadline) b->cut = true;
+  pthread_mutex_unlock(&srv->body_lock);
 }
 
 /* Ends sessions idle for longer than the limit: a client that never sends
@@ -283,17 +483,23 @@ static void *reaper_main(void *arg) {
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
     pthread_cond_timedwait(&srv->reaper_cond, &srv->reaper_lock, &ts);
-    double limit = now() - srv->opt.session_idle;
+    double t = now();
+    /* never acknowledged (a flood of initialize, or a client that died
+       half-way): the short limit */
+    double unacked = fmin(srv->opt.init_timeout, srv->opt.session_idle);
     pthread_mutex_lock(&srv->lock);
     hsession *next;
     for (hsession *hs = srv->sessions; hs; hs = next) {
       next = hs->next;
-      if (hs->last_seen < limit) {
-        log_msg(LOG_INFO, "session %.8s… idle: ended", hs->id);
+      if (t - hs->last_seen > (hs->acked ? srv->opt.session_idle : unacked)) {
+        log_msg(LOG_INFO, "session %.8s… idle%s: ended", hs->id,
+                hs->acked ? "" : " and never initialized");
         session_remove(srv, hs);
       }
     }
+    peers_sweep(srv, t);
     pthread_mutex_unlock(&srv->lock);
+    cut_slow_bodies(srv, t);
   }
   pthread_mutex_unlock(&srv->reaper_lock);
   return NULL;
@@ -313,8 +519,11 @@ static const char *status_text(int status) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
     case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
     case 503: return "Service Unavailable";
     default: return "Error";
   }
@@ -327,7 +536,11 @@ static void start_response(buf *b, int status, const char *extra) {
 }
 
 static bool send_all(struct mg_connection *conn, const buf *b) {
-  return mg_write(conn, b->p, b->len) == (int)b->len;
+  if (mg_write(conn, b->p, b->len) == (int)b->len) return true;
+  /* a response cut short: what civetweb would read or write next on this
+     connection would not line up with it */
+  mg_disable_connection_keep_alive(conn);
+  return false;
 }
 
 /* A complete response with a body (or none), in one write. */
@@ -372,14 +585,34 @@ static int respond_error(struct mg_connection *conn, int status, int code, const
 
 /* {====================================================== checks */
 
-/* Is host (a Host header value or an Origin's host part) a loopback name? */
-static bool loopback_host(const char *h, size_t n) {
-  static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
-  for (size_t i = 0; i < 3; i++) {
-    size_t k = strlen(names[i]);
-    if (n >= k && strncasecmp(h, names[i], k) == 0 && (n == k || h[k] == ':')) return true;
+/* host[:port] exactly (n bytes): a bracketed IPv6 literal or a name of
+   letters, digits, '-', '.', '_' and '~' (no userinfo, no path), and a port
+   of 1-65535 if any. The host part goes to *h, *hn. */
+static bool parse_authority(const char *p, size_t n, const char **h, size_t *hn) {
+  size_t i = 0;
+  if (n && p[0] == '[') {
+    const char *close = memchr(p, ']', n);
+    if (!close || close == p + 1) return false;
+    for (i = 1; p + i < close; i++)
+      if (!isxdigit((unsigned char)p[i]) && p[i] != ':' && p[i] != '.') return false;
+    i++;
+  } else {
+    while (i < n && (isalnum((unsigned char)p[i]) || strchr("-._~", p[i]) != NULL)) i++;
   }
-  return false;
+  if (i == 0) return false;
+  *h = p, *hn = i;
+  if (i == n) return true;
+  if (p[i] != ':' || n - i - 1 < 1 || n - i - 1 > 5) return false;
+  unsigned port = 0;
+  for (i++; i < n; i++) {
+    if (!isdigit((unsigned char)p[i])) return false;
+    port = port * 10 + (unsigned)(p[i] - '0');
+  }
+  return port >= 1 && port <= 65535;
+}
+
+static bool same_name(const char *h, size_t n, const char *name) {
+  return strlen(name) == n && strncasecmp(h, name, n) == 0;
 }
 
 static bool bound_to_loopback(const http_server *srv) {
@@ -388,19 +621,62 @@ static bool bound_to_loopback(const http_server *srv) {
          strncmp(h, "127.", 4) == 0;
 }
 
-/* DNS-rebinding and cross-site protection, before anything else: a foreign
-   Host (when bound to loopback) or Origin gets 403 and never reaches Lua. */
-static bool origin_allowed(const http_server *srv, struct mg_connection *conn) {
-  const char *host = mg_get_header(conn, "Host");
-  if (bound_to_loopback(srv) && (!host || !loopback_host(host, strlen(host)))) return false;
+/* A loopback name, or the address the server is bound to. */
+static bool loopback_host(const http_server *srv, const char *h, size_t n) {
+  return same_name(h, n, "localhost") || same_name(h, n, "127.0.0.1") ||
+         same_name(h, n, "[::1]") || same_name(h, n, srv->opt.host);
+}
+
+/* DNS-rebinding and cross-site protection, before anything else: 0 when
+   the request may go on, else the status to refuse it with. Bound to
+   loopback, Host must name loopback (its port is not compared: ssh -L and
+   container port maps change it, and the name is what rebinding cannot
+   fake). Origin, when present, must be an --allow-origin exactly, or
+   (bound to loopback) http(s) on a loopback host; bound elsewhere, a page
+   on the visitor's own machine is as foreign as any other. */
+static int origin_check(const http_server *srv, struct mg_connection *conn) {
+  const char *host = mg_get_header(conn, "Host"), *h;
+  size_t hn;
+  if (host && !parse_authority(host, strlen(host), &h, &hn)) return 400;
+  bool loopback = bound_to_loopback(srv);
+  if (loopback && (!host || !loopback_host(srv, h, hn))) return 403;
   const char *origin = mg_get_header(conn, "Origin");
-  if (!origin) return true; /* not a browser */
+  if (!origin) return 0; /* not a browser */
   for (size_t i = 0; i < srv->opt.nallow_origins; i++)
-    if (strcasecmp(origin, srv->opt.allow_origins[i]) == 0) return true;
-  const char *p = strstr(origin, "://");
-  if (!p) return false;
-  p += 3;
-  return loopback_host(p, strlen(p));
+    if (strcasecmp(origin, srv->opt.allow_origins[i]) == 0) return 0;
+  if (!loopback) return 403;
+  const char *rest = NULL;
+  if (strncasecmp(origin, "http://", 7) == 0) rest = origin + 7;
+  else if (strncasecmp(origin, "https://", 8) == 0) rest = origin + 8;
+  if (!rest || !parse_authority(rest, strlen(rest), &h, &hn)) return 403;
+  return loopback_host(srv, h, hn) ? 0 : 403;
+}
+
+/* 0, or the status of an answer already sent (the connection then closes):
+   a body framed two ways (Content-Length and Transfer-Encoding, or two
+   Content-Lengths that differ) is how requests are smuggled past a proxy
+   that reads it the other way; a Content-Length that is not all digits
+   is read by civetweb as its leading number. */
+static int framing_check(struct mg_connection *conn) {
+  const struct mg_request_info *ri = mg_get_request_info(conn);
+  const char *cl = NULL, *why = NULL;
+  int nte = 0, nhost = 0;
+  for (int i = 0; i < ri->num_headers && !why; i++) {
+    const char *name = ri->http_headers[i].name, *v = ri->http_headers[i].value;
+    if (strcasecmp(name, "Transfer-Encoding") == 0 && nte++) why = "two Transfer-Encoding headers";
+    if (strcasecmp(name, "Host") == 0 && nhost++) why = "two Host headers"; /* which one is checked? */
+    if (strcasecmp(name, "Content-Length") != 0) continue;
+    if (!*v || strspn(v, "0123456789") != strlen(v)) why = "a Content-Length that is not a number";
+    else if (cl && strcmp(cl, v) != 0) why = "two different Content-Length headers";
+    cl = v;
+  }
+  if (!why && cl && nte) why = "both Content-Length and Transfer-Encoding";
+  if (!why) return 0;
+  char msg[96];
+  snprintf(msg, sizeof msg, "Bad Request: %s", why);
+  /* what follows the head cannot be trusted to be a request of its own */
+  mg_disable_connection_keep_alive(conn);
+  return respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, "Connection: close\r\n");
 }
 
 /* Constant-time comparison: the time taken does not tell how much matched. */
@@ -431,16 +707,11 @@ static bool accepts(const char *accept, const char *type) {
 
 /* Append one SSE event (and keep it for Last-Event-ID) — st->lock held. */
 static void add_event(hstream *st, buf *chunk, const char *line, size_t n) {
-  uint64_t seq = ++st->seq;
+  uint64_t seq = store_event(st, line, n);
   buf_printf(chunk, "id: %llu-%llu\nevent: message\ndata: ", (unsigned long long)st->id,
              (unsigned long long)seq);
   buf_put(chunk, line, n);
   buf_puts(chunk, "\n\n");
-  event *ev = &st->replay[seq % REPLAY_EVENTS];
-  free(ev->line);
-  ev->seq = seq;
-  ev->line = strndup(line, n);
-  ev->len = n;
 }
 
 /* Frame data as one HTTP chunk into out. */
@@ -459,7 +730,8 @@ static bool is_final(const char *line, size_t n) {
 /* Relay st on conn until the engine finishes it or the client goes away.
    sse: already an event stream (GET). replay_after: resend events after
    this sequence number first (Last-Event-ID). extra: headers for the first
-   response (Mcp-Session-Id). */
+   response (Mcp-Session-Id). The response also ends, the stream kept, when
+   it is parked (its reader fell behind) or a resumption takes it over. */
 static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool sse,
                  uint64_t replay_after, const char *extra) {
   buf lines, out, chunk;
@@ -467,6 +739,8 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
   bool started = false, done = false;
   int status = 200;
   pthread_mutex_lock(&st->lock);
+  uint64_t me = ++st->owner;
+  pthread_cond_broadcast(&st->cond); /* a relay this one replaces ends its response */
   if (sse) {
     start_response(&out, 200,
                    "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
@@ -476,9 +750,12 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     /* priming event: an id to resume from, and how soon to retry */
     buf_printf(&chunk, "id: %llu-%llu\nretry: 1000\ndata: \n\n", (unsigned long long)st->id,
                (unsigned long long)st->seq);
-    for (uint64_t q = replay_after + 1; q <= st->seq; q++) {
+    uint64_t from = replay_after + 1;
+    if (st->seq > REPLAY_EVENTS && from < st->seq - REPLAY_EVENTS + 1)
+      from = st->seq - REPLAY_EVENTS + 1;
+    for (uint64_t q = from; q <= st->seq; q++) {
       event *ev = &st->replay[q % REPLAY_EVENTS];
-      if (ev->seq != q) continue; /* fell out of the buffer */
+      if (ev->seq != q || !ev->line) continue; /* fell out of the ring */
       buf_printf(&chunk, "id: %llu-%llu\nevent: message\ndata: ", (unsigned long long)st->id,
                  (unsigned long long)q);
       buf_put(&chunk, ev->line, ev->len);
@@ -487,10 +764,11 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
     put_chunk(&out, &chunk);
     chunk.len = 0;
     started = st->sse = true;
+    st->parked = false; /* what it kept is on its way: live lines come to this relay again */
   }
   while (!done) {
-    while (!st->pending.len && !st->finished && !st->detach && !atomic_load(&srv->stopping) &&
-           !atomic_load(&srv->draining)) {
+    while (!st->pending.len && !st->finished && !st->detach && !st->parked && !st->gone &&
+           st->owner == me && !atomic_load(&srv->stopping) && !atomic_load(&srv->draining)) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + srv->opt.keepalive;
@@ -507,14 +785,29 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
         break;
       }
     }
+    if (st->gone) { /* given up (its unsent lines past the cap): end what was sent */
+      if (started) {
+        buf_puts(&out, "0\r\n\r\n");
+        pthread_mutex_unlock(&st->lock);
+        send_all(conn, &out);
+        pthread_mutex_lock(&st->lock);
+      }
+      break;
+    }
+    /* parked, or taken over: end this response; what is unsent is the
+       resumption's (its lines are in the ring, or pending for the new relay) */
+    bool parked = st->parked || st->owner != me;
     /* take what the engine wrote */
-    buf taken = st->pending;
-    buf_init(&st->pending);
     buf_free(&lines);
-    lines = taken;
-    bool finished = st->finished || atomic_load(&srv->stopping) ||
-                    (atomic_load(&srv->draining) && !lines.len);
-    bool detach = st->detach && !finished;
+    if (parked) {
+      buf_init(&lines);
+    } else {
+      lines = st->pending;
+      buf_init(&st->pending);
+    }
+    bool finished = !parked && (st->finished || atomic_load(&srv->stopping) ||
+                                (atomic_load(&srv->draining) && !lines.len));
+    bool detach = !finished && (parked || st->detach);
     st->detach = false;
     if (!started && lines.len && !finished && !detach) {
       /* only the final answer so far? wait for finish (it comes at once) */
@@ -547,6 +840,8 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       break;
     }
     if (!started && (lines.len || detach)) {
+      /* parked before anything was sent: the priming event still tells
+         the client which stream to resume */
       start_response(&out, 200,
                      "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
                      "X-Accel-Buffering: no\r\n");
@@ -580,9 +875,13 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       pthread_mutex_unlock(&st->lock);
       bool ok = send_all(conn, &out);
       pthread_mutex_lock(&st->lock);
-      out.len = 0;
+      if (out.cap > 65536) buf_free(&out); /* a large batch's memory goes now */
+      else out.len = 0;
       if (!ok) {
-        st->gone = true;
+        /* the client went away or stopped reading (no progress for
+           --header-timeout): a stream it can resume keeps its lines */
+        if (st->owner == me && !st->parked && !st->gone)
+          fell_behind(st, LOG_DEBUG, "the client went away or stopped reading");
         break;
       }
     }
@@ -596,19 +895,48 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
 
 /* {====================================================== handlers */
 
-static bool read_body(struct mg_connection *conn, buf *body, size_t max) {
+/* The body into body: 0, or the status to refuse it with (413 past max,
+   408 when it has not all come within --body-timeout). */
+static int read_body(http_server *srv, struct mg_connection *conn, buf *body, size_t max) {
+  const struct mg_request_info *ri = mg_get_request_info(conn);
+  long long want = ri->content_length; /* -1: chunked */
+  body_read reg = {.deadline = now() + srv->opt.body_timeout, .local_port = ri->server_port};
+  reg.peer.sin_family = AF_INET;
+  reg.peer.sin_port = htons((uint16_t)ri->remote_port);
+  bool watched = want != 0 && inet_pton(AF_INET, ri->remote_addr, &reg.peer.sin_addr) == 1;
+  if (watched) {
+    pthread_mutex_lock(&srv->body_lock);
+    reg.next = srv->body_reads;
+    if (reg.next) reg.next->prev = &reg;
+    srv->body_reads = &reg;
+    pthread_mutex_unlock(&srv->body_lock);
+  }
   char tmp[16384];
-  int n;
+  int n, status = 0;
   while ((n = mg_read(conn, tmp, sizeof tmp)) > 0) {
-    if (body->len + (size_t)n > max) return false;
+    if (body->len + (size_t)n > max) {
+      status = 413;
+      break;
+    }
     buf_put(body, tmp, (size_t)n);
   }
-  return true;
+  if (watched) {
+    pthread_mutex_lock(&srv->body_lock);
+    if (reg.prev) reg.prev->next = reg.next;
+    else srv->body_reads = reg.next;
+    if (reg.next) reg.next->prev = reg.prev;
+    pthread_mutex_unlock(&srv->body_lock);
+  }
+  /* cut short by the reaper, or a read that made no progress for
+     --header-timeout (mg_read then ends early) */
+  if (!status && (reg.cut || (want > 0 && (long long)body->len < want))) status = 408;
+  return status;
 }
 
 /* The session a request names, with a reference taken; sets *status to
    the error to answer when there is none. */
-static session *lookup_session(http_server *srv, struct mg_connection *conn, int *status) {
+static session *lookup_session(http_server *srv, struct mg_connection *conn, int *status,
+                               bool ack) {
   const char *id = mg_get_header(conn, "Mcp-Session-Id");
   if (!id) {
     *status = 400;
@@ -619,6 +947,7 @@ static session *lookup_session(http_server *srv, struct mg_connection *conn, int
   session *s = NULL;
   if (hs) {
     hs->last_seen = now();
+    if (ack) hs->acked = true;
     s = hs->s;
     session_ref(s);
   }
@@ -651,10 +980,26 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   const struct mg_request_info *ri = mg_get_request_info(conn);
   if (ri->content_length > (long long)srv->opt.max_body)
     return respond_error(conn, 413, JSONRPC_INVALID_REQUEST, "Request body too large", NULL);
+  const char *expect = mg_get_header(conn, "Expect");
+  if (expect && strcmp(ri->http_version, "1.1") == 0) { /* HTTP/1.0 ignores it */
+    if (strcasecmp(expect, "100-continue") != 0)
+      return respond_error(conn, 417, JSONRPC_INVALID_REQUEST,
+                           "Expectation Failed: only 100-continue is known", NULL);
+    /* the client waits for this before it sends the body (civetweb sends
+       it only for its own file and CGI handlers) */
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    mg_write(conn, cont, sizeof cont - 1);
+  }
   buf body;
   buf_init(&body);
-  if (!read_body(conn, &body, srv->opt.max_body)) {
+  int refused = read_body(srv, conn, &body, srv->opt.max_body);
+  if (refused) {
     buf_free(&body);
+    if (refused == 408) { /* the rest of it may still come: the connection closes */
+      mg_disable_connection_keep_alive(conn);
+      return respond_error(conn, 408, JSONRPC_INVALID_REQUEST,
+                           "Request Timeout: the body did not come in time", "Connection: close\r\n");
+    }
     return respond_error(conn, 413, JSONRPC_INVALID_REQUEST, "Request body too large", NULL);
   }
   size_t len;
@@ -723,20 +1068,44 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
       s = stateless_session(conn);
     }
   } else if (init) {
+    const char *refusal = NULL;
+    char retry[64] = "Retry-After: 5\r\n";
+    int code = 503;
     pthread_mutex_lock(&srv->lock);
-    bool full = srv->opt.max_sessions && srv->nsessions >= srv->opt.max_sessions;
-    pthread_mutex_unlock(&srv->lock);
-    if (full) { /* a flood of initialize must not grow memory without end */
-      free(data);
-      return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
-                           "Too many sessions: try again later", "Retry-After: 5\r\n");
+    if (srv->opt.max_sessions && srv->nsessions >= srv->opt.max_sessions) {
+      /* a flood of initialize must not grow memory without end */
+      refusal = "Too many sessions: try again later";
+    } else {
+      peer *p = peer_get(srv, ri->remote_addr);
+      double t = now();
+      peer_refill(srv, p, t);
+      code = 429; /* this peer's doing: others are still served */
+      if (srv->opt.max_sessions_per_peer && p->nsessions >= srv->opt.max_sessions_per_peer) {
+        refusal = "Too many sessions from this address: end some (DELETE) or try again later";
+      } else if (srv->opt.init_rate > 0 && p->tokens < 1) {
+        refusal = "Too many initialize requests from this address: try again later";
+        snprintf(retry, sizeof retry, "Retry-After: %d\r\n",
+                 (int)ceil((1 - p->tokens) / srv->opt.init_rate));
+      } else {
+        if (srv->opt.init_rate > 0) p->tokens -= 1;
+        hsession *hs = session_create(srv, p);
+        s = hs->s;
+        session_ref(s);
+        snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", hs->id);
+      }
     }
-    hsession *hs = session_create(srv);
-    s = hs->s;
-    session_ref(s);
-    snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", hs->id);
+    pthread_mutex_unlock(&srv->lock);
+    if (refusal) {
+      free(data);
+      /* a flooding peer's idle keep-alive would hold a worker 0.5 s more */
+      mg_disable_connection_keep_alive(conn);
+      strcat(retry, "Connection: close\r\n");
+      return respond_error(conn, code, JSONRPC_INTERNAL_ERROR, refusal, retry);
+    }
   } else {
-    s = lookup_session(srv, conn, &status);
+    bool ack = m.kind == JSONRPC_NOTIFICATION &&
+               jsonrpc_method_is(&m, "notifications/initialized");
+    s = lookup_session(srv, conn, &status, ack);
     if (!s) {
       free(data);
       return respond_error(conn, status, JSONRPC_INVALID_REQUEST,
@@ -793,12 +1162,24 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
     return respond_error(conn, 406, JSONRPC_INVALID_REQUEST, "Accept must list text/event-stream",
                          NULL);
   int status = 0;
-  session *s = lookup_session(srv, conn, &status);
+  session *s = lookup_session(srv, conn, &status, false);
   if (!s)
     return respond_error(conn, status, JSONRPC_INVALID_REQUEST,
                          status == 400 ? "Bad Request: Mcp-Session-Id header is required"
                                        : "Session not found",
                          NULL);
+  /* a stream holds its worker for as long as it is open: past the cap,
+     workers for requests must remain */
+  pthread_mutex_lock(&srv->lock);
+  bool full = srv->nstreams >= srv->max_streams;
+  if (!full) srv->nstreams++;
+  pthread_mutex_unlock(&srv->lock);
+  if (full) {
+    session_unref(s);
+    mg_disable_connection_keep_alive(conn); /* its idle keep-alive would hold a worker too */
+    return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Too many open streams: try again later",
+                         "Retry-After: 5\r\nConnection: close\r\n");
+  }
   const char *last = mg_get_header(conn, "Last-Event-ID");
   unsigned long long sid = 0, seq = 0;
   hstream *resume = NULL;
@@ -826,6 +1207,9 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
     r = relay(srv, conn, st, true, 0, NULL);
     hstream_unref(st);
   }
+  pthread_mutex_lock(&srv->lock);
+  srv->nstreams--;
+  pthread_mutex_unlock(&srv->lock);
   session_unref(s);
   return r;
 }
@@ -862,11 +1246,24 @@ static int handle_mcp(struct mg_connection *conn, void *cbdata) {
   return status;
 }
 
-static int serve_mcp(http_server *srv, struct mg_connection *conn) {
-  const struct mg_request_info *ri = mg_get_request_info(conn);
-  if (!origin_allowed(srv, conn))
+/* Framing, Host and Origin: 0 when the request may go on, else the
+   status it was refused with. */
+static int refuse_early(http_server *srv, struct mg_connection *conn) {
+  int status = framing_check(conn);
+  if (status) return status;
+  status = origin_check(srv, conn);
+  if (status == 400)
+    return respond_error(conn, 400, JSONRPC_INVALID_REQUEST, "Bad Request: malformed Host", NULL);
+  if (status)
     return respond_error(conn, 403, JSONRPC_INVALID_REQUEST, "Forbidden: Host or Origin not allowed",
                          NULL);
+  return 0;
+}
+
+static int serve_mcp(http_server *srv, struct mg_connection *conn) {
+  const struct mg_request_info *ri = mg_get_request_info(conn);
+  int refused = refuse_early(srv, conn);
+  if (refused) return refused;
   if (!token_ok(srv, conn))
     return respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                          "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
@@ -895,9 +1292,8 @@ extern const struct {
    /mcp like any client, from the same origin. */
 static int handle_dev(struct mg_connection *conn, void *cbdata) {
   http_server *srv = cbdata;
-  if (!origin_allowed(srv, conn))
-    return respond_error(conn, 403, JSONRPC_INVALID_REQUEST, "Forbidden: Host or Origin not allowed",
-                         NULL);
+  int refused = refuse_early(srv, conn);
+  if (refused) return refused;
   /* no token check: a browser cannot send one with a page load, and the
      page holds no secret — it asks for the token when /mcp answers 401 */
   if (strcmp(mg_get_request_info(conn)->request_method, "GET") != 0)
@@ -907,6 +1303,29 @@ static int handle_dev(struct mg_connection *conn, void *cbdata) {
       return respond(conn, 200, NULL, "text/html; charset=utf-8", luamcp_embedded[i].src,
                      luamcp_embedded[i].len);
   return respond_error(conn, 404, JSONRPC_INVALID_REQUEST, "Not found", NULL);
+}
+
+/* civetweb's own error answers (a head too slow, too large or malformed,
+   an unknown path), in our format: its page builds a Date header with
+   gmtime(), which is not thread-safe, and workers timing out slow peers
+   at once raced on it. The connection closes, as after civetweb's page. */
+static int civetweb_error(struct mg_connection *conn, int status, const char *msg) {
+  mg_disable_connection_keep_alive(conn);
+  respond_error(conn, status, JSONRPC_INVALID_REQUEST, msg && *msg ? msg : status_text(status),
+                "Connection: close\r\n");
+  return 0;
+}
+
+/* Routing, from civetweb's begin_request callback: set before mg_start,
+   unlike request handlers, which are registered once it already listens
+   (a client that connected in between got 404). 0: not ours (civetweb's
+   404). */
+static int route(struct mg_connection *conn) {
+  http_server *srv = mg_get_user_data(mg_get_context(conn));
+  const char *uri = mg_get_request_info(conn)->local_uri;
+  if (uri && strcmp(uri, "/mcp") == 0) return handle_mcp(conn, srv);
+  if (uri && srv->opt.dev && strcmp(uri, "/dev") == 0) return handle_dev(conn, srv);
+  return 0;
 }
 
 static int log_civetweb(const struct mg_connection *conn, const char *message) {
@@ -995,11 +1414,17 @@ int transport_http_serve(server *core, const http_options *o) {
   pthread_mutex_init(&srv->lock, NULL);
   pthread_mutex_init(&srv->reaper_lock, NULL);
   pthread_cond_init(&srv->reaper_cond, NULL);
+  pthread_mutex_init(&srv->body_lock, NULL);
   atomic_init(&srv->stopping, false);
   atomic_init(&srv->draining, false);
   pthread_mutex_init(&srv->idle_lock, NULL);
   pthread_cond_init(&srv->idle, NULL);
   atomic_init(&srv->next_stream, 0);
+  /* default: a fifth of the workers, 64 of 320, so the 256 calls waiting
+     on I/O that 320 is sized for still find workers (README, "Streamable
+     HTTP", has the measurements) */
+  srv->max_streams = o->max_streams ? o->max_streams : (size_t)(o->threads / 5 > 1 ? o->threads / 5 : 1);
+  if (srv->max_streams > (size_t)o->threads - 1) srv->max_streams = (size_t)o->threads - 1;
 
   char ports[128], threads[16], pem[4096] = "";
   const char *host = strcmp(o->host, "localhost") == 0 ? "127.0.0.1" : o->host;
@@ -1011,7 +1436,11 @@ int transport_http_serve(server *core, const http_options *o) {
   opts[k++] = "num_threads", opts[k++] = threads;
   opts[k++] = "tcp_nodelay", opts[k++] = "1"; /* else 40 ms stalls */
   opts[k++] = "enable_keep_alive", opts[k++] = "yes";
-  opts[k++] = "request_timeout_ms", opts[k++] = "30000";
+  /* civetweb's one timeout: the whole request head, and any read or write
+     that makes no progress (a slowloris peer is dropped after it) */
+  char request_ms[32];
+  snprintf(request_ms, sizeof request_ms, "%.0f", o->header_timeout * 1000.0);
+  opts[k++] = "request_timeout_ms", opts[k++] = request_ms;
   char tmpdir[] = "/tmp/luamcp-tls.XXXXXX";
   bool combined = false;
   if (o->cert) {
@@ -1037,6 +1466,8 @@ int transport_http_serve(server *core, const http_options *o) {
   struct mg_callbacks cb;
   memset(&cb, 0, sizeof cb);
   cb.log_message = log_civetweb;
+  cb.http_error = civetweb_error;
+  cb.begin_request = route;
   mg_init_library(o->cert ? MG_FEATURES_TLS : 0);
   srv->ctx = mg_start(&cb, srv, opts);
   if (combined) { /* loaded at start: the copy of the key goes at once */
@@ -1049,8 +1480,6 @@ int transport_http_serve(server *core, const http_options *o) {
     free(srv);
     return 1;
   }
-  mg_set_request_handler(srv->ctx, "/mcp$", handle_mcp, srv);
-  if (o->dev) mg_set_request_handler(srv->ctx, "/dev$", handle_dev, srv);
   pthread_create(&srv->reaper, NULL, reaper_main, srv);
   log_msg(LOG_INFO, "listening on http%s://%s:%d/mcp%s", o->cert ? "s" : "", o->host, o->port,
           o->stateless ? " (stateless)" : "");
@@ -1084,9 +1513,16 @@ int transport_http_serve(server *core, const http_options *o) {
     hsession_free(hs);
   }
   free(srv->buckets);
+  for (size_t i = 0; i < PEER_BUCKETS; i++)
+    while (srv->peers[i]) {
+      peer *p = srv->peers[i];
+      srv->peers[i] = p->next;
+      free(p);
+    }
   pthread_mutex_destroy(&srv->lock);
   pthread_mutex_destroy(&srv->reaper_lock);
   pthread_cond_destroy(&srv->reaper_cond);
+  pthread_mutex_destroy(&srv->body_lock);
   pthread_mutex_destroy(&srv->idle_lock);
   pthread_cond_destroy(&srv->idle);
   free(srv);

@@ -21,9 +21,16 @@ typedef struct http_options {
   const char *cert, *key;  /* TLS (PEM files), or NULL */
   bool stateless;          /* no sessions; GET is 405 */
   size_t max_body;         /* bytes; larger POST bodies get 413 */
-  int threads;             /* civetweb workers (each SSE stream holds one) */
+  int threads;             /* civetweb workers (each request in flight and SSE stream holds one) */
+  size_t max_streams;      /* GET streams open at once, past it 503; 0: threads / 5 */
+  double header_timeout;   /* seconds for a request's head (and any read or write without progress) */
+  double body_timeout;     /* seconds for a request's whole body */
   double session_idle;     /* seconds before an idle session is ended */
+  double init_timeout;     /* the same for a session that never sent notifications/initialized */
   size_t max_sessions;     /* initialize beyond this many live sessions gets 503 */
+  size_t max_sessions_per_peer; /* ... from one remote address: 429; 0: no limit */
+  double init_rate;        /* initialize per second per remote address (a bucket of 10 s); 0: no limit */
+  size_t stream_buffer;    /* bytes a stream may have unsent before it is parked or dropped */
   double keepalive;        /* seconds between SSE keep-alive comments */
   bool dev;                /* also serve the developer page at /dev */
 } http_options;

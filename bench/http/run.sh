@@ -101,7 +101,9 @@ started=()   # every pid this script started, reaped at exit
 server_cmd() { # name port
   case $1 in
     luamcp-sl) echo "$luamcp serve --http $host:$2 --stateless bench/apps/echo" ;;
-    luamcp-sf) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
+    # every session comes from 127.0.0.1 and never sends notifications/initialized:
+    # the per-peer limits and the short expiry are off for this capacity measurement
+    luamcp-sf) echo "$luamcp serve --http $host:$2 --max-sessions-per-peer 0 --init-rate 0 --init-timeout 3600 bench/apps/echo" ;;
     ts-sl) echo "node bench/http/ts_http_server.mjs $2" ;;
     ts-sf) echo "node bench/http/ts_http_server.mjs --stateful $2" ;;
     ts-express) echo "node bench/http/ts_http_server.mjs --express $2" ;;

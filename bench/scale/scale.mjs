@@ -211,7 +211,8 @@ async function curveSessions(round) {
     for (let attempt = 0; attempt < 2 && !r?.ok; attempt++) { // a port taken in between: once more
       const port = await freePort();
       const server = impl === "luamcp"
-        ? startServer(BIN, ["serve", "--http", `127.0.0.1:${port}`, "--max-sessions", String(2 * max + 100), ECHO_APP], path.join(tmp, "http.log"))
+        ? startServer(BIN, ["serve", "--http", `127.0.0.1:${port}`, "--max-sessions", String(2 * max + 100),
+            "--max-sessions-per-peer", "0", "--init-rate", "0", ECHO_APP] /* all from 127.0.0.1 */, path.join(tmp, "http.log"))
         : startServer(NODE, [TS_HTTP, "--stateful", String(port)], path.join(tmp, "http.log"));
       r = await runDriver(SCALE, ["sessions", "--port", String(port), "--pid", String(server.pid),
         "--counts", SESSIONS.join(","), "--more", String(MORE), "-s", "90", "--label", impl], 120_000);

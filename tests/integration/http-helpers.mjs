@@ -309,13 +309,14 @@ export class Exchange {
  *   body     an object (JSON-encoded), a string or a Buffer
  *   headers  exactly the headers to send (see mcpHeaders for the usual ones);
  *            Content-Length is added for a body unless one is given
+ *   localAddress  the 127/8 address to connect from (each is its own peer)
  */
-export function exchange(srv, { method = 'POST', path = '/mcp', headers = {}, body, limit = WAIT } = {}) {
+export function exchange(srv, { method = 'POST', path = '/mcp', headers = {}, body, limit = WAIT, localAddress } = {}) {
   let data;
   if (body !== undefined) data = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   const hdrs = { ...headers };
   if (data && !Object.keys(hdrs).some((k) => /^(content-length|transfer-encoding)$/i.test(k))) hdrs['Content-Length'] = data.length;
-  const req = http.request({ host: '127.0.0.1', port: srv.port, method, path, headers: hdrs, agent: false });
+  const req = http.request({ host: '127.0.0.1', port: srv.port, method, path, headers: hdrs, agent: false, localAddress });
   const answered = new Promise((resolve, reject) => {
     req.on('response', (res) => resolve(new Exchange(req, res)));
     req.on('error', reject);
@@ -364,8 +365,8 @@ export const rpc = (method, params, id = nextId++) => ({ jsonrpc: '2.0', id, met
 export const note = (method, params) => ({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
 
 /** POST one JSON-RPC message with the usual headers; the whole response. */
-export function post(srv, msg, { headers, limit, ...opts } = {}) {
-  return request(srv, { method: 'POST', headers: headers ?? mcpHeaders(opts), body: msg, limit });
+export function post(srv, msg, { headers, limit, localAddress, ...opts } = {}) {
+  return request(srv, { method: 'POST', headers: headers ?? mcpHeaders(opts), body: msg, limit, localAddress });
 }
 
 /** The JSON-RPC message of a finished response: the JSON body or the response event of an SSE body. */
@@ -381,20 +382,21 @@ export function answerOf(ex) {
 
 /**
  * initialize + notifications/initialized over raw HTTP; returns
- * {session, result, exchange}. extra: more headers for both requests.
+ * {session, result, exchange}. extra: more headers for both requests;
+ * localAddress: the 127/8 address to connect from (each is its own peer).
  */
-export async function rawInitialize(srv, { capabilities = {}, extra = {} } = {}) {
+export async function rawInitialize(srv, { capabilities = {}, extra = {}, localAddress } = {}) {
   const init = await post(
     srv,
     rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities, clientInfo: { name: 'luamcp-http-raw', version: '0.0.0' } }),
-    { version: null, extra },
+    { version: null, extra, localAddress },
   );
   assert.equal(init.status, 200, `initialize: ${init.status} ${init.body}`);
   const msg = answerOf(init);
   assert.ok(msg.result, `initialize failed: ${init.body}`);
   const session = init.headers['mcp-session-id'];
   assert.ok(session, 'initialize answered without an Mcp-Session-Id header');
-  const inited = await post(srv, note('notifications/initialized'), { session, extra });
+  const inited = await post(srv, note('notifications/initialized'), { session, extra, localAddress });
   assert.equal(inited.status, 202, `notifications/initialized: ${inited.status} ${inited.body}`);
   return { session, result: msg.result, exchange: init };
 }
