@@ -402,14 +402,7 @@ done:
   return how;
 }
 
-int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
-             size_t errlen) {
-  request *r = request_of(c);
-  char dflt[32];
-  if (!key) { /* the question's place in the handler: the same on every round */
-    snprintf(dflt, sizeof dflt, "q%zu", r->nasked);
-    key = dflt;
-  }
+void mrtr_push_question(lua_State *L, const char *method, int params_idx, const char *key) {
   params_idx = params_idx ? lua_absindex(L, params_idx) : 0;
   lua_createtable(L, 0, 1);
   lua_createtable(L, 0, 2);
@@ -419,6 +412,17 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const ch
   else lua_newtable(L);
   lua_setfield(L, -2, "params");
   lua_setfield(L, -2, key);
+}
+
+int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
+             size_t errlen) {
+  request *r = request_of(c);
+  char dflt[32];
+  if (!key) { /* the question's place in the handler: the same on every round */
+    snprintf(dflt, sizeof dflt, "q%zu", r->nasked);
+    key = dflt;
+  }
+  mrtr_push_question(L, method, params_idx, key);
   int how = round_trip(c, L, lua_gettop(L), true, err, errlen);
   if (how == ASK_ANSWERED) lua_remove(L, -2); /* the table of one question */
   else lua_pop(L, 1);

@@ -37,6 +37,9 @@ void mrtr_free(request *r);
    key: its inputRequests key (NULL: by its place, "q<n>"). */
 int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
              size_t errlen);
+/* Push {[key] = {method=, params=<the table at params_idx, or {}>}}: one
+   question as a round of one. */
+void mrtr_push_question(lua_State *L, const char *method, int params_idx, const char *key);
 /* Several at once (ctx:ask): the table at reqs_idx maps keys to
    {method=, params=}; answered: the answers by key (call_ask_round). */
 int mrtr_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);

@@ -528,15 +528,7 @@ static int ask_as_task(call *c, const char *method, lua_State *L, int params_idx
     snprintf(dflt, sizeof dflt, "q%zu", ++request_of(c)->nasked);
     key = dflt;
   }
-  params_idx = params_idx ? lua_absindex(L, params_idx) : 0;
-  lua_createtable(L, 0, 1);
-  lua_createtable(L, 0, 2);
-  lua_pushstring(L, method);
-  lua_setfield(L, -2, "method");
-  if (params_idx) lua_pushvalue(L, params_idx);
-  else lua_newtable(L);
-  lua_setfield(L, -2, "params");
-  lua_setfield(L, -2, key);
+  mrtr_push_question(L, method, params_idx, key);
   int how = tasks_ask(c, L, lua_gettop(L), true, err, errlen);
   lua_pop(L, 1);
   return how;
