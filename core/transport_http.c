@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <poll.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -87,6 +88,12 @@ typedef struct hstream {
   uint64_t seq;  /* events made so far */
   bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
   bool modern;   /* a 2026-07-28 request: no event ids, errors map to statuses */
+  /* a modern request: closing the connection is its cancellation (its
+     session, id, and the connection's socket once looked up) */
+  session *req_s;
+  char *req_id;
+  size_t req_id_len;
+  int fd;        /* -1: not looked up yet; -2: not found */
   size_t cap;    /* bytes: pending at most, and the ring (but its newest event) */
   size_t ring_bytes;
   event replay[REPLAY_EVENTS];
@@ -162,6 +169,8 @@ static void hstream_unref(hstream *st) {
   buf_free(&st->pending);
   buf_free(&st->out.out);
   for (int i = 0; i < REPLAY_EVENTS; i++) free(st->replay[i].line);
+  if (st->req_s) session_unref(st->req_s);
+  free(st->req_id);
   pthread_mutex_destroy(&st->lock);
   pthread_cond_destroy(&st->cond);
   free(st);
@@ -275,6 +284,7 @@ static hstream *hstream_new(http_server *srv) {
   pthread_mutex_init(&st->lock, NULL);
   pthread_cond_init(&st->cond, NULL);
   st->id = atomic_fetch_add(&srv->next_stream, 1) + 1;
+  st->fd = -1;
   return st;
 }
 
@@ -727,6 +737,40 @@ static bool is_final(const char *line, size_t n) {
   return m.kind == JSONRPC_RESPONSE;
 }
 
+/* Has the client of st's connection closed it? civetweb does not give out
+   its sockets: the first time a long call asks (after a keep-alive
+   interval), the socket is found among the process's by its addresses
+   (as cut_slow_bodies does); then a poll for the peer's hang-up. */
+static bool client_gone(http_server *srv, struct mg_connection *conn, hstream *st) {
+  (void)srv;
+  if (st->fd == -1) {
+    const struct mg_request_info *ri = mg_get_request_info(conn);
+    struct sockaddr_in want;
+    st->fd = -2;
+    if (inet_pton(AF_INET, ri->remote_addr, &want.sin_addr) != 1) return false;
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *de; d && (de = readdir(d));) {
+      if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+      int fd = atoi(de->d_name);
+      struct sockaddr_in local, peer;
+      socklen_t n = sizeof local;
+      if (fd == dirfd(d) || getsockname(fd, (struct sockaddr *)&local, &n) != 0 ||
+          n != sizeof local || local.sin_family != AF_INET || ntohs(local.sin_port) != ri->server_port)
+        continue;
+      n = sizeof peer;
+      if (getpeername(fd, (struct sockaddr *)&peer, &n) == 0 && n == sizeof peer &&
+          ntohs(peer.sin_port) == ri->remote_port && peer.sin_addr.s_addr == want.sin_addr.s_addr) {
+        st->fd = fd; /* this connection's while its worker is in the handler */
+        break;
+      }
+    }
+    if (d) closedir(d);
+  }
+  if (st->fd < 0) return false;
+  struct pollfd p = {.fd = st->fd, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Relay st on conn until the engine finishes it or the client goes away.
    sse: already an event stream (GET). replay_after: resend events after
    this sequence number first (Last-Event-ID). extra: headers for the first
@@ -775,7 +819,15 @@ static int relay(http_server *srv, struct mg_connection *conn, hstream *st, bool
       ts.tv_sec = (time_t)t;
       ts.tv_nsec = (long)((t - floor(t)) * 1e9);
       if (out.len) break; /* something to send first */
-      if (pthread_cond_timedwait(&st->cond, &st->lock, &ts) == ETIMEDOUT && started) {
+      int waited = pthread_cond_timedwait(&st->cond, &st->lock, &ts);
+      if (waited == ETIMEDOUT && !started && st->modern && client_gone(srv, conn, st)) {
+        /* 2026-07-28: a client that closes the request's connection
+           cancels it (streamable-http.mdx "Cancellation") */
+        st->gone = true;
+        engine_cancel(srv->e, st->req_s, st->req_id, st->req_id_len);
+        break;
+      }
+      if (waited == ETIMEDOUT && started) {
         /* keep-alive comment: a dead client shows up as a failed write */
         buf c;
         buf_init(&c);
@@ -1121,6 +1173,12 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   }
   hstream *st = hstream_new(srv);
   st->modern = modern;
+  if (modern) {
+    st->req_s = s;
+    session_ref(s);
+    st->req_id = strndup(m.id.p, m.id.n);
+    st->req_id_len = m.id.n;
+  }
   if (!srv->opt.stateless && !init && !modern) {
     const char *id = mg_get_header(conn, "Mcp-Session-Id");
     pthread_mutex_lock(&srv->lock);

@@ -115,3 +115,27 @@ test('luamcp check refuses x-mcp-header where clients would drop the tool', opts
     }
   }
 });
+
+test('a 2026-07-28 client that closes its connection cancels the call (no session, no notification)', opts, async () => {
+  const dir = await tempApp({
+    'scripts/nap.lua': 'local mcp = require "mcp"\nmcp.tool { name = "nap", description = "sleeps", handler = function(_, ctx) ctx:sleep(20) return "woke" end }\n',
+  });
+  try {
+    await withHttp(dir, ['--sse-keepalive', '0.3'], async (srv) => {
+      const msg = rpc('tools/call', { name: 'nap', arguments: {}, _meta: meta() }, 'nap-1');
+      const ac = new AbortController();
+      const done = fetch(srv.url, {
+        method: 'POST', body: JSON.stringify(msg), signal: ac.signal,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': REV, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'nap' },
+      }).catch(() => 'aborted');
+      await new Promise((r) => setTimeout(r, 300));
+      ac.abort();
+      assert.equal(await done, 'aborted');
+      for (let i = 0; i < 60 && !/call "nap-1" cancelled/.test(srv.stderr); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(srv.stderr, /call "nap-1" cancelled/);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
