@@ -560,10 +560,12 @@ test('notifications/cancelled for a request still waiting in the queue: it is no
   withHttp(BUSY_APP, [], async (srv) => {
     const { session } = await rawInitialize(srv);
     const busy = (id, ms) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'busy', arguments: { ms } } });
-    const first = post(srv, busy(1, 600), { session });
-    await delay(100);
-    const second = post(srv, busy(2, 1000), { session }); // queued: the engine is busy with the first
-    await delay(100);
+    // scaled: on a loaded machine (sanitizer runs) the second request must
+    // reach the server before its cancel does, or the cancel names nothing
+    const first = post(srv, busy(1, ms(600)), { session });
+    await delay(ms(100));
+    const second = post(srv, busy(2, ms(1000)), { session }); // queued: the engine is busy with the first
+    await delay(ms(150));
     const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
     assert.equal(cancel.status, 202);
     assert.equal(textOf(answerOf(await first)), 'busy done');
