@@ -72,19 +72,8 @@ for (const mode of Object.keys(MODES)) {
   test(`v2 client, ${mode}: lists, calls, reads, and both questions of a handler answered`, opts, async () => {
     const client = await connect(mode);
     try {
-      const tools = await client.listTools();
-      assert.ok(tools.tools.some((t) => t.name === 'greet'));
-      const echo = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
-      assert.deepEqual(echo.content, [{ type: 'text', text: 'hi' }]);
-      const res = await client.readResource({ uri: 'test://modern/a' });
-      assert.equal(res.contents[0].text, 'resource a');
       // two ctx:elicit: server->client requests (legacy) or two MRTR rounds (modern), the same answer
-      const greet = await client.callTool({ name: 'greet', arguments: { greeting: 'Hello' } });
-      assert.equal(greet.content[0].text, 'Hello, Ada (calm)');
-      const two = await client.callTool({ name: 'ask_two', arguments: {} });
-      assert.equal(two.content[0].text, 'Ada / teal');
-      const roots = await client.callTool({ name: 'roots', arguments: {} });
-      assert.equal(roots.content[0].text, 'roots: 1');
+      await everyMethod(client);
     } finally {
       await client.close();
     }
