@@ -16,7 +16,7 @@
 // As in bench/io/ts_fetch_server.mjs, the imports are relative paths into
 // tests/node_modules and the node adapter is inlined (what `toNodeHandler`
 // of @modelcontextprotocol/node does; that package is not pinned).
-import http from "node:http";
+import { serveFetchHandler } from "./ts_node_http.mjs";
 import { McpServer, createMcpHandler, inputRequired } from "../tests/node_modules/@modelcontextprotocol/server/dist/index.mjs";
 import { serveStdio } from "../tests/node_modules/@modelcontextprotocol/server/dist/stdio.mjs";
 import { z } from "../tests/node_modules/zod/index.js";
@@ -53,42 +53,5 @@ if (httpAt < 0) {
 } else {
   const port = Number(args[httpAt + 1]);
   const handler = createMcpHandler(() => echoServer(), { responseMode: "json" });
-  const toRequest = async (req) => {
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-      else if (v !== undefined) headers.set(k, v);
-    }
-    let body;
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      body = Buffer.concat(chunks).toString("utf8");
-    }
-    return new Request(`http://${req.headers.host ?? "localhost"}${req.url}`, { method: req.method, headers, body });
-  };
-  const send = async (res, response) => {
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    if (response.body) for await (const chunk of response.body) res.write(chunk);
-    res.end();
-  };
-  const server = http.createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, async (req, res) => {
-    try {
-      if (new URL(req.url, "http://x").pathname !== "/mcp") {
-        res.writeHead(404).end();
-        return;
-      }
-      await send(res, await handler.fetch(await toRequest(req)));
-    } catch (e) {
-      if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
-      res.end(String(e?.message ?? e));
-    }
-  });
-  server.listen({ host: "127.0.0.1", port, backlog: 4096 });
-  const stop = () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  serveFetchHandler(handler, port);
 }

@@ -16,7 +16,7 @@
 // The SDK lives in tests/node_modules, which Node's ESM resolver would not
 // search from bench/, so the imports are relative paths into the pinned
 // packages (as in bench/ts_echo_tool.mjs).
-import http from "node:http";
+import { serveFetchHandler } from "../ts_node_http.mjs";
 import {
   McpServer,
   WebStandardStreamableHTTPServerTransport,
@@ -53,26 +53,6 @@ if (httpAt < 0) {
 
   // What `toNodeHandler` of @modelcontextprotocol/node does (that package is
   // not among the pinned ones): node request → web Request (body as text),
-  // the handler's fetch face, web Response → node response.
-  const toRequest = async (req) => {
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (Array.isArray(v)) for (const x of v) headers.append(k, x);
-      else if (v !== undefined) headers.set(k, v);
-    }
-    let body;
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      body = Buffer.concat(chunks).toString("utf8");
-    }
-    return new Request(`http://${req.headers.host ?? "localhost"}${req.url}`, { method: req.method, headers, body });
-  };
-  const send = async (res, response) => {
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    if (response.body) for await (const chunk of response.body) res.write(chunk);
-    res.end();
-  };
 
   const serveJson = async (request) => {
     const server = fetchServer();
@@ -87,23 +67,5 @@ if (httpAt < 0) {
   };
   const handler = json ? { fetch: serveJson } : createMcpHandler(() => fetchServer());
 
-  const server = http.createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, async (req, res) => {
-    try {
-      if (new URL(req.url, "http://x").pathname !== "/mcp") {
-        res.writeHead(404).end();
-        return;
-      }
-      await send(res, await handler.fetch(await toRequest(req)));
-    } catch (e) {
-      if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
-      res.end(String(e?.message ?? e));
-    }
-  });
-  server.listen({ host: "127.0.0.1", port, backlog: 4096 });
-  const stop = () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  serveFetchHandler(handler, port);
 }
