@@ -26,34 +26,47 @@ void base64_encode(buf *out, const unsigned char *p, size_t n) {
   out->len = (size_t)(o - out->p);
 }
 
-static int value_of(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+/* 0..63 for the alphabet, 64 for whitespace, 65 for '=', 255 for the rest:
+   one lookup a character (the requestState of every MRTR retry is decoded) */
+static const unsigned char decode_table[256] = {
+    255, 255, 255, 255, 255, 255, 255, 255, 255,  64,  64, 255, 255,  64, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+     64, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  62, 255, 255, 255,  63,
+     52,  53,  54,  55,  56,  57,  58,  59,  60,  61, 255, 255, 255,  65, 255, 255,
+    255,   0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,
+     15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255, 255,
+    255,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,
+     41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+};
 
 bool base64_decode(buf *out, const char *s, size_t n) {
+  buf_reserve(out, n / 4 * 3 + 3);
+  unsigned char *o = (unsigned char *)out->p + out->len;
   unsigned acc = 0;
   int bits = 0;
   bool padding = false;
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    int v = value_of(c);
-    if (v < 0 || padding) return false;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      buf_putc(out, (char)((acc >> bits) & 0xFF));
-    }
+    unsigned v = decode_table[(unsigned char)s[i]];
+    if (v < 64) {
+      if (padding) return false;
+      acc = (acc << 6) | v;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        *o++ = (unsigned char)((acc >> bits) & 0xFF);
+      }
+    } else if (v == 65) padding = true;
+    else if (v != 64) return false;
   }
+  *o = '\0';
+  out->len = (size_t)((char *)o - out->p);
   return true;
 }

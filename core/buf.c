@@ -61,3 +61,12 @@ char *buf_take(buf *b, size_t *len) {
   buf_init(b);
   return p;
 }
+
+void buf_put_int(buf *b, long long v) {
+  char tmp[24], *p = tmp + sizeof tmp;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do *--p = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0) *--p = '-';
+  buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
+}

@@ -25,21 +25,27 @@ static bool may_claim(const jsonrpc_msg *m) {
   return false;
 }
 
-bool caps_declare_ui(json_span caps) {
-  json_span ext, ui, types;
-  if (json_kind(caps) != '{' || !json_object_get(caps, "extensions", &ext) ||
-      json_kind(ext) != '{' || !json_object_get(ext, "io.modelcontextprotocol/ui", &ui))
-    return false;
-  /* a host renders views only if it lists their MIME type (mimeTypes is
-     required by the extension): {} alone is not an Apps host */
-  if (json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types) || json_kind(types) != '[')
+/* The UI extension's entry: a host renders views only if it lists their
+   MIME type (mimeTypes is required by the extension): {} alone is not an
+   Apps host. */
+static bool ui_declares_app(json_span ui) {
+  json_span types;
+  if (!ui.n || json_kind(ui) != '{' || !json_object_get(ui, "mimeTypes", &types) ||
+      json_kind(types) != '[')
     return false;
   return memmem(types.p, types.n, "\"text/html;profile=mcp-app\"", 27) != NULL;
 }
 
+bool caps_declare_ui(json_span caps) {
+  json_span ext, ui;
+  return json_kind(caps) == '{' && json_object_get(caps, "extensions", &ext) &&
+         json_kind(ext) == '{' && json_object_get(ext, "io.modelcontextprotocol/ui", &ui) &&
+         ui_declares_app(ui);
+}
+
 bool envelope_claimed(const jsonrpc_msg *m) {
   json_span meta, v;
-  return may_claim(m) && json_object_get(m->params, "_meta", &meta) && json_kind(meta) == '{' &&
+  return may_claim(m) && jsonrpc_param(m, "_meta", &meta) && json_kind(meta) == '{' &&
          json_object_get(meta, KEY_VERSION, &v);
 }
 
@@ -47,10 +53,14 @@ int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
   memset(env, 0, sizeof *env);
   env->log_level = -1;
   json_span meta;
-  if (!may_claim(m) || !json_object_get(m->params, "_meta", &meta) || json_kind(meta) != '{')
-    return 0;
+  if (!may_claim(m) || !jsonrpc_param(m, "_meta", &meta) || json_kind(meta) != '{') return 0;
   env->meta = meta;
-  if (!json_object_get(meta, KEY_VERSION, &env->version)) return 0;
+  /* one walk of _meta and one of the capabilities, not one per key */
+  static const char *const meta_keys[] = {KEY_VERSION, KEY_CAPS, KEY_INFO, KEY_LEVEL};
+  json_span f[4];
+  json_object_fields(meta, meta_keys, f, 4);
+  if (!f[0].n) return 0;
+  env->version = f[0];
   env->present = true;
   if (json_kind(env->version) != '"') {
     buf_puts(msg, "Invalid params: _meta[\"" KEY_VERSION "\"] must be a string");
@@ -63,19 +73,20 @@ int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
     buf_putc(data, '}');
     return MCP_UNSUPPORTED_VERSION;
   }
-  if (!json_object_get(meta, KEY_CAPS, &env->caps) || json_kind(env->caps) != '{') {
+  env->caps = f[1];
+  if (!env->caps.n || json_kind(env->caps) != '{') {
     buf_puts(msg, "Invalid params: _meta[\"" KEY_CAPS "\"] (an object) is required");
     return JSONRPC_INVALID_PARAMS;
   }
-  if (json_object_get(meta, KEY_INFO, &env->client_info) && json_kind(env->client_info) != '{') {
+  env->client_info = f[2];
+  if (env->client_info.n && json_kind(env->client_info) != '{') {
     buf_puts(msg, "Invalid params: _meta[\"" KEY_INFO "\"] must be an object");
     return JSONRPC_INVALID_PARAMS;
   }
-  json_span level;
-  if (json_object_get(meta, KEY_LEVEL, &level)) {
+  if (f[3].n) {
     buf name;
     buf_init(&name);
-    if (json_kind(level) == '"') json_string_unescape(level, &name);
+    if (json_kind(f[3]) == '"') json_string_unescape(f[3], &name);
     env->log_level = name.len ? log_level_from_name(name.p, name.len) : -1;
     buf_free(&name);
     if (env->log_level < 0) {
@@ -84,13 +95,18 @@ int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
       return JSONRPC_INVALID_PARAMS;
     }
   }
-  json_span x;
-  env->sampling = json_object_get(env->caps, "sampling", &x);
-  env->elicitation = json_object_get(env->caps, "elicitation", &x);
-  env->roots = json_object_get(env->caps, "roots", &x);
-  env->ui = caps_declare_ui(env->caps);
-  json_span ext;
-  env->tasks = json_object_get(env->caps, "extensions", &ext) && json_kind(ext) == '{' &&
-               json_object_get(ext, TASKS_EXTENSION, &x) && json_kind(x) == '{';
+  static const char *const cap_keys[] = {"sampling", "elicitation", "roots", "extensions"};
+  json_span c[4];
+  json_object_fields(env->caps, cap_keys, c, 4);
+  env->sampling = c[0].n > 0;
+  env->elicitation = c[1].n > 0;
+  env->roots = c[2].n > 0;
+  if (c[3].n && json_kind(c[3]) == '{') {
+    static const char *const ext_keys[] = {"io.modelcontextprotocol/ui", TASKS_EXTENSION};
+    json_span x[2];
+    json_object_fields(c[3], ext_keys, x, 2);
+    env->ui = ui_declares_app(x[0]);
+    env->tasks = x[1].n && json_kind(x[1]) == '{';
+  }
   return 0;
 }

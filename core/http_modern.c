@@ -96,7 +96,7 @@ int http_modern_check(const jsonrpc_msg *m, const char *version, const char *met
   json_span val;
   buf want, got;
   buf_init(&want), buf_init(&got);
-  if (m->params.n && json_object_get(m->params, field, &val) && json_kind(val) == '"')
+  if (m->params.n && jsonrpc_param(m, field, &val) && json_kind(val) == '"')
     json_string_unescape(val, &want);
   if (!name) {
     buf_printf(msg, "Header mismatch: Mcp-Name header is required for %s", body.p);

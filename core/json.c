@@ -654,41 +654,64 @@ static int cmp_keys(const void *a, const void *b) {
 
 static bool encode_value(encoder *e, int idx, int depth);
 
+
 /* Object members in key order: stable output, for what is encoded once
-   and compared (list snapshots across reloads). Keys must be strings. */
+   and compared (list snapshots across reloads, the digests of MRTR). Keys
+   must be strings. Each key stays on the stack while its members are
+   written (no re-interning to look it up again); few keys: no malloc. */
 static bool encode_sorted_object(encoder *e, int idx, int depth) {
   lua_State *L = e->L;
+  sort_key local[16], *keys = local;
   size_t n = 0, cap = 16;
-  sort_key *keys = malloc(cap * sizeof *keys);
+  int base = lua_gettop(L);
+  bool ok = true;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING) {
-      free(keys);
-      lua_pop(L, 1);
-      return enc_fail(e, "cannot encode a table key of type ", luaL_typename(L, -1));
+      ok = enc_fail(e, "cannot encode a table key of type ", luaL_typename(L, -1));
+      break;
     }
-    if (n == cap) keys = realloc(keys, (cap *= 2) * sizeof *keys);
-    keys[n].s = lua_tolstring(L, -1, &keys[n].n); /* the table keeps it alive */
+    if (!lua_checkstack(L, 4)) {
+      ok = enc_fail(e, "cannot encode: out of stack", NULL);
+      break;
+    }
+    if (n == cap) {
+      sort_key *k = malloc((cap *= 2) * sizeof *k);
+      memcpy(k, keys, n * sizeof *k);
+      if (keys != local) free(keys);
+      keys = k;
+    }
+    keys[n].s = lua_tolstring(L, -1, &keys[n].n);
+    keys[n].ref = lua_gettop(L);
     n++;
+    lua_pushvalue(L, -1); /* lua_next takes the copy; the key stays */
   }
-  qsort(keys, n, sizeof *keys, cmp_keys);
-  buf_putc(e->b, '{');
-  bool ok = true;
-  for (size_t i = 0; i < n && ok; i++) {
-    if (i) buf_putc(e->b, ',');
-    json_encode_string(e->b, keys[i].s, keys[i].n);
-    buf_putc(e->b, ':');
-    lua_pushlstring(L, keys[i].s, keys[i].n);
-    lua_rawget(L, idx);
-    ok = encode_value(e, lua_gettop(L), depth + 1);
-    lua_pop(L, 1);
+  if (ok) {
+    if (n > 8) qsort(keys, n, sizeof *keys, cmp_keys);
+    else /* insertion sort: a few keys, no call per comparison */
+      for (size_t i = 1; i < n; i++) {
+        sort_key k = keys[i];
+        size_t j = i;
+        for (; j > 0 && cmp_keys(&keys[j - 1], &k) > 0; j--) keys[j] = keys[j - 1];
+        keys[j] = k;
+      }
+    buf_putc(e->b, '{');
+    for (size_t i = 0; i < n && ok; i++) {
+      if (i) buf_putc(e->b, ',');
+      json_encode_string(e->b, keys[i].s, keys[i].n);
+      buf_putc(e->b, ':');
+      lua_pushvalue(L, keys[i].ref);
+      lua_rawget(L, idx);
+      ok = encode_value(e, lua_gettop(L), depth + 1);
+      lua_pop(L, 1);
+    }
+    if (ok) buf_putc(e->b, '}');
   }
-  free(keys);
-  if (ok) buf_putc(e->b, '}');
+  if (keys != local) free(keys);
+  lua_settop(L, base);
   return ok;
 }
-
 
 static bool encode_table(encoder *e, int idx, int depth) {
   lua_State *L = e->L;
@@ -750,7 +773,7 @@ static bool encode_value(encoder *e, int idx, int depth) {
     }
     case LUA_TNUMBER:
       if (lua_isinteger(L, idx)) {
-        buf_printf(e->b, "%lld", (long long)lua_tointeger(L, idx));
+        buf_put_int(e->b, (long long)lua_tointeger(L, idx));
       } else {
         double d = lua_tonumber(L, idx);
         if (isnan(d) || isinf(d))

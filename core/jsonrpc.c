@@ -43,6 +43,29 @@ static void on_member(void *ctx, json_span key, json_span value) {
   else if (KEY_IS(key, "error")) m->error = value;
 }
 
+static void index_params(jsonrpc_msg *m) {
+  if (!m->params.n) return;
+  size_t pos = 0;
+  json_span k, v;
+  while (json_object_next(m->params, &pos, &k, &v)) {
+    if (m->npm == JSONRPC_PARAM_SLOTS) return; /* more: pm_all stays false */
+    m->pm[m->npm].key = k, m->pm[m->npm].value = v;
+    m->npm++;
+  }
+  m->pm_all = true;
+}
+
+bool jsonrpc_param(const jsonrpc_msg *m, const char *key, json_span *v) {
+  if (!m->params.n) return false;
+  if (!m->pm_all) return json_object_get(m->params, key, v);
+  for (size_t i = m->npm; i-- > 0;) /* the last one wins, as in json_object_get */
+    if (json_string_eq(m->pm[i].key, key)) {
+      *v = m->pm[i].value;
+      return true;
+    }
+  return false;
+}
+
 void jsonrpc_parse(const char *s, size_t n, jsonrpc_msg *m) {
   memset(m, 0, sizeof *m);
   members mb = {.m = m};
@@ -84,6 +107,7 @@ void jsonrpc_parse(const char *s, size_t n, jsonrpc_msg *m) {
       return;
     }
     m->kind = has_id ? JSONRPC_REQUEST : JSONRPC_NOTIFICATION;
+    index_params(m);
     return;
   }
   if (has_id && (m->result.n || m->error.n)) {

@@ -86,7 +86,7 @@ static void send_to(server *srv, listener *l, const char *method, const char *pa
 void listen_open(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   json_span filter;
-  if (!m->params.n || !json_object_get(m->params, "notifications", &filter) ||
+  if (!m->params.n || !jsonrpc_param(m, "notifications", &filter) ||
       json_kind(filter) != '{') {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"notifications\" (an object) is required");
@@ -103,13 +103,18 @@ void listen_open(server *srv, inmsg *im) {
   }
   json_span v;
   listener *l = calloc(1, sizeof *l);
-  /* honoured: what was asked and what this server declares */
+  /* honoured: what was asked and what this server declares (under
+     --no-watch an app without prompts declares no prompts.listChanged) */
+  const registry *reg = engine_app(srv->e)->reg;
   if (json_object_get(filter, "toolsListChanged", &v) && json_kind(v) == 't') l->want |= WANT_TOOLS;
-  if (json_object_get(filter, "promptsListChanged", &v) && json_kind(v) == 't')
+  if (reg->declares_prompts && json_object_get(filter, "promptsListChanged", &v) &&
+      json_kind(v) == 't')
     l->want |= WANT_PROMPTS;
-  if (json_object_get(filter, "resourcesListChanged", &v) && json_kind(v) == 't')
+  if (reg->declares_resources && json_object_get(filter, "resourcesListChanged", &v) &&
+      json_kind(v) == 't')
     l->want |= WANT_RESOURCES;
-  if (json_object_get(filter, "resourceSubscriptions", &v) && json_kind(v) == '[') {
+  if (reg->declares_resources && json_object_get(filter, "resourceSubscriptions", &v) &&
+      json_kind(v) == '[') {
     /* the array's strings: walk it as the object scanner cannot */
     buf tmp;
     buf_init(&tmp);

@@ -35,7 +35,7 @@ static int rawfield(lua_State *L, int idx, const char *key) {
 
 static json_span meta_of(const jsonrpc_msg *m) {
   json_span v = {0};
-  if (m->params.n) json_object_get(m->params, "_meta", &v);
+  if (m->params.n) jsonrpc_param(m, "_meta", &v);
   return v;
 }
 
@@ -44,7 +44,7 @@ static json_span meta_of(const jsonrpc_msg *m) {
 static bool param_string(const jsonrpc_msg *m, const char *key, buf *out) {
   json_span v;
   out->len = 0;
-  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) != '"') return false;
+  if (!m->params.n || !jsonrpc_param(m, key, &v) || json_kind(v) != '"') return false;
   json_string_unescape(v, out);
   return true;
 }
@@ -67,7 +67,7 @@ static void handle_initialize(server *srv, inmsg *im) {
   int version = proto_from_name(v.p, v.len);
   s->version = version ? version : PROTO_LATEST;
   json_span caps, x;
-  if (json_object_get(m->params, "capabilities", &caps) && json_kind(caps) == '{') {
+  if (jsonrpc_param(m, "capabilities", &caps) && json_kind(caps) == '{') {
     s->client_sampling = json_object_get(caps, "sampling", &x);
     s->client_elicitation = json_object_get(caps, "elicitation", &x);
     s->client_roots = json_object_get(caps, "roots", &x);
@@ -99,7 +99,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
   const jsonrpc_msg *m = &im->m;
   size_t page = 0;
   json_span cur;
-  if (m->params.n && json_object_get(m->params, "cursor", &cur) && json_kind(cur) != 'n') {
+  if (m->params.n && jsonrpc_param(m, "cursor", &cur) && json_kind(cur) != 'n') {
     buf c;
     buf_init(&c);
     size_t off = 0;
@@ -145,7 +145,7 @@ static void handle_prompts_list(server *srv, inmsg *im) { handle_list(srv, im, R
    absent or null. False (nothing pushed) when it is not an object. */
 static bool push_object_param(lua_State *L, const jsonrpc_msg *m, const char *key) {
   json_span v;
-  if (!m->params.n || !json_object_get(m->params, key, &v) || json_kind(v) == 'n') {
+  if (!m->params.n || !jsonrpc_param(m, key, &v) || json_kind(v) == 'n') {
     lua_newtable(L);
     return true;
   }
@@ -291,9 +291,8 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
 static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   lua_State *L = engine_app(srv->e)->L;
-  static const char *const keys[] = {"name", "arguments", "_meta"};
   json_span f[3] = {{0}};
-  if (m->params.n) json_object_fields(m->params, keys, f, 3);
+  jsonrpc_param(m, "name", &f[0]), jsonrpc_param(m, "arguments", &f[1]), jsonrpc_param(m, "_meta", &f[2]);
   if (json_kind(f[0]) != '"') {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     return;
@@ -501,7 +500,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   lua_pop(L, 2);
   request mr;
   json_span pargs = {0};
-  if (im->cv.modern) json_object_get(m->params, "arguments", &pargs);
+  if (im->cv.modern) jsonrpc_param(m, "arguments", &pargs);
   if (im->cv.modern && !mrtr_open(srv, im, "prompts/get", p->name, strlen(p->name), pargs, &mr)) {
     lua_pop(L, 1);
     goto done;
@@ -526,8 +525,8 @@ static void handle_complete(server *srv, inmsg *im) {
   buf key, argname, value;
   buf_init(&key), buf_init(&argname), buf_init(&value);
   int entry = LUA_NOREF;
-  if (!m->params.n || !json_object_get(m->params, "ref", &ref) || json_kind(ref) != '{' ||
-      !json_object_get(ref, "type", &type) || !json_object_get(m->params, "argument", &arg) ||
+  if (!m->params.n || !jsonrpc_param(m, "ref", &ref) || json_kind(ref) != '{' ||
+      !json_object_get(ref, "type", &type) || !jsonrpc_param(m, "argument", &arg) ||
       json_kind(arg) != '{') {
     reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"ref\" and \"argument\" objects are required");
@@ -567,7 +566,7 @@ static void handle_complete(server *srv, inmsg *im) {
   }
   lua_pushlstring(co, value.p ? value.p : "", value.len);
   json_span ctxv, args;
-  if (json_object_get(m->params, "context", &ctxv) && json_kind(ctxv) == '{' &&
+  if (jsonrpc_param(m, "context", &ctxv) && json_kind(ctxv) == '{' &&
       json_object_get(ctxv, "arguments", &args) && json_kind(args) == '{')
     json_decode(co, args.p, args.n, NULL);
   else

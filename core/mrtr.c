@@ -79,7 +79,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     r->args_len = args.n;
   }
   json_span resp, state;
-  if (json_object_get(m->params, "inputResponses", &resp) && json_kind(resp) != 'n') {
+  if (jsonrpc_param(m, "inputResponses", &resp) && json_kind(resp) != 'n') {
     if (json_kind(resp) != '{') {
       reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: \"inputResponses\" must be an object");
@@ -88,7 +88,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     r->responses = strndup(resp.p, resp.n);
     r->responses_len = resp.n;
   }
-  if (!json_object_get(m->params, "requestState", &state) || json_kind(state) == 'n') return true;
+  if (!jsonrpc_param(m, "requestState", &state) || json_kind(state) == 'n') return true;
   if (json_kind(state) != '"') {
     bad_state(srv, im, "not a string");
     goto fail;
@@ -103,11 +103,13 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     bad_state(srv, im, "it does not carry this server's signature");
     goto fail;
   }
-  json_span pl = {payload.p, payload.len}, b, e, a, q, p;
+  json_span pl = {payload.p, payload.len}, f[5];
+  static const char *const keys[] = {"b", "e", "a", "q", "p"};
+  json_object_fields(pl, keys, f, 5);
+  json_span b = f[0], e = f[1], a = f[2], q = f[3], p = f[4];
   char bind[65];
   const char *why = NULL;
-  if (!json_object_get(pl, "b", &b) || !json_object_get(pl, "e", &e) ||
-      !json_object_get(pl, "a", &a) || !json_object_get(pl, "q", &q))
+  if (!b.n || !e.n || !a.n || !q.n)
     why = "malformed";
   else if (strtod(e.p, NULL) < wall_now())
     why = "expired";
@@ -124,7 +126,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
   size_t pos = 0;
   json_span k, v;
   while (json_object_next(a, &pos, &k, &v)) r->nanswers++;
-  if (json_object_get(pl, "p", &p) && json_kind(p) == '"') r->pending = strndup(p.p + 1, p.n - 2);
+  if (json_kind(p) == '"') r->pending = strndup(p.p + 1, p.n - 2);
   buf_free(&payload);
   return true;
 fail:
@@ -170,7 +172,9 @@ static bool member(const buf *body, const char *key, json_span *v) {
 
 static void append_member(buf *body, size_t i, const char *json, size_t n) {
   if (body->len) buf_putc(body, ',');
-  buf_printf(body, "\"%zu\":", i);
+  buf_putc(body, '"');
+  buf_put_int(body, (long long)i);
+  buf_lit(body, "\":");
   buf_put(body, json, n);
 }
 
@@ -226,7 +230,9 @@ static bool encode_round(lua_State *L, int reqs, buf *q, unsigned *need, char *e
       *need |= capname[0] == 'e' ? 1u : capname[0] == 's' ? 2u : 4u;
       if (i) buf_putc(q, ',');
       json_encode_string(q, keys[i], strlen(keys[i]));
-      buf_printf(q, ":{\"method\":\"%s\",\"params\":", method);
+      buf_lit(q, ":{\"method\":\"");
+      buf_puts(q, method);
+      buf_lit(q, "\",\"params\":");
       lua_getfield(L, -2, "params");
       if (lua_isnil(L, -1)) buf_puts(q, "{}");
       else if (!lua_istable(L, -1) || !json_encode_sorted(L, -1, q, err, errlen)) {
@@ -374,12 +380,17 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
     }
     buf pl;
     buf_init(&pl);
-    buf_printf(&pl, "{\"v\":1,\"b\":\"%s\",\"e\":%.0f,\"a\":{", bind,
-               wall_now() + srv->opt.state_ttl);
+    buf_lit(&pl, "{\"v\":1,\"b\":\"");
+    buf_put(&pl, bind, 64);
+    buf_lit(&pl, "\",\"e\":");
+    buf_put_int(&pl, (long long)(wall_now() + srv->opt.state_ttl));
+    buf_lit(&pl, ",\"a\":{");
     buf_put(&pl, r->answers.p ? r->answers.p : "", r->answers.len);
     buf_puts(&pl, "},\"q\":{");
     buf_put(&pl, r->digests.p ? r->digests.p : "", r->digests.len);
-    buf_printf(&pl, "},\"p\":\"%s\"}", digest);
+    buf_lit(&pl, "},\"p\":\"");
+    buf_put(&pl, digest, 64);
+    buf_lit(&pl, "\"}");
     buf sealed;
     buf_init(&sealed);
     request_state_seal(&sealed, pl.p, pl.len);

@@ -256,8 +256,8 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, boo
   buf_init(&b);
   buf_puts(&b, "\"capabilities\":{\"logging\":{}");
   if (all || r->nprompts || r->ntemplates) buf_puts(&b, ",\"completions\":{}");
-  if (all || r->nprompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
-  if (all || r->nresources || r->ntemplates)
+  if (r->declares_prompts) buf_puts(&b, ",\"prompts\":{\"listChanged\":true}");
+  if (r->declares_resources)
     buf_puts(&b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   buf_puts(&b, ",\"tools\":{\"listChanged\":true}");
   if (r->has_widgets) /* MCP Apps (SEP-1865) */
@@ -428,6 +428,8 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   lua_getfield(L, reg_idx, "has_widgets");
   r->has_widgets = lua_toboolean(L, -1);
   lua_pop(L, 1);
+  r->declares_prompts = declare_all || r->nprompts;
+  r->declares_resources = declare_all || r->nresources || r->ntemplates;
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   encode_list_cache(L, r, info_idx, declare_all);
   encode_modern(L, r, info_idx);

@@ -72,6 +72,9 @@ typedef struct registry {
   /* tools/list for clients without MCP Apps: app-only tools left out */
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
+  /* the capabilities this app declares (and subscriptions/listen honours):
+     prompts and resources always when watching, since a reload may add them */
+  bool declares_prompts, declares_resources;
   bool has_tasks; /* a tool may run as a task: discover advertises the extension */
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */

@@ -20,6 +20,7 @@
 static struct {
   unsigned char k[256];
   size_t n;
+  struct hmac_sha256_ctx keyed; /* set once: setting the key is two of a mac's ~8 blocks */
 } keys[MAX_KEYS];
 static size_t nkeys;
 
@@ -40,7 +41,9 @@ bool request_state_set_keys(const char *text, size_t n, buf *err) {
         return false;
       }
       memcpy(keys[nkeys].k, p, len);
-      keys[nkeys++].n = len;
+      keys[nkeys].n = len;
+      hmac_sha256_set_key(&keys[nkeys].keyed, len, keys[nkeys].k);
+      nkeys++;
     }
     p = nl ? nl + 1 : end;
   }
@@ -52,12 +55,12 @@ void request_state_random_key(void) {
   if (nkeys) return;
   if (getrandom(keys[0].k, 32, 0) != 32) abort(); /* no randomness: nothing is safe */
   keys[0].n = 32;
+  hmac_sha256_set_key(&keys[0].keyed, 32, keys[0].k);
   nkeys = 1;
 }
 
 static void mac(size_t key, const char *p, size_t n, unsigned char out[32]) {
-  struct hmac_sha256_ctx ctx;
-  hmac_sha256_set_key(&ctx, keys[key].n, keys[key].k);
+  struct hmac_sha256_ctx ctx = keys[key].keyed;
   hmac_sha256_update(&ctx, n, (const uint8_t *)p);
   hmac_sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
 }

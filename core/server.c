@@ -219,7 +219,7 @@ static bool classify(server *srv, inmsg *im) {
 
 static bool cancel_of(const jsonrpc_msg *m, json_span *id) {
   return m->kind == JSONRPC_NOTIFICATION && jsonrpc_method_is(m, "notifications/cancelled") &&
-         m->params.n && json_object_get(m->params, "requestId", id);
+         m->params.n && jsonrpc_param(m, "requestId", id);
 }
 
 static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, size_t len) {

@@ -317,7 +317,7 @@ static task *lookup(server *srv, inmsg *im) {
     return NULL;
   }
   json_span id;
-  if (!im->m.params.n || !json_object_get(im->m.params, "taskId", &id) || json_kind(id) != '"') {
+  if (!im->m.params.n || !jsonrpc_param(&im->m, "taskId", &id) || json_kind(id) != '"') {
     reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"taskId\" (string) is required");
     return NULL;
@@ -377,7 +377,7 @@ void tasks_update(server *srv, inmsg *im) {
   task *t = lookup(srv, im);
   if (!t) return;
   json_span resp;
-  if (!json_object_get(im->m.params, "inputResponses", &resp) || json_kind(resp) != '{') {
+  if (!jsonrpc_param(&im->m, "inputResponses", &resp) || json_kind(resp) != '{') {
     reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"inputResponses\" (object) is required");
     return;

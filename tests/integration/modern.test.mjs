@@ -212,6 +212,34 @@ test('subscriptions/listen: ack first, hot reload delivers list_changed and reso
   }
 });
 
+test('subscriptions/listen honours only what the server declares: under --no-watch a tools-only app acknowledges toolsListChanged alone', opts, async () => {
+  const dir = await tempApp({
+    'scripts/only.lua': 'local mcp = require "mcp"\nmcp.tool { name = "only", handler = function() return "x" end }\n',
+  });
+  try {
+    await withRaw(['--no-watch', dir], async (srv) => {
+      const d = await srv.call(1, 'server/discover', { _meta: meta() });
+      assert.equal(d.result.capabilities.prompts, undefined);
+      assert.equal(d.result.capabilities.resources, undefined);
+      srv.send({ jsonrpc: '2.0', id: 'all', method: 'subscriptions/listen', params: { _meta: meta(), notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['test://r'] } } });
+      const ack = JSON.parse(await srv.take((l) => l.includes('acknowledged')));
+      assert.deepEqual(ack.params.notifications, { toolsListChanged: true });
+      srv.child.stdin.end();
+      await srv.reply('"all"');
+    });
+    // watching, the same app declares prompts and resources (a reload may add them) and honours them
+    await withRaw([dir], async (srv) => {
+      srv.send({ jsonrpc: '2.0', id: 'all', method: 'subscriptions/listen', params: { _meta: meta(), notifications: { promptsListChanged: true, resourcesListChanged: true } } });
+      const ack = JSON.parse(await srv.take((l) => l.includes('acknowledged')));
+      assert.deepEqual(ack.params.notifications, { promptsListChanged: true, resourcesListChanged: true });
+      srv.child.stdin.end();
+      await srv.reply('"all"');
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('at shutdown an open subscription gets its graceful result', opts, () =>
   withRaw([APP], async (srv) => {
     srv.send({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { _meta: meta(), notifications: { toolsListChanged: true } } });
