@@ -632,11 +632,35 @@ typedef struct encoder {
   char *err;
   size_t errlen;
   bool sorted; /* object members in key order */
+  bool strict; /* a table of list items and named fields is an error */
+  /* where the failure was (".items[3].score"), built while unwinding */
+  char path[160];
+  size_t plen;
 } encoder;
 
 static bool enc_fail(encoder *e, const char *msg, const char *what) {
   snprintf(e->err, e->errlen, "%s%s", msg, what ? what : "");
   return false;
+}
+
+/* Put a step in front of the failure's path: ".key" (or ["key"]) or "[i]". */
+static void path_prepend(encoder *e, const char *key, size_t kn, long long index) {
+  char seg[80];
+  int n;
+  if (key) {
+    bool plain = kn > 0 && kn <= 40;
+    for (size_t i = 0; plain && i < kn; i++)
+      plain = (key[i] >= 'a' && key[i] <= 'z') || (key[i] >= 'A' && key[i] <= 'Z') || key[i] == '_' ||
+              (i > 0 && key[i] >= '0' && key[i] <= '9');
+    n = plain ? snprintf(seg, sizeof seg, ".%.*s", (int)kn, key)
+              : snprintf(seg, sizeof seg, "[\"%.*s\"]", (int)(kn < 40 ? kn : 40), key);
+  } else {
+    n = snprintf(seg, sizeof seg, "[%lld]", index);
+  }
+  if (n <= 0 || (size_t)n >= sizeof seg || e->plen + (size_t)n >= sizeof e->path) return;
+  memmove(e->path + n, e->path, e->plen);
+  memcpy(e->path, seg, (size_t)n);
+  e->plen += (size_t)n;
 }
 
 typedef struct sort_key {
@@ -704,6 +728,7 @@ static bool encode_sorted_object(encoder *e, int idx, int depth) {
       lua_pushvalue(L, keys[i].ref);
       lua_rawget(L, idx);
       ok = encode_value(e, lua_gettop(L), depth + 1);
+      if (!ok) path_prepend(e, keys[i].s, keys[i].n, 0);
       lua_pop(L, 1);
     }
     if (ok) buf_putc(e->b, '}');
@@ -726,7 +751,10 @@ static bool encode_table(encoder *e, int idx, int depth) {
       if (i > 1) buf_putc(b, ',');
       lua_rawgeti(L, idx, (lua_Integer)i);
       if (lua_isnil(L, -1)) buf_put(b, "null", 4); /* a hole in a marked array */
-      else if (!encode_value(e, lua_gettop(L), depth + 1)) return false;
+      else if (!encode_value(e, lua_gettop(L), depth + 1)) {
+        path_prepend(e, NULL, 0, i);
+        return false;
+      }
       lua_pop(L, 1);
     }
     buf_putc(b, ']');
@@ -734,17 +762,20 @@ static bool encode_table(encoder *e, int idx, int depth) {
   }
   if (e->sorted) return encode_sorted_object(e, idx, depth);
   buf_putc(b, '{');
-  bool first = true;
+  bool first = true, named = false, numbered = false;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (!first) buf_putc(b, ',');
     first = false;
     int kt = lua_type(L, -2);
+    const char *k = NULL;
+    size_t kn = 0;
     if (kt == LUA_TSTRING) {
-      size_t kn;
-      const char *k = lua_tolstring(L, -2, &kn);
+      k = lua_tolstring(L, -2, &kn);
       json_encode_string(b, k, kn);
+      named = true;
     } else if (kt == LUA_TNUMBER) {
+      numbered = true;
       /* tostring on a copy: lua_tolstring on the key would break lua_next */
       lua_pushvalue(L, -2);
       size_t kn;
@@ -754,8 +785,14 @@ static bool encode_table(encoder *e, int idx, int depth) {
     } else {
       return enc_fail(e, "cannot encode a table key of type ", luaL_typename(L, -2));
     }
+    if (e->strict && named && numbered)
+      return enc_fail(e, "a table mixes list items and named fields (make it a list or a record)",
+                      NULL);
     buf_putc(b, ':');
-    if (!encode_value(e, lua_gettop(L), depth + 1)) return false;
+    if (!encode_value(e, lua_gettop(L), depth + 1)) {
+      if (k) path_prepend(e, k, kn, 0);
+      return false;
+    }
     lua_pop(L, 1);
   }
   buf_putc(b, '}');
@@ -802,20 +839,31 @@ static bool encode_value(encoder *e, int idx, int depth) {
   return enc_fail(e, "cannot encode a value of type ", luaL_typename(L, idx));
 }
 
-bool json_encode_sorted(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
-  encoder e = {L, b, err, errlen, true};
+static bool encode_with(lua_State *L, int idx, buf *b, char *err, size_t errlen, bool sorted,
+                        bool strict) {
+  encoder e = {.L = L, .b = b, .err = err, .errlen = errlen, .sorted = sorted, .strict = strict};
   int top = lua_gettop(L);
   bool ok = encode_value(&e, lua_absindex(L, idx), 0);
   lua_settop(L, top);
+  if (!ok && e.plen) {
+    size_t n = strlen(err);
+    const char *p = e.path[0] == '.' ? e.path + 1 : e.path;
+    snprintf(err + n, errlen > n ? errlen - n : 0, " (at %.*s)",
+             (int)(e.plen - (size_t)(p - e.path)), p);
+  }
   return ok;
 }
 
+bool json_encode_sorted(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
+  return encode_with(L, idx, b, err, errlen, true, false);
+}
+
 bool json_encode(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
-  encoder e = {L, b, err, errlen, false};
-  int top = lua_gettop(L);
-  bool ok = encode_value(&e, lua_absindex(L, idx), 0);
-  lua_settop(L, top);
-  return ok;
+  return encode_with(L, idx, b, err, errlen, false, false);
+}
+
+bool json_encode_result(lua_State *L, int idx, buf *b, char *err, size_t errlen) {
+  return encode_with(L, idx, b, err, errlen, false, true);
 }
 
 /* }====================================================== */

@@ -79,6 +79,9 @@ long long json_table_array_len(lua_State *L, int idx);
 /* Append the JSON encoding of the value at idx. Returns true, or false with
  * a message in err (the buffer may hold a partial encoding then). */
 bool json_encode(lua_State *L, int idx, buf *b, char *err, size_t errlen);
+/* The same, stricter, for what a handler returns: a table that mixes list
+   items with named fields is an error (it would lose one or the other). */
+bool json_encode_result(lua_State *L, int idx, buf *b, char *err, size_t errlen);
 /* The same with object members in key order (keys must be strings): for
    what is encoded once and compared. */
 bool json_encode_sorted(lua_State *L, int idx, buf *b, char *err, size_t errlen);
