@@ -213,6 +213,8 @@ static int sb_searcher(lua_State *L) {
     }
     p += n + (end ? 1 : 0);
   }
+  luaL_addstring(&tried, "\n\t(C modules and files outside the app folder are not allowed "
+                        "under --sandbox)");
   luaL_pushresult(&tried);
   return 1;
 }
