@@ -281,3 +281,31 @@ test('a data/ that is a symlink out of the app folder allows no writes', opts, a
     await removeTemp(out);
   }
 });
+
+test('a hot reload is sandboxed too (the new version of a script runs under the same rules)', opts, async () => {
+  const script = (word) => [
+    'local mcp = require "mcp"',
+    'mcp.tool { name = "t", handler = function()',
+    `  local ok, err = pcall(function() return os.execute("true") end)`,
+    `  return "${word} " .. tostring(ok) .. " " .. tostring(err)`,
+    'end }',
+  ].join('\n');
+  const dir = await tempApp({ 'scripts/t.lua': script('first') });
+  try {
+    await withRaw(['--sandbox', dir], async (srv) => {
+      await srv.initialize();
+      const call = async (id) => (await srv.call(id, 'tools/call', { name: 't', arguments: {} })).result.content[0].text;
+      assert.match(await call(2), /^first false .*not allowed under --sandbox/);
+      await writeFile(path.join(dir, 'scripts', 't.lua'), script('second'));
+      let text = '';
+      for (let id = 3; id < 200 && !text.startsWith('second'); id++) {
+        text = await call(id);
+        if (!text.startsWith('second')) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.match(text, /^second false .*t\.lua:3: os\.execute is not allowed under --sandbox/);
+      assert.match(srv.stderr, /reloaded/);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
