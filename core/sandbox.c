@@ -178,45 +178,72 @@ static int sb_dofile(lua_State *L) {
   return real_dofile(L);
 }
 
-/* package.searchers[2]: NAME on package.path, Lua source inside the app
-   folder only. A file outside counts as not found (the same message: no
-   oracle of what exists elsewhere). Upvalue 1: the package table. */
-static int sb_searcher(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+/* NAME on the templates of path (";"-separated, "?" for NAME with sep
+   turned into rep), as package.searchpath does, but only files that resolve
+   inside the app folder count: one elsewhere is "not found", with the same
+   message as a missing one (no oracle of what exists outside). Found: pushes
+   the file name, resolved into out, true. Not: pushes the list of what was
+   tried, false. */
+static bool search(lua_State *L, const char *name, const char *path, const char *sep,
+                   const char *rep, char out[PATH_MAX]) {
   const sandbox *sb = sandbox_of(L);
-  lua_getfield(L, lua_upvalueindex(1), "path");
-  const char *path = lua_tostring(L, -1);
-  if (!path) return luaL_error(L, "'package.path' must be a string");
-  const char *mod = luaL_gsub(L, name, ".", "/");
-  luaL_Buffer tried;
-  luaL_buffinit(L, &tried);
+  int base = lua_gettop(L);
+  if (*sep) name = luaL_gsub(L, name, sep, rep);
+  lua_pushliteral(L, ""); /* what was tried */
   for (const char *p = path; *p;) {
     const char *end = strchr(p, ';');
     size_t n = end ? (size_t)(end - p) : strlen(p);
     if (n) {
       lua_pushlstring(L, p, n);
-      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", mod);
-      char out[PATH_MAX];
+      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", name);
       bool exists;
       if (resolve(file, true, out, &exists) && exists && within(out, sb->root) &&
           access(out, R_OK) == 0) {
-        if (luaL_loadfilex(L, out, "t") != LUA_OK)
-          return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file,
-                            lua_tostring(L, -1));
-        lua_pushstring(L, file);
-        return 2;
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+        return true;
       }
       lua_pushfstring(L, "\n\tno file '%s'", file);
-      lua_remove(L, -2); /* the file */
-      lua_remove(L, -2); /* the template */
-      luaL_addvalue(&tried);
+      lua_replace(L, -3); /* over the template */
+      lua_pop(L, 1);
+      lua_concat(L, 2);
     }
     p += n + (end ? 1 : 0);
   }
-  luaL_addstring(&tried, "\n\t(C modules and files outside the app folder are not allowed "
-                        "under --sandbox)");
-  luaL_pushresult(&tried);
-  return 1;
+  if (lua_gettop(L) > base + 1) lua_replace(L, base + 1); /* over the name sep was turned in */
+  lua_settop(L, base + 1);
+  return false;
+}
+
+/* package.searchpath(name, path [, sep [, rep]]) */
+static int sb_searchpath(lua_State *L) {
+  char out[PATH_MAX];
+  const char *name = luaL_checkstring(L, 1), *path = luaL_checkstring(L, 2);
+  if (search(L, name, path, luaL_optstring(L, 3, "."), luaL_optstring(L, 4, "/"), out)) return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+/* package.searchers[2]: NAME on package.path, Lua source inside the app
+   folder only. Upvalue 1: the package table. */
+static int sb_searcher(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getfield(L, lua_upvalueindex(1), "path");
+  const char *path = lua_tostring(L, -1);
+  if (!path) return luaL_error(L, "'package.path' must be a string");
+  char out[PATH_MAX];
+  if (!search(L, name, path, ".", "/", out)) {
+    lua_pushliteral(L, "\n\t(C modules and files outside the app folder are not allowed "
+                       "under --sandbox)");
+    lua_concat(L, 2);
+    return 1;
+  }
+  if (luaL_loadfilex(L, out, "t") != LUA_OK)
+    return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name,
+                      lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_insert(L, -2); /* the chunk, then the file name */
+  return 2;
 }
 
 /* }====== */
@@ -254,7 +281,8 @@ static void wrap(lua_State *L, int t, const char *name, lua_CFunction *real, lua
   lua_getfield(L, t, name);
   lua_CFunction f = lua_tocfunction(L, -1);
   lua_pop(L, 1);
-  if (f && f != guard) *real = f;
+  /* set by the first app loaded (before any call runs), the same after */
+  if (f && f != guard && !*real) *real = f;
   if (!*real) { /* not the library's: nothing to guard, so nothing at all */
     refuse(L, t, name, name, "");
     return;
@@ -343,6 +371,8 @@ bool sandbox_install(lua_State *L, const char *dir, buf *errors) {
   lua_getglobal(L, "package");
   int pkg = lua_gettop(L);
   refuse(L, pkg, "loadlib", "package.loadlib", "");
+  lua_pushcfunction(L, sb_searchpath);
+  lua_setfield(L, pkg, "searchpath");
   lua_pushliteral(L, "");
   lua_setfield(L, pkg, "cpath");
   lua_pushfstring(L, "%s/lib/?.lua;%s/lib/?/init.lua", root, root);

@@ -24,6 +24,7 @@
  *   - require: package.preload, then Lua source files on package.path that
  *     resolve inside the app folder (package.path starts as DIR/lib/?.lua;
  *     DIR/lib/?/init.lua); the C searchers are gone and package.cpath is "";
+ *     package.searchpath finds only files inside the folder too;
  *   - os.getenv(NAME) only for the names in permissions.env;
  *   - mcp.exec, mcp.http, mcp.socket only as app.lua declares:
  *       permissions = { exec = { "git", "date" },          -- argv[0], exactly

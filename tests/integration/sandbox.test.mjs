@@ -66,6 +66,7 @@ const ESCAPES = {
   http_dotdot: /^ok: 200 other$/,
   http_userinfo: /^ok: 200 other-host$/,
   socket_undeclared: /^ok: true$/,
+  socket_unix_undeclared: /^ok: nil$/, // connects to nothing: nil, "no such file"
 };
 // Refused under --sandbox, never run without it (it would end the server).
 const SANDBOX_ONLY = ['os_exit'];
@@ -77,6 +78,7 @@ const ALLOWED = {
   write_data: /^ok: noted$/,
   remove_data: /^ok: true$/,
   require_inside: /^ok: 42$/,
+  searchpath_inside: /^ok: lib\/helper\.lua$/,
   setvbuf: /^ok: true$/,
   getenv_declared: /^ok: shown$/,
   os_time: /^ok: integer$/,
@@ -89,6 +91,8 @@ const ALLOWED = {
 // Differ in a way that is not an error.
 const DIFFERENT = {
   c_searcher: { sandbox: /^ok: nil nil$/, plain: /^ok: function function$/ },
+  // a file outside is "not found" under --sandbox (no oracle), found without it
+  searchpath_outside: { sandbox: /^ok: nil$/, plain: /^ok: \S*outside\/secret\.txt$/ },
   exec_child_env: { sandbox: /^ok: no-secret visible path$/, plain: /^ok: secret visible path$/ },
 };
 

@@ -86,6 +86,8 @@ probes.require_outside = function(a)
 end
 probes.require_symlink = function() return require "escape" end -- lib/escape.lua -> outside/evil.lua
 probes.require_inside = function() return require("helper").answer end
+probes.searchpath_outside = function(a) return package.searchpath("secret", a.outside .. "/?.txt") end
+probes.searchpath_inside = function() return (package.searchpath("helper", package.path):match("lib/helper%.lua$")) end
 probes.setvbuf = function() return io.stdout:setvbuf("no") end
 -- }======
 
@@ -127,6 +129,7 @@ probes.socket_declared = function(a)
   s:close()
   return true
 end
+probes.socket_unix_undeclared = function(a) return mcp.socket.unix():connect(a.outside .. "/no.sock") end
 probes.socket_undeclared = function(a)
   local s = assert(mcp.socket.connect("127.0.0.1", a.port2))
   s:close()
