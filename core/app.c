@@ -20,6 +20,7 @@
 #include "lua_api.h"
 #include "lua_guard.h"
 #include "lua_pattern.h"
+#include "sandbox.h"
 
 extern const struct {
   const char *name;
@@ -291,7 +292,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
      copy the main thread's, so it must say "no call" */
   memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
-  lua_guard_install(L, cfg->allow_bytecode);
+  lua_guard_install(L, cfg->allow_bytecode && !cfg->sandbox);
   /* string.find & co. that stop at the call's deadline or cancel, which
      the count hook cannot do inside one C call (lua_pattern.h) */
   lua_pattern_install(L, call_interrupt_reason);
@@ -349,6 +350,12 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   a->tool_result = get_ref(L, module, "_tool_result");
   a->prompt_result = get_ref(L, module, "_prompt_result");
   a->resource_result = get_ref(L, module, "_resource_result");
+  /* lua/mcp.lua has taken what it needs of the debug library: from here on
+     every line is the app's */
+  if (cfg->sandbox && !sandbox_install(L, dir, errors)) {
+    app_free(a);
+    return NULL;
+  }
 
   /* app.lua: either returns a table, or sets globals in its environment */
   char path[4096];
@@ -358,6 +365,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   if (access(path, F_OK) == 0) {
     if (run_script(a, path, path, errors)) {
       info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
+      if (!sandbox_permissions(L, info, path, errors)) ok = false;
     } else {
       ok = false;
     }

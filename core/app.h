@@ -30,6 +30,8 @@ typedef struct app {
 typedef struct app_config {
   size_t page_size;  /* items per list page */
   bool allow_bytecode; /* load() etc. may take binary chunks (lua_guard.h) */
+  bool sandbox;      /* --sandbox: an app the user did not write (sandbox.h);
+                        never together with allow_bytecode */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
 } app_config;

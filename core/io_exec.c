@@ -47,6 +47,7 @@
 #include <uv.h>
 
 #include "call.h"
+#include "sandbox.h"
 
 extern char **environ;
 
@@ -395,6 +396,10 @@ static void read_argv(lua_State *L, exec_args *a) {
 /* env = {NAME = "value" | false}: over the server's environment (false
    removes a name), or over nothing with env_clear = true. */
 static void read_env(lua_State *L, exec_args *a) {
+  /* under --sandbox a child starts from PATH and the declared names only */
+  const sandbox *sb = sandbox_of(L);
+  char **base = sb ? sandbox_environ(sb) : environ;
+  if (!base) luaL_error(L, "mcp.exec: out of memory");
   int t = option(L, "env");
   if (t != LUA_TNIL && t != LUA_TTABLE)
     luaL_error(L, "mcp.exec: env must be a table {NAME = \"value\"} (got %s)", lua_typename(L, t));
@@ -404,10 +409,10 @@ static void read_env(lua_State *L, exec_args *a) {
     luaL_error(L, "mcp.exec: env_clear must be a boolean (got %s)", lua_typename(L, t));
   bool clear = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  if (!env && !clear) return;
+  if (!env && !clear && base == environ) return;
   size_t count = 0;
   if (!clear)
-    for (char **e = environ; *e; e++) count++;
+    for (char **e = base; *e; e++) count++;
   if (env) {
     lua_pushnil(L);
     while (lua_next(L, env)) lua_pop(L, 1), count++;
@@ -425,6 +430,7 @@ static void read_env(lua_State *L, exec_args *a) {
         lua_pop(L, 1); /* removed */
         continue;
       }
+      if (sb) sandbox_check_child_env(L, sb, name);
       size_t vlen = 0; /* luaL_error does not return, but clang cannot tell */
       int vt = lua_type(L, -1);
       const char *v = vt == LUA_TSTRING || vt == LUA_TNUMBER ? lua_tolstring(L, -1, &vlen) : NULL;
@@ -436,7 +442,7 @@ static void read_env(lua_State *L, exec_args *a) {
     }
   }
   if (!clear)
-    for (char **e = environ; *e; e++) {
+    for (char **e = base; *e; e++) {
       const char *eq = strchr(*e, '=');
       if (env && eq) { /* named by the script: set or removed above */
         lua_pushlstring(L, *e, (size_t)(eq - *e));
@@ -595,7 +601,10 @@ static int exec_fn(lua_State *L) {
   lua_newtable(L); /* 2: anchors the strings argv and envp point into */
   exec_args a = {0};
   read_argv(L, &a);
+  const sandbox *sb = sandbox_of(L); /* the program first: the permission matters most */
+  if (sb) sandbox_check_exec(L, sb, a.argv[0], NULL);
   read_options(L, &a);
+  if (sb && a.cwd) sandbox_check_exec(L, sb, a.argv[0], a.cwd);
 
   exec_op *op = calloc(1, sizeof *op);
   char *input = a.input ? malloc(a.input_len ? a.input_len : 1) : NULL;

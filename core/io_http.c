@@ -40,6 +40,7 @@
 #include "call.h"
 #include "json.h"
 #include "log.h"
+#include "sandbox.h"
 
 #define OP_TYPE "mcp.http.op"
 #define POOL_MAX 32             /* idle easy handles kept for the next requests */
@@ -272,6 +273,8 @@ typedef struct http_op {
   CURLcode result;
   size_t max_size;
   const char *url; /* a string anchored on the handler's stack */
+  const sandbox *sb; /* --sandbox: every request, redirects too, must be declared */
+  char *refused;     /* the redirect the sandbox stopped (malloc'd) */
   struct curl_slist *hdrs;
   buf req;  /* the JSON-encoded request body */
   buf head; /* the response's header lines (also scratch before the transfer) */
@@ -295,6 +298,8 @@ static void op_release(http_op *op) {
   }
   curl_slist_free_all(op->hdrs);
   op->hdrs = NULL;
+  free(op->refused);
+  op->refused = NULL;
   buf_free(&op->req);
   buf_free(&op->head);
   buf_free(&op->body);
@@ -352,6 +357,19 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   }
   buf_put(&op->body, p, len);
   return len;
+}
+
+/* Under --sandbox, before each request is sent (after its connection is
+   made): a redirect must lead where app.lua's permissions.http allows. */
+static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_port) {
+  (void)ip, (void)local_ip, (void)port, (void)local_port;
+  http_op *op = ud;
+  char *u = NULL;
+  curl_easy_getinfo(op->easy, CURLINFO_EFFECTIVE_URL, &u);
+  if (u && sandbox_url_allowed(op->sb, u)) return CURL_PREREQFUNC_OK;
+  free(op->refused);
+  op->refused = strdup(u ? u : "?");
+  return CURL_PREREQFUNC_ABORT;
 }
 
 /* }====================================================== */
@@ -416,6 +434,13 @@ static int http_done(lua_State *L, int status, lua_KContext k) {
   http_op *op = lua_touserdata(L, (int)k);
   if (op->result != CURLE_OK) {
     char msg[CURL_ERROR_SIZE + 64];
+    if (op->refused) {
+      lua_pushstring(L, op->refused);
+      op_release(op);
+      return luaL_error(L, "mcp.http: the redirect to %s is not allowed under --sandbox: no "
+                        "prefix in app.lua's permissions.http covers it (%s)", lua_tostring(L, -1),
+                        op->url);
+    }
     if (op->too_big || op->result == CURLE_FILESIZE_EXCEEDED)
       snprintf(msg, sizeof msg, "the response is larger than max_size (%zu bytes)", op->max_size);
     else if (op->head_too_big)
@@ -563,6 +588,8 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
     return luaL_error(L, "mcp.http: only http:// and https:// URLs are allowed (%s)", url);
   if (strlen(url) != url_len) return luaL_error(L, "mcp.http: the URL holds a NUL byte");
+  const sandbox *sb = sandbox_of(L);
+  if (sb) sandbox_check_url(L, sb, url);
 
   char method[32];
   bool has_body = at[O_BODY] || at[O_JSON];
@@ -625,6 +652,7 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   int op_idx = lua_gettop(L);
   lua_toclose(L, op_idx);
   op->url = url;
+  op->sb = sb;
   op->max_size = (size_t)max_size;
 
   bool ctype = false, expect = false;
@@ -653,6 +681,11 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
 #endif
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  /* under --sandbox each request curl sends (a redirect's too) is checked
+     first; a libcurl without the hook (before 7.80) follows none */
+  if (sb && (curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq) != CURLE_OK ||
+             curl_easy_setopt(e, CURLOPT_PREREQDATA, op) != CURLE_OK))
+    redirects = 0;
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1L : 0L);
   curl_easy_setopt(e, CURLOPT_MAXREDIRS, redirects);
   curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);

@@ -33,6 +33,7 @@
 #include <uv.h>
 
 #include "call.h"
+#include "sandbox.h"
 
 #define SOCK_TYPE "mcp.socket"
 /* room offered to each read (the buffer goes once all is consumed) */
@@ -289,6 +290,8 @@ static int do_connect(lua_State *L, int op) {
     luaL_argcheck(L, strlen(host) < sizeof ((struct sockaddr_un *)0)->sun_path, 2,
                   "path too long");
   }
+  const sandbox *sb = sandbox_of(L);
+  if (sb) sandbox_check_socket(L, sb, host, ud->kind == K_TCP ? (long)port : -1);
   if (ud->s && !ud->s->closing) return fail(L, ud->s->c ? "socket busy" : "already connected");
   if (ud->used) return fail(L, "closed");
   call *c = parkable(L);

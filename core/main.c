@@ -28,7 +28,7 @@ static const char usage[] =
     "                                         or over HTTP with --http\n"
     "  luamcp call [options] DIR TOOL [JSON]  run one tool call, print the result JSON\n"
     "                                         (exit 1 when the result is an error)\n"
-    "  luamcp check DIR                       load every script, report problems (exit 1)\n"
+    "  luamcp check [options] DIR             load every script, report problems (exit 1)\n"
     "  luamcp --help | --version\n"
     "\n"
     "An app DIR holds scripts/*.lua (tools, resources, prompts), widgets/, and an\n"
@@ -55,6 +55,11 @@ static const char usage[] =
     "  --no-watch          do not reload the app when its files change (SIGHUP still does)\n"
     "  --allow-bytecode    let scripts load precompiled Lua chunks (unchecked: only\n"
     "                      for bytecode you trust; off, load() takes source text only)\n"
+    "  --sandbox           for an app you did not write: no os.execute, io.popen,\n"
+    "                      C modules or debug library; files read inside DIR and\n"
+    "                      written inside DIR/data only; os.getenv, mcp.exec,\n"
+    "                      mcp.http and mcp.socket only as app.lua's permissions\n"
+    "                      declare (serve, call and check; not with --allow-bytecode)\n"
     "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
     "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
     "\n"
@@ -188,6 +193,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     if (strcmp(a, "--page-size") == 0) o->server.app.page_size = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
     else if (strcmp(a, "--allow-bytecode") == 0) o->server.app.allow_bytecode = true;
+    else if (strcmp(a, "--sandbox") == 0) o->server.app.sandbox = true;
     else if (strcmp(a, "--state-key") == 0) {
       if (!v) die_usage("%s needs a FILE", a);
       o->state_key_file = v, i++;
@@ -259,6 +265,9 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
   if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) die_usage("%s needs --http", "--dev");
+  if (o->server.app.sandbox && o->server.app.allow_bytecode)
+    die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
+              "chunk escapes any sandbox", "--allow-bytecode");
 }
 
 static app *load_or_report(const char *dir, const app_config *cfg) {
@@ -325,9 +334,9 @@ static int cmd_serve(options *o) {
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
   app *a = load_or_report(dir, &o->server.app);
   if (!a) return 1;
-  log_msg(LOG_INFO, "serving %s over %s (%zu tools, %zu resources, %zu templates, %zu prompts)",
-          dir, o->http ? "HTTP" : "stdio", a->reg->ntools, a->reg->nresources, a->reg->ntemplates,
-          a->reg->nprompts);
+  log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts)",
+          dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
+          a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
   server *srv = server_new(a, &o->server);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   pthread_t sig;

@@ -46,7 +46,7 @@ local as_array = M.as_array
 
 -- Raise msg at the first stack level outside this file: the script line
 -- that called mcp.xxx, however deep inside mcp.lua the mistake was found.
-local getinfo = debug.getinfo
+local getinfo = debug.getinfo -- a local: under --sandbox scripts have no debug.getinfo
 local function raise(msg)
   local level = 2
   while true do
@@ -423,7 +423,7 @@ end
 local names = { tool = {}, resource = {}, template = {}, prompt = {} }
 
 local function source_of(level)
-  local info = debug.getinfo(level, "Sl")
+  local info = getinfo(level, "Sl")
   return info and (info.short_src .. ":" .. info.currentline) or "?"
 end
 

@@ -2,9 +2,11 @@
 // their exit codes (0 ok, 1 a problem with the app or an isError result,
 // 2 a usage error).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 
-import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, TEST_TIMEOUT, removeTemp, run, tempApp } from './helpers.mjs';
+import { EXAMPLE_APP, FEATURES_APP, PAGED_APP, REPO_ROOT, TEST_TIMEOUT, removeTemp, run, tempApp } from './helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 
@@ -18,9 +20,22 @@ test('luamcp --help: exit 0, usage on stdout naming serve, call and check', opts
   const r = await run(['--help']);
   exits(r, 0);
   for (const cmd of ['serve', 'call', 'check']) assert.match(r.stdout, new RegExp(`luamcp ${cmd}\\b`));
+  assert.match(r.stdout, /--sandbox/);
   assert.match(r.stdout, /--timeout/);
   assert.match(r.stdout, /--memory-limit/);
   assert.match(r.stdout, /--page-size/);
+});
+
+test("README's command-line block is the --help text: its usage lines, then every option", opts, async () => {
+  const r = await run(['--help']);
+  exits(r, 0);
+  const help = r.stdout;
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const block = readme.match(/\n## Command line\n\n```\n([\s\S]*?)```\n/)?.[1];
+  assert.ok(block, "README.md has a ## Command line section with a ``` block");
+  const usage = help.match(/\nUsage:\n([\s\S]*?)\n\n/)[1].split('\n').map((l) => l.replace(/^ {2}/, '')).join('\n');
+  const options = help.slice(help.indexOf('\nOptions:\n') + 1, help.lastIndexOf('\n\nIn serve mode'));
+  assert.equal(block, `${usage}\n\n${options}\n`);
 });
 
 test('luamcp --version: exit 0, prints the version', opts, async () => {
