@@ -636,6 +636,7 @@ typedef struct encoder {
   /* where the failure was (".items[3].score"), built while unwinding */
   char path[160];
   size_t plen;
+  bool nopath; /* a cycle: its path would be the cycle, over and over */
 } encoder;
 
 static bool enc_fail(encoder *e, const char *msg, const char *what) {
@@ -647,6 +648,7 @@ static bool enc_fail(encoder *e, const char *msg, const char *what) {
 static void path_prepend(encoder *e, const char *key, size_t kn, long long index) {
   char seg[80];
   int n;
+  if (e->nopath) return;
   if (key) {
     bool plain = kn > 0 && kn <= 40;
     for (size_t i = 0; plain && i < kn; i++)
@@ -740,8 +742,10 @@ static bool encode_sorted_object(encoder *e, int idx, int depth) {
 
 static bool encode_table(encoder *e, int idx, int depth) {
   lua_State *L = e->L;
-  if (depth > JSON_MAX_DEPTH)
+  if (depth > JSON_MAX_DEPTH) {
+    e->nopath = true;
     return enc_fail(e, "cannot encode: nesting too deep (a cycle?)", NULL);
+  }
   if (!lua_checkstack(L, 4)) return enc_fail(e, "cannot encode: out of stack", NULL);
   long long n = json_table_array_len(L, idx);
   buf *b = e->b;

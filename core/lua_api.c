@@ -33,7 +33,9 @@ static int core_json_encode(lua_State *L) {
   buf b;
   buf_init(&b);
   char err[256];
-  bool ok = json_encode(L, 1, &b, err, sizeof err);
+  /* a true second argument: the stricter encoding of results (json.h) */
+  bool ok = lua_toboolean(L, 2) ? json_encode_result(L, 1, &b, err, sizeof err)
+                                : json_encode(L, 1, &b, err, sizeof err);
   if (ok) lua_pushlstring(L, b.p ? b.p : "", b.len);
   buf_free(&b);
   if (!ok) return luaL_error(L, "%s", err);

@@ -93,14 +93,31 @@ static void encode_result(server *srv, call *c, int idx) {
   size_t mark = out->len;
   char err[256];
   jsonrpc_begin_result(out, id_of(c));
-  if (!json_encode(co, idx, out, err, sizeof err)) {
+  if (!json_encode_result(co, idx, out, err, sizeof err)) {
     out->len = mark;
-    char msg[400];
-    snprintf(msg, sizeof msg, "the handler's result cannot be sent: %s", err);
+    char msg[600];
+    const char *where = r->kind == CALL_TOOL && r->tool->where ? r->tool->where : NULL;
+    snprintf(msg, sizeof msg, "%s%sthe handler's result cannot be sent: %s", where ? where : "",
+             where ? ": " : "", err);
     results_failed(srv, c, msg);
     return;
   }
   jsonrpc_end_reply(out);
+}
+
+/* 2025-11-25 has structuredContent an object: a list (or any other value)
+   travels as {"result": value}, as the official SDKs wrap it. */
+static void wrap_structured(lua_State *co, int idx) {
+  idx = lua_absindex(co, idx);
+  int t = rawfield(co, idx, "structuredContent");
+  if (t == LUA_TNIL || (t == LUA_TTABLE && json_table_array_len(co, -1) < 0)) {
+    lua_pop(co, 1);
+    return;
+  }
+  lua_createtable(co, 0, 1);
+  lua_insert(co, -2);
+  lua_setfield(co, -2, "result");
+  lua_setfield(co, idx, "structuredContent");
 }
 
 /* The common case: a tool without an output schema returned a string.
@@ -130,7 +147,9 @@ static void finish_tool(server *srv, call *c, int nres) {
   const reg_tool *t = r->tool;
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
-  if (!shape(srv, c, call_app(c)->tool_result, 1, 0)) return;
+  lua_pushstring(co, t->where);
+  lua_pushboolean(co, t->out_array);
+  if (!shape(srv, c, call_app(c)->tool_result, 1, 2)) return;
   if (t->output != LUA_NOREF) {
     rawfield(co, -1, "isError");
     bool is_error = lua_toboolean(co, -1);
@@ -159,6 +178,7 @@ static void finish_tool(server *srv, call *c, int nres) {
       buf_free(&err);
     }
   }
+  if (!r->cv.modern) wrap_structured(co, -1);
   encode_result(srv, c, -1);
 }
 

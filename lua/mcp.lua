@@ -11,6 +11,8 @@ local array_mt = core.array_mt
 local type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select =
       type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select
 local sort, concat = table.sort, table.concat
+local rawlen, rawget, next, pcall = rawlen, rawget, next, pcall
+local math = { type = math.type }
 
 M.null = core.null
 M.array_mt = array_mt
@@ -56,6 +58,16 @@ local function raise(msg)
     level = level + 1
   end
   error(msg, level)
+end
+
+-- Registration is a load-time API (as Redis' FUNCTION LOAD): app.lua and the
+-- scripts run, then _check ends loading; a registration from a handler
+-- would be dropped without a word, so it is an error.
+local loading = true
+local function while_loading(fn)
+  if not loading then
+    raise(("mcp.%s can only be called while scripts load (at start and on reload), not from a handler"):format(fn))
+  end
 end
 
 -- The file of the first caller outside this file (the script registering).
@@ -315,17 +327,6 @@ end
 local content_types = set { "text", "image", "audio", "resource_link", "resource" }
 local function is_block(v) return type(v) == "table" and content_types[v.type] ~= nil end
 
--- Normalise a string, a block or a list of blocks into a content array.
-local function to_content(v)
-  if v == nil then return as_array {} end
-  if type(v) ~= "table" then return as_array { M.text(v) } end
-  if is_block(v) then return as_array { v } end
-  for i, b in ipairs(v) do
-    if type(b) ~= "table" then v[i] = M.text(b) end
-  end
-  return as_array(v)
-end
-
 local result_mt = { __name = "mcp.result" }
 
 --- mcp.result{content = ..., structured = ..., isError = ..., _meta = ...}
@@ -353,24 +354,133 @@ function M.rpc_error(code, message, data)
   return setmetatable({ code = code, message = tostring(message or "error"), data = data }, rpc_error_mt)
 end
 
--- What the engine calls with a tool handler's return value: a table shaped
--- like CallToolResult (arrays marked).
-function M._tool_result(v)
+-- {====== what a handler returns, as a result (README "What a handler returns")
+-- The one place that decides. Every mistake raises "FILE:LINE: ..." naming
+-- the handler (`where`, given by results.c), with level 0: the line inside
+-- this file would tell the author nothing.
+
+local function text_block(s) return { type = "text", text = s } end
+local scalar = set { "string", "number", "boolean" }
+
+local function fail_at(where, fmt, ...)
+  error(("%s: " .. fmt):format(where, ...), 0)
+end
+
+-- A content block's required fields have the types MCP gives them (a client
+-- rejects the whole result otherwise).
+local block_fields = {
+  text = { text = "string" },
+  image = { data = "string", mimeType = "string" },
+  audio = { data = "string", mimeType = "string" },
+  resource_link = { uri = "string", name = "string" },
+  resource = { resource = "table" },
+}
+local function check_block(b, where, at)
+  for k, ty in pairs(block_fields[b.type]) do
+    if type(rawget(b, k)) ~= ty then
+      fail_at(where, "%s: a %s block needs '%s' (a %s), got %s", at, b.type, k, ty, type(rawget(b, k)))
+    end
+  end
+  if b.type == "resource" then
+    local r = b.resource
+    if type(rawget(r, "uri")) ~= "string" or (type(rawget(r, "text")) ~= "string" and type(rawget(r, "blob")) ~= "string") then
+      fail_at(where, "%s: an embedded resource needs 'uri' and 'text' or 'blob' (strings)", at)
+    end
+  end
+  return b
+end
+
+-- "list" (keys 1..n, or marked with mcp.as_array), "record" (no list items),
+-- "empty", or "mixed" with the first named key found.
+local function table_kind(t)
+  if getmetatable(t) == array_mt then return "list" end
+  local n = rawlen(t)
+  local named
+  for k in next, t do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then
+      named = k
+      break
+    end
+  end
+  if n == 0 then return named == nil and "empty" or "record" end
+  if named ~= nil then return "mixed", named end
+  return "list"
+end
+
+-- The content array of a string, a block, or a list of blocks and text.
+local function content_of(v, where, at)
+  local t = type(v)
+  if v == nil then return as_array {} end
+  if scalar[t] then return as_array { text_block(tostring(v)) } end
+  if t ~= "table" then fail_at(where, "%s is a %s; content is text or content blocks", at, t) end
+  if is_block(v) then return as_array { check_block(v, where, at) } end
+  local kind, named = table_kind(v)
+  if kind == "empty" then return as_array {} end
+  if kind ~= "list" then
+    fail_at(where, "%s must be a list of content blocks or text (it has the field '%s')", at,
+            tostring(named))
+  end
+  local out = as_array {}
+  for i = 1, rawlen(v) do
+    local b = v[i]
+    if scalar[type(b)] then out[i] = text_block(tostring(b))
+    elseif is_block(b) then out[i] = check_block(b, where, ("%s[%d]"):format(at, i))
+    else fail_at(where, "%s[%d] is a %s, not a content block or text", at, i, type(b)) end
+  end
+  return out
+end
+
+-- Structured output with its JSON as the text fallback (the spec's advice
+-- for clients that read only content). Encoding errors name the handler.
+local function structured(x, where)
+  local ok, json = pcall(core.json_encode, x, true)
+  if not ok then fail_at(where, "the result cannot be sent as JSON: %s", (tostring(json):gsub("^[^:]*:%d+: ", ""))) end
+  return { content = as_array { text_block(json) }, structuredContent = x }
+end
+
+-- What the engine calls with a tool handler's return value (and the
+-- handler's FILE:LINE; out_array: its outputSchema is an array).
+function M._tool_result(v, where, out_array)
+  where = where or "handler"
+  local t = type(v)
+  if v == nil then return { content = as_array {} } end
+  if scalar[t] then return { content = as_array { text_block(tostring(v)) } } end
+  if t ~= "table" then
+    fail_at(where, "the handler returned a %s; return text, a table of data, content blocks or mcp.result{...}", t)
+  end
   if getmetatable(v) == result_mt then
-    local r = { content = to_content(v.content), structuredContent = v.structuredContent,
-                _meta = v._meta }
+    local r = { content = content_of(v.content, where, "mcp.result's content"),
+                structuredContent = v.structuredContent, _meta = v._meta }
     if v.isError then r.isError = true end
     if r.structuredContent ~= nil and v.content == nil then
-      r.content = as_array { M.text(core.json_encode(r.structuredContent)) }
+      r.content = structured(r.structuredContent, where).content
     end
     return r
   end
-  if type(v) == "table" and not is_block(v) and #v == 0 and next(v) ~= nil then
-    -- a plain table: structured content, with its JSON as the text fallback
-    return { content = as_array { M.text(core.json_encode(v)) }, structuredContent = v }
+  if is_block(v) then return { content = as_array { check_block(v, where, "the result") } } end
+  local kind, named = table_kind(v)
+  if kind == "mixed" then
+    fail_at(where, "the result mixes list items (1..%d) and named fields ('%s'); return a list or a record",
+            rawlen(v), tostring(named))
   end
-  return { content = to_content(v) }
+  if kind == "empty" then return structured(out_array and as_array {} or {}, where) end
+  if kind == "record" then return structured(v, where) end
+  -- a list: of records (structured output), or of content blocks and text
+  local n, records, first_other = rawlen(v), 0, nil
+  for i = 1, n do
+    local x = v[i]
+    if type(x) == "table" and not is_block(x) then records = records + 1
+    elseif first_other == nil then first_other = i end
+  end
+  if records == 0 then return { content = content_of(v, where, "the result") } end
+  if records < n then
+    local x = v[first_other]
+    fail_at(where, "the result mixes records with %s (item %d); return a list of one kind",
+            is_block(x) and "content blocks" or type(x), first_other)
+  end
+  return structured(v, where)
 end
+-- }======
 
 --- mcp.user(content) / mcp.assistant(content): prompt messages.
 local function message(role, c)
@@ -495,6 +605,7 @@ local function mcp_headers(schema)
 end
 
 function M.tool(def)
+  while_loading("tool")
   check_fields("tool", def, tool_keys)
   local name = field("tool", def, "name", "string")
   if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
@@ -555,8 +666,12 @@ function M.tool(def)
   if task ~= nil and task ~= "optional" and task ~= "required" and task ~= false then
     argerr("tool", "field 'task' must be \"optional\" or \"required\"")
   end
+  -- where the handler is defined: results.c names it in a result's errors
+  local info = getinfo(handler, "S")
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
-    output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil }
+    output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil,
+    where = ("%s:%d"):format(info.short_src, info.linedefined),
+    out_array = type(output) == "table" and output.type == "array" or nil }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",
@@ -601,6 +716,7 @@ end
 
 --- mcp.widget{ uri = "ui://…", file = "board.html" | html = "…", csp = {...}, … }
 function M.widget(def)
+  while_loading("widget")
   check_fields("widget", def, widget_keys)
   local uri = field("widget", def, "uri", "string")
   if not uri:match("^ui://.") then argerr("widget", "field 'uri' must be a ui:// URI") end
@@ -683,6 +799,7 @@ end
 
 -- After every script has loaded: tools must point at widgets that exist.
 function M._check()
+  loading = false
   local problems = {}
   for _, t in ipairs(ui_tools) do
     if not widgets[t.ui] then
@@ -718,6 +835,7 @@ local function cache_hint(fn, def)
 end
 
 function M.resource(def)
+  while_loading("resource")
   check_fields("resource", def, resource_keys)
   local uri = field("resource", def, "uri", "string")
   if uri:find("{", 1, true) then argerr("resource", "uri has a {variable}: use mcp.template") end
@@ -740,6 +858,7 @@ local template_keys = set { "uri", "uriTemplate", "name", "title", "description"
   "annotations", "icons", "_meta", "read", "complete", "cache" }
 
 function M.template(def)
+  while_loading("template")
   check_fields("template", def, template_keys)
   local uri = def.uri or def.uriTemplate
   if type(uri) ~= "string" then argerr("template", "field 'uri' missing") end
@@ -771,6 +890,7 @@ local prompt_keys = set { "name", "title", "description", "args", "arguments", "
   "_meta", "complete" }
 
 function M.prompt(def)
+  while_loading("prompt")
   check_fields("prompt", def, prompt_keys)
   local name = field("prompt", def, "name", "string")
   local get = field("prompt", def, "get", "function")
@@ -812,6 +932,7 @@ end
 --- mcp.on_reload(function(old_state) ... end): runs after a reload loaded
 --- every script, with mcp.state as carried over from the previous version.
 function M.on_reload(fn)
+  while_loading("on_reload")
   if type(fn) ~= "function" then raise("mcp.on_reload expects a function") end
   reg.on_reload = fn
 end
