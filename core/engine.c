@@ -780,7 +780,8 @@ static void script_position(lua_State *co, buf *out) {
 }
 
 /* An error object's __tostring, run on a thread of its own under the
-   call's count hook and deadline (script code: it may loop or raise).
+   call's count hook and deadline, cut to 0.1 s (script code: it may loop
+   or raise).
    Appends its string and returns true, or false. */
 static bool error_tostring(engine *e, call *c, lua_State *co, buf *out) {
   if (!lua_getmetatable(co, -1)) return false;
@@ -798,6 +799,9 @@ static bool error_tostring(engine *e, call *c, lua_State *co, buf *out) {
   lua_pushvalue(co, -2);
   lua_xmove(co, t, 2); /* the function and the error object */
   int nres = 0;
+  /* the call has failed already: a tenth of a second to say why, at most */
+  double cap = engine_now() + 0.1;
+  if (c->deadline > cap) c->deadline = cap;
   e->running = c;
   int status = lua_resume(t, L, 1, &nres);
   e->running = NULL;

@@ -394,13 +394,9 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
           int task = !tm ? TASK_NEVER : strcmp(tm, "required") == 0 ? TASK_REQUIRED : TASK_OPTIONAL;
           lua_pop(L, 1);
           r->has_tasks |= task != TASK_NEVER;
-          lua_getfield(L, e, "out_array");
-          bool out_array = lua_toboolean(L, -1);
-          lua_pop(L, 1);
           r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
                                    ref_field(L, e, "input"), ref_field(L, e, "output"), app_only,
-                                   ref_field(L, e, "headers"), task, dup_field(L, e, "where"),
-                                   out_array};
+                                   ref_field(L, e, "headers"), task, dup_field(L, e, "where")};
           r->ntools = i + 1;
           break;
         case REG_RESOURCES:

@@ -22,7 +22,6 @@ typedef struct reg_tool {
   int headers;   /* ref: its x-mcp-header params {name=, path=, type=}, or LUA_NOREF */
   int task;      /* TASK_*: may (must) it run as a task (the tasks extension) */
   char *where;   /* FILE:LINE of the handler: a result's errors name it */
-  bool out_array; /* its outputSchema is an array ({} then becomes []) */
 } reg_tool;
 enum { TASK_NEVER, TASK_OPTIONAL, TASK_REQUIRED };
 

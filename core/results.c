@@ -148,8 +148,7 @@ static void finish_tool(server *srv, call *c, int nres) {
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
   lua_pushstring(co, t->where);
-  lua_pushboolean(co, t->out_array);
-  if (!shape(srv, c, call_app(c)->tool_result, 1, 2)) return;
+  if (!shape(srv, c, call_app(c)->tool_result, 1, 1)) return;
   if (t->output != LUA_NOREF) {
     rawfield(co, -1, "isError");
     bool is_error = lua_toboolean(co, -1);

@@ -439,8 +439,8 @@ local function structured(x, where)
 end
 
 -- What the engine calls with a tool handler's return value (and the
--- handler's FILE:LINE; out_array: its outputSchema is an array).
-function M._tool_result(v, where, out_array)
+-- handler's FILE:LINE).
+function M._tool_result(v, where)
   where = where or "handler"
   local t = type(v)
   if v == nil then return { content = as_array {} } end
@@ -463,8 +463,7 @@ function M._tool_result(v, where, out_array)
     fail_at(where, "the result mixes list items (1..%d) and named fields ('%s'); return a list or a record",
             rawlen(v), tostring(named))
   end
-  if kind == "empty" then return structured(out_array and as_array {} or {}, where) end
-  if kind == "record" then return structured(v, where) end
+  if kind == "record" or kind == "empty" then return structured(v, where) end
   -- a list: of records (structured output), or of content blocks and text
   local n, records, first_other = rawlen(v), 0, nil
   for i = 1, n do
@@ -670,8 +669,7 @@ function M.tool(def)
   local info = getinfo(handler, "S")
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
     output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil,
-    where = ("%s:%d"):format(info.short_src, info.linedefined),
-    out_array = type(output) == "table" and output.type == "array" or nil }
+    where = ("%s:%d"):format(info.short_src, info.linedefined) }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",

@@ -1,0 +1,151 @@
+// results.test.mjs — README's "Results" table, row by row: what a tool handler
+// returns and the result each revision's client gets. Every successful result
+// is checked with the official SDKs' own CallToolResult schemas (v1 for a
+// 2025-11-25 session, v2 for 2026-07-28), so "valid MCP" is theirs, not ours.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { CallToolResultSchema as V2Result } from '@modelcontextprotocol/core';
+import { CallToolResultSchema as V1Result } from '@modelcontextprotocol/sdk/types.js';
+
+import { APPS, TEST_TIMEOUT, withRaw } from './helpers.mjs';
+
+const APP = path.join(APPS, 'results');
+const ROWS = 'tests/apps/results/scripts/rows.lua';
+const opts = { timeout: TEST_TIMEOUT };
+const meta = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+// Both eras on one server: a 2025 session and 2026 requests side by side.
+async function callBoth(srv, name, args = {}) {
+  const legacy = (await srv.call(`l-${name}`, 'tools/call', { name, arguments: args })).result;
+  const modern = (await srv.call(`m-${name}`, 'tools/call', { name, arguments: args, _meta: meta })).result;
+  assert.ok(legacy, `${name}: a 2025 result`);
+  assert.ok(modern, `${name}: a 2026 result`);
+  const v1 = V1Result.safeParse(legacy);
+  assert.ok(v1.success, `${name}: the v1 SDK rejects the 2025 result: ${v1.error?.message}`);
+  const v2 = V2Result.safeParse(modern);
+  assert.ok(v2.success, `${name}: the v2 SDK rejects the 2026 result: ${v2.error?.message}`);
+  assert.equal(modern.resultType, 'complete');
+  return { legacy, modern };
+}
+
+const texts = (r) => r.content.map((b) => b.text);
+
+// An isError result whose text names the handler's line of rows.lua, and matches re.
+async function failsAt(srv, name, re) {
+  const { legacy, modern } = await callBoth(srv, name);
+  for (const r of [legacy, modern]) {
+    assert.equal(r.isError, true, `${name}: isError`);
+    assert.equal(r.content.length, 1);
+    const text = r.content[0].text;
+    assert.match(text, new RegExp(`^(.*/)?${ROWS}:\\d+: `), `${name}: names the script line: ${text}`);
+    assert.match(text, re, `${name}: ${text}`);
+    assert.doesNotMatch(text, /mcp\.lua:/, `${name}: no line inside luamcp`);
+  }
+}
+
+const both = (fn) => () => withRaw([APP], async (srv) => {
+  await srv.initialize();
+  await fn(srv);
+});
+
+test('nothing: content []; a string, number or boolean: one text block', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'nothing'))) {
+    assert.deepEqual(r.content, []);
+    assert.equal(r.structuredContent, undefined);
+  }
+  for (const [name, text] of [['text', 'hello'], ['number', '42'], ['boolean', 'true']])
+    for (const r of Object.values(await callBoth(srv, name))) assert.deepEqual(texts(r), [text]);
+}));
+
+test('a block, or a list of blocks and strings: content as given (strings as text)', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'block'))) assert.deepEqual(texts(r), ['a block']);
+  for (const r of Object.values(await callBoth(srv, 'blocks'))) {
+    assert.deepEqual(r.content.map((b) => b.type), ['text', 'text', 'resource_link']);
+    assert.deepEqual(texts(r).slice(0, 2), ['one', 'two']);
+    assert.equal(r.structuredContent, undefined);
+  }
+}));
+
+test('a record: structuredContent with its JSON as the text block', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'record'))) {
+    assert.deepEqual(r.structuredContent, { id: 1, title: 'a' });
+    assert.deepEqual(JSON.parse(r.content[0].text), { id: 1, title: 'a' });
+  }
+  for (const r of Object.values(await callBoth(srv, 'empty'))) {
+    assert.deepEqual(r.structuredContent, {});
+    assert.equal(r.content[0].text, '{}');
+  }
+}));
+
+test('a list of records: structured output; wrapped as {result} for a 2025 client', opts, both(async (srv) => {
+  const rows = [{ id: 1, title: 'a' }, { id: 2, title: 'b' }];
+  const { legacy, modern } = await callBoth(srv, 'records');
+  assert.deepEqual(modern.structuredContent, rows);
+  assert.deepEqual(legacy.structuredContent, { result: rows });
+  for (const r of [legacy, modern]) assert.deepEqual(JSON.parse(r.content[0].text), rows);
+  const marked = await callBoth(srv, 'as_array');
+  assert.deepEqual(marked.modern.structuredContent, [{ id: 1 }]);
+  assert.deepEqual(marked.legacy.structuredContent, { result: [{ id: 1 }] });
+}));
+
+test('mcp.result and mcp.fail: exactly what they say', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'result'))) {
+    assert.deepEqual(texts(r), ['said']);
+    assert.deepEqual(r.structuredContent, { n: 1 });
+  }
+  for (const r of Object.values(await callBoth(srv, 'result_structured'))) {
+    assert.deepEqual(r.structuredContent, { n: 2 });
+    assert.deepEqual(JSON.parse(r.content[0].text), { n: 2 });
+  }
+  for (const r of Object.values(await callBoth(srv, 'fail'))) {
+    assert.equal(r.isError, true);
+    assert.deepEqual(texts(r), ['no gifts today']);
+  }
+}));
+
+test('values that are not MCP: isError naming the handler line, never invalid content', opts, both(async (srv) => {
+  await failsAt(srv, 'mixed', /mixes list items \(1\.\.2\) and named fields \('x'\)/);
+  await failsAt(srv, 'records_and_blocks', /mixes records with content blocks \(item 2\)/);
+  await failsAt(srv, 'fn', /returned a function/);
+  await failsAt(srv, 'thread', /returned a thread/);
+  await failsAt(srv, 'bad_block', /image block needs 'data' \(a string\)|image block needs 'mimeType'/);
+  await failsAt(srv, 'nan', /NaN or infinity.*\(at score\)/);
+  await failsAt(srv, 'deep_nan', /NaN or infinity.*\(at items\[2\]\.score\)/);
+  await failsAt(srv, 'nested_fn', /type function \(at f\)/);
+  await failsAt(srv, 'nested_mixed', /mixes list items and named fields.*\(at items\)/);
+  await failsAt(srv, 'cycle', /nesting too deep/);
+}));
+
+test('an output schema still checks what the record holds', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'checked'))) assert.deepEqual(r.structuredContent, { items: [{ id: 1 }] });
+  for (const r of Object.values(await callBoth(srv, 'checked', { bad: true }))) {
+    assert.equal(r.isError, true);
+    assert.match(r.content[0].text, /returned invalid output: items\[0\]\.id/);
+  }
+}));
+
+test('any Lua error value: FILE:LINE: message', opts, both(async (srv) => {
+  await failsAt(srv, 'err_string', /: went wrong$/);
+  await failsAt(srv, 'err_level0', /: no position$/);
+  await failsAt(srv, 'err_table', /error raised with a table: \{"code":42\}$/);
+  await failsAt(srv, 'err_message', /: table message$/);
+  await failsAt(srv, 'err_tostring', /: from tostring$/);
+  await failsAt(srv, 'err_tostring_loops', /error raised with a table/); // __tostring cut off, the server goes on
+  await failsAt(srv, 'err_nil', /error raised with a nil value$/);
+  await failsAt(srv, 'err_runtime', /attempt to index a nil value/);
+  const line = (await srv.call('r1', 'tools/call', { name: 'rpc', arguments: {} }));
+  assert.equal(line.error.code, -32001);
+  assert.equal(line.error.message, 'custom rpc');
+  assert.deepEqual(line.error.data, { why: 'test' });
+}));
+
+test('registration from a handler raises "can only be called while scripts load", the tool list is unchanged', opts, both(async (srv) => {
+  await failsAt(srv, 'register', /mcp\.tool can only be called while scripts load/);
+  const list = await srv.call('tl', 'tools/list', {});
+  assert.ok(!list.result.tools.some((t) => t.name === 'late'));
+}));
