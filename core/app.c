@@ -350,6 +350,15 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   a->tool_result = get_ref(L, module, "_tool_result");
   a->prompt_result = get_ref(L, module, "_prompt_result");
   a->resource_result = get_ref(L, module, "_resource_result");
+  lua_getfield(L, module, "_check");
+  int check = lua_gettop(L);
+  /* C's entries into mcp.lua: not for scripts (mcp._check would end loading) */
+  static const char *const private_fields[] = {"_tool_result", "_prompt_result",
+                                               "_resource_result", "_check"};
+  for (size_t i = 0; i < sizeof private_fields / sizeof *private_fields; i++) {
+    lua_pushnil(L);
+    lua_setfield(L, module, private_fields[i]);
+  }
   /* lua/mcp.lua has taken what it needs of the debug library: from here on
      every line is the app's */
   if (cfg->sandbox && !sandbox_install(L, dir, errors)) {
@@ -371,7 +380,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     }
   }
   if (!load_scripts(a, errors)) ok = false;
-  lua_getfield(L, module, "_check"); /* what only all scripts together can tell */
+  lua_pushvalue(L, check); /* what only all scripts together can tell */
   if (app_pcall(L, 0, 1, NULL) == LUA_OK) {
     for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
       lua_rawgeti(L, -1, i);

@@ -71,6 +71,8 @@ void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 
 /* {====== the client of the call (server.c) */
 const char *call_protocol_version(const call *c);
+/* The URI a resources/read call reads (NULL for other calls): ctx.uri. */
+const char *call_resource_uri(const call *c);
 /* Send notifications/message to the call's client (if its level allows). */
 void call_log(call *c, int level, const char *msg, size_t len);
 /* Send notifications/progress when the request asked for it; false if it did

@@ -511,6 +511,12 @@ static int ctx_index(lua_State *L) {
     }
     return 1;
   }
+  if (strcmp(key, "uri") == 0) { /* what a resources/read reads */
+    const char *uri = u->c ? call_resource_uri(u->c) : NULL;
+    if (uri) lua_pushstring(L, uri);
+    else lua_pushnil(L);
+    return 1;
+  }
   if (strcmp(key, "protocol_version") == 0) {
     if (u->c) lua_pushstring(L, call_protocol_version(u->c));
     else lua_pushnil(L);

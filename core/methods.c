@@ -454,8 +454,9 @@ static void handle_resources_read(server *srv, inmsg *im) {
   rawfield(call_thread(c), -1, "read");
   lua_remove(call_thread(c), -2);
   if (nargs) lua_xmove(L, call_thread(c), 1); /* template variables */
+  else lua_pushstring(call_thread(c), request_of(c)->uri); /* read(uri, ctx) */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  engine_call_start(srv->e, c, nargs + 1);
+  engine_call_start(srv->e, c, 2);
 }
 
 static void handle_prompts_get(server *srv, inmsg *im) {
@@ -571,7 +572,8 @@ static void handle_complete(server *srv, inmsg *im) {
     json_decode(co, args.p, args.n, NULL);
   else
     lua_newtable(co);
-  engine_call_start(srv->e, c, 2);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, request_of(c)->ctx_ref); /* complete(value, args, ctx) */
+  engine_call_start(srv->e, c, 3);
 done:
   buf_free(&key), buf_free(&argname), buf_free(&value);
 }

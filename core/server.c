@@ -437,6 +437,11 @@ static void ended(void *ud, call *c) {
   mrtr_free(r);
 }
 
+const char *call_resource_uri(const call *c) {
+  const request *r = request_of((call *)c);
+  return r->kind == CALL_RESOURCE ? r->uri : NULL;
+}
+
 const char *call_protocol_version(const call *c) {
   const request *r = request_of((call *)c);
   return r->cv.modern ? MODERN_VERSION : proto_name(r->cv.version);

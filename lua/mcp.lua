@@ -237,9 +237,10 @@ function object_of(fields, opts)
     if type(fs) ~= "table" then
       raise(("field '%s': expected a schema (e.g. mcp.string()), got %s"):format(name, type(fs)))
     end
+    local optional = optional_of[fs]
     if not is_builder(fs) and not is_raw_schema(fs) then fs = object_of(fs, nil) end
     props[name] = fs
-    if not optional_of[fs] then required[#required + 1] = name end
+    if not (optional or optional_of[fs]) then required[#required + 1] = name end
   end
   sort(required)
   s.properties = props
@@ -253,10 +254,14 @@ function M.object(fields, opts)
   return object_of(fields, opts)
 end
 
---- mcp.optional(schema): the same schema, not required in its object.
+--- mcp.optional(schema): a copy of the schema, not required in its object
+--- (a copy: a schema shared by two fields stays required in the other).
 function M.optional(s)
-  optional_of[s] = true
-  return s
+  if type(s) ~= "table" then raise(("mcp.optional expects a schema, got %s"):format(type(s))) end
+  local c = setmetatable({}, getmetatable(s))
+  for k, v in pairs(s) do c[k] = v end
+  optional_of[c] = true
+  return c
 end
 
 -- Raw JSON Schema tables: mark the keywords whose value is a JSON array, so
@@ -315,6 +320,7 @@ end
 function M.link(def)
   local b = { type = "resource_link" }
   for k, v in pairs(def) do b[k] = v end
+  if b.mime ~= nil then b.mimeType, b.mime = b.mimeType or b.mime, nil end -- one name: mime
   return b
 end
 --- mcp.embed{uri=, text= | blob= (raw bytes), mimeType?}: an embedded resource block.
@@ -891,6 +897,9 @@ function M.prompt(def)
   while_loading("prompt")
   check_fields("prompt", def, prompt_keys)
   local name = field("prompt", def, "name", "string")
+  if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
+    argerr("prompt", ("name '%s' must be 1-128 characters of A-Z a-z 0-9 _ . -"):format(name))
+  end
   local get = field("prompt", def, "get", "function")
   local args = def.args or def.arguments or {}
   if type(args) ~= "table" then argerr("prompt", "field 'args' must be a table") end

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { CallToolResultSchema as V2Result } from '@modelcontextprotocol/core';
 import { CallToolResultSchema as V1Result } from '@modelcontextprotocol/sdk/types.js';
 
-import { APPS, TEST_TIMEOUT, withRaw } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, RawServer, removeTemp, tempApp, withRaw } from './helpers.mjs';
 
 const APP = path.join(APPS, 'results');
 const ROWS = 'tests/apps/results/scripts/rows.lua';
@@ -149,3 +149,48 @@ test('registration from a handler raises "can only be called while scripts load"
   const list = await srv.call('tl', 'tools/list', {});
   assert.ok(!list.result.tools.some((t) => t.name === 'late'));
 }));
+
+// {=== the callbacks' shape: ctx last everywhere, the resource's URI, optional as a copy
+const API_APP = {
+  'scripts/api.lua': `local mcp = require "mcp"
+local id = mcp.string()
+mcp.tool { name = "shared", input = { must = id, maybe = mcp.optional(id) }, handler = function(a) return a.must end }
+mcp.tool { name = "private", handler = function() return tostring(mcp._tool_result) .. " " .. tostring(mcp._check) end }
+mcp.resource { uri = "test://r", name = "r", read = function(uri, ctx) return uri .. " " .. tostring(ctx.uri) end }
+mcp.template { uri = "test://t/{id}", name = "t", read = function(p, ctx) return p.id .. " " .. ctx.uri end,
+  complete = { id = function(prefix, args, ctx) return { prefix .. "-" .. ctx.protocol_version } end } }
+`,
+};
+
+test('callbacks: read(uri, ctx) and ctx.uri, complete(value, args, ctx), mcp.optional copies, shapers private', opts, async () => {
+  const dir = await tempApp(API_APP);
+  try {
+    await withRaw([dir], async (srv) => {
+      await srv.initialize();
+      const list = (await srv.call(1, 'tools/list', {})).result.tools;
+      assert.deepEqual(list.find((t) => t.name === 'shared').inputSchema.required, ['must']);
+      const r = (await srv.call(2, 'resources/read', { uri: 'test://r' })).result;
+      assert.equal(r.contents[0].text, 'test://r test://r');
+      const t = (await srv.call(3, 'resources/read', { uri: 'test://t/7' })).result;
+      assert.equal(t.contents[0].text, '7 test://t/7');
+      const c = (await srv.call(4, 'completion/complete', { ref: { type: 'ref/resource', uri: 'test://t/{id}' }, argument: { name: 'id', value: 'a' } })).result;
+      assert.deepEqual(c.completion.values, ['a-2025-11-25']);
+      const p = (await srv.call(5, 'tools/call', { name: 'private', arguments: {} })).result;
+      assert.equal(p.content[0].text, 'nil nil');
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('a prompt name is checked as a tool name is', opts, async () => {
+  const dir = await tempApp({ 'scripts/p.lua': 'local mcp = require "mcp"\nmcp.prompt { name = "has space", get = function() return "x" end }\n' });
+  try {
+    const srv = new RawServer(['--no-watch', dir]);
+    const code = await srv.exited;
+    assert.notEqual(code, 0);
+    assert.match(srv.stderr, /p\.lua:2: mcp\.prompt: name 'has space' must be 1-128 characters/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
