@@ -33,9 +33,7 @@ set(_validate_draft7_format_claimed
   optional/format/relative-json-pointer.json optional/format/time.json
   optional/format/uri-reference.json optional/format/uri.json)
 set(_validate_ours defs.json items-rest.json prefixItems.json ref-2020.json
-    anchor.json dependentRequired.json dependentSchemas.json maxContains.json
-    minContains.json unevaluatedItems.json unevaluatedProperties.json
-    pattern-ecma.json)
+    applicators-2020.json unevaluated-2020.json anchor-2020.json pattern-ecma.json)
 set(_validate_ours_format format-2020.json)
 set(_validate_suite_args)
 if(EXISTS ${LUAMCP_SCHEMA_SUITE_DIR}/type.json)
