@@ -7,13 +7,14 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 
 /* The first match limit tried, and the factor between tries. */
 #define FIRST_UNITS 1000UL
-#define UNITS_FACTOR 16UL
+#define UNITS_FACTOR 8UL
 /* The heap (KiB) one match may use for backtracking frames. */
 #define HEAP_KIB 16384
 /* A format "regex" value comes from a client: its length is bounded. */
@@ -329,9 +330,16 @@ static mstate *state_of(lua_State *L) {
   return m->md && m->mc ? m : NULL;
 }
 
+static double monotonic_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int schema_regex_match(lua_State *L, const schema_regex *re, const char *s, size_t n,
-                       unsigned long max_units, unsigned long *units) {
+                       unsigned long max_units, double deadline, unsigned long *units) {
   *units = 0;
+  if (max_units > SCHEMA_REGEX_MAX_UNITS) max_units = SCHEMA_REGEX_MAX_UNITS;
   luaL_checkstack(L, 2, NULL);
   mstate *m = state_of(L);
   if (!m) return REGEX_LIMIT;
@@ -356,6 +364,7 @@ int schema_regex_match(lua_State *L, const schema_regex *re, const char *s, size
       return REGEX_LIMIT; /* the heap limit, or no memory */
     }
     if (limit >= max_units || !m->md) return REGEX_LIMIT;
+    if (deadline > 0 && monotonic_now() >= deadline) return REGEX_TIME;
     limit = max_units / UNITS_FACTOR < limit ? max_units : limit * UNITS_FACTOR;
   }
 }

@@ -35,16 +35,24 @@ bool schema_regex_valid(const char *src, size_t n, buf *err);
 const schema_regex *schema_regex_get(lua_State *L, int holder, int str, buf *err);
 
 /* Match results. */
-enum { REGEX_NO = 0, REGEX_YES = 1, REGEX_LIMIT = -1 };
+enum { REGEX_NO = 0, REGEX_YES = 1, REGEX_LIMIT = -1, REGEX_TIME = -2 };
+
+/* The most backtracking units one match may take (about 0.2 s): a
+   pattern that needs more for one string is too complex, whatever the
+   budget. */
+#define SCHEMA_REGEX_MAX_UNITS 16000000UL
 
 /* Search the subject (UTF-8; invalid UTF-8 never matches) for the
-   pattern, unanchored, spending at most max_units of PCRE2's match limit
-   (backtracking steps; the heap it may use is bounded too). Tries with a
-   small limit first and retries with 16 times more until max_units, so
-   *units (the sum of the limits tried before the answer) bounds the work
-   done within a factor of about 16. REGEX_LIMIT when max_units (or the
-   heap bound) was not enough: the caller answers "too complex". */
+   pattern, unanchored, spending at most max_units (capped at
+   SCHEMA_REGEX_MAX_UNITS) of PCRE2's match limit (backtracking steps; the
+   heap it may use, 16 MiB, is bounded too). Tries with a small limit
+   first and retries with 8 times more until max_units, so *units (the sum
+   of the limits tried, 0 when the first small try answered) bounds the
+   work done within a factor of about 8. Between tries it reads the clock:
+   REGEX_TIME once past deadline (CLOCK_MONOTONIC seconds; 0: none).
+   REGEX_LIMIT when max_units (or the heap bound) was not enough. Either
+   way the caller answers "too complex". */
 int schema_regex_match(lua_State *L, const schema_regex *re, const char *s, size_t n,
-                       unsigned long max_units, unsigned long *units);
+                       unsigned long max_units, double deadline, unsigned long *units);
 
 #endif
