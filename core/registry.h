@@ -73,6 +73,7 @@ typedef struct registry {
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
   bool has_tasks; /* a tool may run as a task: discover advertises the extension */
+  bool assert_format; /* app.lua schema = { format = "assert" }: format is checked */
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
   /* initialize result minus protocolVersion, per version: `"capabilities":...}` */
