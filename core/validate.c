@@ -383,8 +383,10 @@ static int subschema_kind(int kw) {
   }
 }
 
-/* Note one name of the schema at s in the map at map (the first one wins). */
-static void note_name(lua_State *L, int map, int s, const char *prefix, int str) {
+/* Note one name of the schema at s (depth levels below the root) in the
+   map at map: the one nearest the root wins, so that the answer does not
+   depend on the order pairs() meets names used twice; depths at map + 2. */
+static void note_name(lua_State *L, int map, int s, const char *prefix, int str, int depth) {
   if (lua_type(L, str) != LUA_TSTRING) return;
   lua_pushstring(L, prefix);
   lua_pushvalue(L, str);
@@ -395,34 +397,42 @@ static void note_name(lua_State *L, int map, int s, const char *prefix, int str)
     lua_pushlstring(L, k, n - 1);
     lua_replace(L, -2);
   }
-  lua_pushvalue(L, -1);
-  if (lua_rawget(L, map) == LUA_TNIL) {
-    lua_pop(L, 1);
+  int key = lua_gettop(L), depths = map + 2;
+  lua_pushvalue(L, key);
+  int t = lua_rawget(L, depths);
+  if (t == LUA_TNIL || lua_tointeger(L, -1) > depth) {
+    lua_pushvalue(L, key);
+    lua_pushinteger(L, depth);
+    lua_rawset(L, depths);
+    lua_pushvalue(L, key);
     lua_pushvalue(L, s);
     lua_rawset(L, map);
-  } else {
-    lua_pop(L, 2);
   }
+  lua_settop(L, key - 1);
+}
+
+/* Is this the first time the table at s is met (noting it in the set at seen)? */
+static bool first_visit(lua_State *L, int seen, int s) {
+  lua_pushvalue(L, s);
+  bool met = lua_rawget(L, seen) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (met) return false;
+  lua_pushvalue(L, s);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  return true;
 }
 
 static void gather_names(lua_State *L, int s, int map, int seen, int depth) {
   if (!lua_istable(L, s) || depth > MAX_DEPTH || !lua_checkstack(L, 8)) return;
-  lua_pushvalue(L, s);
-  if (lua_rawget(L, seen) != LUA_TNIL) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pop(L, 1);
-  lua_pushvalue(L, s);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, seen);
+  if (!first_visit(L, seen, s)) return;
   lua_getfield(L, s, "$anchor");
-  note_name(L, map, s, "#", lua_gettop(L));
+  note_name(L, map, s, "#", lua_gettop(L), depth);
   lua_getfield(L, s, "$dynamicAnchor");
-  note_name(L, map, s, "#", lua_gettop(L));
+  note_name(L, map, s, "#", lua_gettop(L), depth);
   lua_getfield(L, s, "$id");
   int id = lua_gettop(L);
-  if (lua_type(L, id) == LUA_TSTRING) note_name(L, map, s, "", id); /* "#x" too (draft-07) */
+  note_name(L, map, s, "", id, depth); /* "#x" too (draft-07) */
   lua_settop(L, id - 3);
   lua_pushnil(L);
   while (lua_next(L, s)) {
@@ -461,6 +471,7 @@ static bool name_push(lua_State *L, int root, const char *k, size_t n) {
       lua_settop(L, maps);
       lua_newtable(L);
       lua_newtable(L); /* the tables seen */
+      lua_newtable(L); /* each name's depth */
       gather_names(L, root, map, map + 1, 0);
       lua_settop(L, map);
       lua_pushvalue(L, root);
@@ -2363,15 +2374,7 @@ static void unenforced_note(walker *w, buf *out, int *count, const char *what) {
 static void unenforced_node(walker *w, int s, int seen, buf *out, int *count) {
   lua_State *L = w->L;
   if (!lua_istable(L, s) || w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS)) return;
-  lua_pushvalue(L, s);
-  if (lua_rawget(L, seen) != LUA_TNIL) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pop(L, 1);
-  lua_pushvalue(L, s);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, seen);
+  if (!first_visit(L, seen, s)) return;
   static const char *const notes[][2] = {
     {"$dynamicRef", "$dynamicRef is resolved as a $ref (no dynamic scope)"},
     {"$recursiveRef", "$recursiveRef is not supported (ignored)"},
