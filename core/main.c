@@ -36,7 +36,7 @@ static const char usage[] =
     "  luamcp --help | --version\n"
     "\n"
     "An app DIR holds scripts/*.lua (tools, resources, prompts), widgets/, and an\n"
-    "optional app.lua (name, version, title, instructions).\n"
+    "optional app.lua (name, version, title, instructions, schema = { format = \"assert\" }).\n"
     "\n"
     "Options:\n"
     "  --page-size N       items per page of tools/list etc. (default 100)\n"
