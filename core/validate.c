@@ -1165,6 +1165,13 @@ static bool validate_string(walker *w, int self, const int *slot, int v) {
   return true;
 }
 
+/* additionalProperties or unevaluatedProperties false: the member at key. */
+static bool fail_unexpected(walker *w, int key) {
+  if (lua_type(w->L, key) == LUA_TSTRING)
+    return failf(w, "unexpected property '%s'", lua_tostring(w->L, key));
+  return failf(w, "unexpected property");
+}
+
 /* dependentRequired (schemas false), dependentSchemas or draft-07's
    dependencies (schemas true: a member's value may be either): for each
    member of the map at x that the object at v has, the names it requires
@@ -1271,11 +1278,7 @@ static bool validate_object(walker *w, const int *slot, int v) {
         }
       }
       if (!named && !matched && extra) {
-        if (refuse) {
-          if (lua_type(L, key) == LUA_TSTRING)
-            return failf(w, "unexpected property '%s'", lua_tostring(L, key));
-          return failf(w, "unexpected property");
-        }
+        if (refuse) return fail_unexpected(w, key);
         if (!validate_member(w, extra, val, key)) return false;
       }
       lua_settop(L, key);
@@ -1790,11 +1793,7 @@ static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_I
     int key = lua_gettop(L) - 1, val = key + 1;
     lua_pushvalue(L, key);
     if (lua_rawget(L, e.set) == LUA_TNIL) {
-      if (refuse) {
-        if (lua_type(L, key) == LUA_TSTRING)
-          return failf(w, "unexpected property '%s'", lua_tostring(L, key));
-        return failf(w, "unexpected property");
-      }
+      if (refuse) return fail_unexpected(w, key);
       if (!validate_member(w, x, val, key)) return false;
     }
     lua_settop(L, key);
