@@ -5,4 +5,6 @@ return {
   title = "Gift ideas",
   instructions = "Use suggest_gifts to find presents within a budget. "
     .. "The gift catalog is the resource mcp://gift-server/resources/gift_catalog.",
+  -- schema = { format = "assert" }, -- check JSON Schema `format` (email, date-time, ...);
+  --                                 -- by default it is an annotation, as 2020-12 says
 }

@@ -85,13 +85,23 @@ static int core_schema_check(lua_State *L) {
   return ok ? 1 : 2;
 }
 
-/* validate(schema, value) -> true | false, message */
+/* validate(schema, value [, {format = "assert"}]) -> true | false, message */
 static int core_validate(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checkany(L, 2);
+  schema_limits lim = {0};
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_getfield(L, 3, "format");
+    const char *f = lua_tostring(L, -1);
+    if (f && strcmp(f, "assert") == 0) lim.assert_format = true;
+    else if (f && strcmp(f, "annotate") != 0) return luaL_argerror(L, 3, "format must be \"assert\" or \"annotate\"");
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
   buf err;
   buf_init(&err);
-  bool ok = schema_validate(L, 1, 2, &err);
+  bool ok = schema_validate_limited(L, 1, 2, &err, &lim);
   lua_pushboolean(L, ok);
   if (!ok) lua_pushlstring(L, err.p ? err.p : "", err.len);
   buf_free(&err);

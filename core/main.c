@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lauxlib.h>
+#include <lua.h>
+
 #include "app.h"
 #include "request_state.h"
 #include "server.h"
@@ -19,6 +22,7 @@
 #include "reload.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
+#include "validate.h"
 
 static const char usage[] =
     "luamcp " LUAMCP_VERSION " — MCP servers written in Lua\n"
@@ -32,7 +36,7 @@ static const char usage[] =
     "  luamcp --help | --version\n"
     "\n"
     "An app DIR holds scripts/*.lua (tools, resources, prompts), widgets/, and an\n"
-    "optional app.lua (name, version, title, instructions).\n"
+    "optional app.lua (name, version, title, instructions, schema = { format = \"assert\" }).\n"
     "\n"
     "Options:\n"
     "  --page-size N       items per page of tools/list etc. (default 100)\n"
@@ -449,6 +453,29 @@ static int cmd_check(options *o) {
   app *a = load_or_report(o->args[0], &o->server.app);
   if (!a) return 1;
   const registry *r = a->reg;
+  /* what the validator will not enforce: a warning, not a problem */
+  buf notes;
+  buf_init(&notes);
+  for (size_t i = 0; i < r->ntools; i++) {
+    const reg_tool *t = &r->tools[i];
+    const int refs[2] = {t->input, t->output};
+    for (int k = 0; k < 2; k++) {
+      if (refs[k] == LUA_NOREF || refs[k] == LUA_REFNIL) continue;
+      lua_rawgeti(a->L, LUA_REGISTRYINDEX, refs[k]);
+      notes.len = 0;
+      if (schema_unenforced(a->L, -1, r->assert_format, &notes) > 0) {
+        buf_putc(&notes, '\0');
+        for (char *line = notes.p, *next; line; line = next) {
+          next = strchr(line, '\n');
+          if (next) *next++ = '\0';
+          fprintf(stderr, "%s: warning: tool '%s' %s: %s\n", o->args[0], t->name,
+                  k ? "outputSchema" : "inputSchema", line);
+        }
+      }
+      lua_pop(a->L, 1);
+    }
+  }
+  buf_free(&notes);
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],
          r->ntools, r->nresources, r->ntemplates, r->nprompts);
   app_free(a);

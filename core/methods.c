@@ -339,7 +339,8 @@ static void handle_tools_call(server *srv, inmsg *im) {
   /* validation runs before the call (and its count hook) starts: it gets
      the call's time, and steps in proportion to the arguments' size */
   schema_limits lim = {.deadline = engine_now() + srv->opt.engine.call_timeout,
-                       .max_steps = SCHEMA_DEFAULT_STEPS + 4 * (unsigned long)f[1].n};
+                       .max_steps = SCHEMA_DEFAULT_STEPS + 4 * (unsigned long)f[1].n,
+                       .assert_format = engine_app(srv->e)->reg->assert_format};
   bool valid = schema_validate_frozen_limited(L, -1, -2, &err, &lim);
   lua_pop(L, 1);
   if (!valid) {

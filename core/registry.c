@@ -317,6 +317,31 @@ static void encode_list_cache(lua_State *L, registry *r, int info_idx, bool watc
   r->list_cache = buf_take(&b, &r->list_cache_len);
 }
 
+/* app.lua's schema = { format = "assert" | "annotate" }: whether the
+   validator checks format (JSON Schema makes it an annotation by default). */
+static bool read_schema_options(lua_State *L, registry *r, int info_idx, buf *err) {
+  if (!info_idx) return true;
+  int t = lua_getfield(L, info_idx, "schema");
+  bool ok = true;
+  if (t == LUA_TTABLE) {
+    if (lua_getfield(L, -1, "format") == LUA_TSTRING) {
+      const char *f = lua_tostring(L, -1);
+      if (strcmp(f, "assert") == 0) r->assert_format = true;
+      else ok = strcmp(f, "annotate") == 0;
+    } else {
+      ok = lua_isnil(L, -1);
+    }
+    lua_pop(L, 1);
+  } else {
+    ok = t == LUA_TNIL;
+  }
+  lua_pop(L, 1);
+  if (!ok)
+    buf_puts(err, "app.lua: schema must be a table like { format = \"assert\" } "
+                  "(format: \"assert\" or \"annotate\")\n");
+  return ok;
+}
+
 /* The 2026-07-28 fragments: the serverInfo every modern result carries,
    and server/discover (capabilities as initialize declares them). */
 static void encode_modern(lua_State *L, registry *r, int info_idx) {
@@ -433,6 +458,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   encode_list_cache(L, r, info_idx, declare_all);
   encode_modern(L, r, info_idx);
+  if (ok && !read_schema_options(L, r, info_idx, err)) ok = false;
   if (!ok) {
     registry_free(r, L);
     return NULL;

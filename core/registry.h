@@ -77,6 +77,7 @@ typedef struct registry {
      prompts and resources always when watching, since a reload may add them */
   bool declares_prompts, declares_resources;
   bool has_tasks; /* a tool may run as a task: discover advertises the extension */
+  bool assert_format; /* app.lua schema = { format = "assert" }: format is checked */
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
   /* initialize result minus protocolVersion, per version: `"capabilities":...}` */

@@ -161,7 +161,9 @@ static void finish_tool(server *srv, call *c, int nres) {
       bool ok = !lua_isnil(co, -1);
       if (!ok) buf_puts(&err, "the tool declares an outputSchema but returned no structured content");
       else if (!schema_validate_frozen_limited(
-                   co, -2, -1, &err, &(schema_limits){.deadline = engine_now() + call_time_left(c)}))
+                   co, -2, -1, &err,
+                   &(schema_limits){.deadline = engine_now() + call_time_left(c),
+                                    .assert_format = call_app(c)->reg->assert_format}))
         ok = false;
       lua_pop(co, 2);
       if (!ok) {

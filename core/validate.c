@@ -10,10 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include <lauxlib.h>
 #include <lua.h>
 
 #include "json.h"
+#include "schema_format.h"
+#include "schema_regex.h"
 
 /* Schema applications may nest this deep (one level per subschema entered
    or $ref followed); past it we assume a $ref cycle. A decoded value nests
@@ -41,37 +45,58 @@
 /* The order here is the order keywords are applied in, which decides the
    message when a value breaks several. */
 enum {
-  KW_SCHEMA, KW_REF, KW_TYPE, KW_ENUM, KW_CONST,
+  KW_SCHEMA, KW_REF, KW_DYNAMICREF, KW_TYPE, KW_ENUM, KW_CONST,
   KW_MINIMUM, KW_EXCLUSIVEMINIMUM, KW_MAXIMUM, KW_EXCLUSIVEMAXIMUM,
-  KW_MULTIPLEOF, KW_MINLENGTH, KW_MAXLENGTH,
-  KW_REQUIRED, KW_MINPROPERTIES, KW_MAXPROPERTIES, KW_PROPERTIES,
-  KW_ADDITIONALPROPERTIES,
+  KW_MULTIPLEOF, KW_MINLENGTH, KW_MAXLENGTH, KW_PATTERN, KW_FORMAT,
+  KW_REQUIRED, KW_DEPENDENTREQUIRED, KW_MINPROPERTIES, KW_MAXPROPERTIES, KW_PROPERTIES,
+  KW_PATTERNPROPERTIES, KW_ADDITIONALPROPERTIES, KW_PROPERTYNAMES, KW_DEPENDENTSCHEMAS,
+  KW_DEPENDENCIES,
   KW_MINITEMS, KW_MAXITEMS, KW_PREFIXITEMS, KW_ITEMS, KW_ADDITIONALITEMS,
-  KW_UNIQUEITEMS,
-  KW_ALLOF, KW_ANYOF, KW_ONEOF, KW_NOT,
+  KW_UNIQUEITEMS, KW_CONTAINS, KW_MINCONTAINS, KW_MAXCONTAINS,
+  KW_ALLOF, KW_ANYOF, KW_ONEOF, KW_NOT, KW_IF, KW_THEN, KW_ELSE,
+  KW_UNEVALUATEDPROPERTIES, KW_UNEVALUATEDITEMS,
   KW_DEFS, KW_DEFINITIONS,
   KW_N
 };
+/* the keyword cache keeps a bitmask of a node's keywords in a lua_Integer */
+_Static_assert(KW_N < 63, "too many keywords for the cache's mask");
 
 #define KW(s) {s, sizeof(s) - 1}
 static const struct { const char *name; size_t len; } keywords[KW_N] = {
-  KW("$schema"), KW("$ref"), KW("type"), KW("enum"), KW("const"),
+  KW("$schema"), KW("$ref"), KW("$dynamicRef"), KW("type"), KW("enum"), KW("const"),
   KW("minimum"), KW("exclusiveMinimum"), KW("maximum"), KW("exclusiveMaximum"),
-  KW("multipleOf"), KW("minLength"), KW("maxLength"),
-  KW("required"), KW("minProperties"), KW("maxProperties"), KW("properties"),
-  KW("additionalProperties"),
-  KW("minItems"), KW("maxItems"), KW("prefixItems"), KW("items"),
-  KW("additionalItems"), KW("uniqueItems"),
-  KW("allOf"), KW("anyOf"), KW("oneOf"), KW("not"),
+  KW("multipleOf"), KW("minLength"), KW("maxLength"), KW("pattern"), KW("format"),
+  KW("required"), KW("dependentRequired"), KW("minProperties"), KW("maxProperties"),
+  KW("properties"), KW("patternProperties"), KW("additionalProperties"), KW("propertyNames"),
+  KW("dependentSchemas"), KW("dependencies"),
+  KW("minItems"), KW("maxItems"), KW("prefixItems"), KW("items"), KW("additionalItems"),
+  KW("uniqueItems"), KW("contains"), KW("minContains"), KW("maxContains"),
+  KW("allOf"), KW("anyOf"), KW("oneOf"), KW("not"), KW("if"), KW("then"), KW("else"),
+  KW("unevaluatedProperties"), KW("unevaluatedItems"),
   KW("$defs"), KW("definitions"),
 };
 #undef KW
 
+/* keyword_id's index: the first keyword of each (length, first byte), and
+   the next one of the same pair; built once. */
+#define KW_MAXLEN 24
+static signed char kw_first[KW_MAXLEN][128], kw_next[KW_N];
+static pthread_once_t kw_once = PTHREAD_ONCE_INIT;
+
+static void kw_index(void) {
+  memset(kw_first, -1, sizeof kw_first);
+  for (int i = KW_N - 1; i >= 0; i--) {
+    signed char *f = &kw_first[keywords[i].len][(unsigned char)keywords[i].name[0]];
+    kw_next[i] = *f;
+    *f = (signed char)i;
+  }
+}
+
 static int keyword_id(const char *s, size_t n) {
-  for (int i = 0; i < KW_N; i++)
-    if (keywords[i].len == n && keywords[i].name[0] == s[0] &&
-        memcmp(keywords[i].name, s, n) == 0)
-      return i;
+  if (n >= KW_MAXLEN || (unsigned char)s[0] >= 128) return -1;
+  pthread_once(&kw_once, kw_index);
+  for (int i = kw_first[n][(unsigned char)s[0]]; i >= 0; i = kw_next[i])
+    if (memcmp(keywords[i].name, s, n) == 0) return i;
   return -1;
 }
 
@@ -132,11 +157,11 @@ static void cached_keywords(lua_State *L, int cache, int s, int slot[KW_N]) {
     lua_Integer mask = lua_tointeger(L, -1);
     lua_pop(L, 1);
     memset(slot, 0, KW_N * sizeof *slot);
-    for (int kw = 0; kw < KW_N; kw++)
-      if (mask & ((lua_Integer)1 << kw)) {
-        lua_rawgeti(L, c, kw + 2);
-        slot[kw] = lua_gettop(L);
-      }
+    for (unsigned long long m = (unsigned long long)mask; m; m &= m - 1) {
+      int kw = __builtin_ctzll(m);
+      lua_rawgeti(L, c, kw + 2);
+      slot[kw] = lua_gettop(L);
+    }
     return; /* the compiled table stays below the values: popped with them */
   }
   lua_pop(L, 1);
@@ -331,14 +356,166 @@ static void push_token(lua_State *L, const char *t, const char *end) {
   luaL_pushresult(&b);
 }
 
-/* Push what the local reference ref (a URI fragment holding a JSON pointer:
-   "#", "#/$defs/x", "#/a~1b/c%25d") names in the root schema at root.
-   Returns false, pushing nothing, when it is not local or names nothing.
-   (The fragment is %-decoded first, then split: RFC 6901, section 6.) */
+/* {====== anchors and identifiers
+   "$ref": "#name" names the subschema with "$anchor" (or "$dynamicAnchor")
+   "name", or, in draft-06/07, "$id": "#name"; "$ref": "URI[#...]" names
+   the subschema whose "$id" is exactly URI (no relative resolution). Both
+   are found by one walk over the root's subschemas, remembered per root
+   (weakly): "#name" -> subschema, "URI" -> subschema. */
+
+static const char anchor_key = 0; /* its address names the anchor maps in the registry */
+
+/* Does the schema keyword named k hold a schema, a map or an array of them? */
+enum { SUB_NONE, SUB_ONE, SUB_MAP, SUB_LIST };
+static int subschema_kind(int kw) {
+  switch (kw) {
+    case KW_PROPERTIES: case KW_PATTERNPROPERTIES: case KW_DEFS: case KW_DEFINITIONS:
+    case KW_DEPENDENTSCHEMAS: case KW_DEPENDENCIES:
+      return SUB_MAP;
+    case KW_ALLOF: case KW_ANYOF: case KW_ONEOF: case KW_PREFIXITEMS:
+      return SUB_LIST;
+    case KW_ITEMS: case KW_ADDITIONALITEMS: case KW_ADDITIONALPROPERTIES: case KW_NOT:
+    case KW_IF: case KW_THEN: case KW_ELSE: case KW_CONTAINS: case KW_PROPERTYNAMES:
+    case KW_UNEVALUATEDPROPERTIES: case KW_UNEVALUATEDITEMS:
+      return SUB_ONE;
+    default:
+      return SUB_NONE;
+  }
+}
+
+/* Note one name of the schema at s (depth levels below the root) in the
+   map at map: the one nearest the root wins, so that the answer does not
+   depend on the order pairs() meets names used twice; depths at map + 2. */
+static void note_name(lua_State *L, int map, int s, const char *prefix, int str, int depth) {
+  if (lua_type(L, str) != LUA_TSTRING) return;
+  lua_pushstring(L, prefix);
+  lua_pushvalue(L, str);
+  lua_concat(L, 2);
+  size_t n;
+  const char *k = lua_tolstring(L, -1, &n);
+  if (!*prefix && n > 1 && k[n - 1] == '#') { /* "URI#" is "URI" */
+    lua_pushlstring(L, k, n - 1);
+    lua_replace(L, -2);
+  }
+  int key = lua_gettop(L), depths = map + 2;
+  lua_pushvalue(L, key);
+  int t = lua_rawget(L, depths);
+  if (t == LUA_TNIL || lua_tointeger(L, -1) > depth) {
+    lua_pushvalue(L, key);
+    lua_pushinteger(L, depth);
+    lua_rawset(L, depths);
+    lua_pushvalue(L, key);
+    lua_pushvalue(L, s);
+    lua_rawset(L, map);
+  }
+  lua_settop(L, key - 1);
+}
+
+/* Is this the first time the table at s is met (noting it in the set at seen)? */
+static bool first_visit(lua_State *L, int seen, int s) {
+  lua_pushvalue(L, s);
+  bool met = lua_rawget(L, seen) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (met) return false;
+  lua_pushvalue(L, s);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  return true;
+}
+
+static void gather_names(lua_State *L, int s, int map, int seen, int depth) {
+  if (!lua_istable(L, s) || depth > MAX_DEPTH || !lua_checkstack(L, 8)) return;
+  if (!first_visit(L, seen, s)) return;
+  lua_getfield(L, s, "$anchor");
+  note_name(L, map, s, "#", lua_gettop(L), depth);
+  lua_getfield(L, s, "$dynamicAnchor");
+  note_name(L, map, s, "#", lua_gettop(L), depth);
+  lua_getfield(L, s, "$id");
+  int id = lua_gettop(L);
+  note_name(L, map, s, "", id, depth); /* "#x" too (draft-07) */
+  lua_settop(L, id - 3);
+  lua_pushnil(L);
+  while (lua_next(L, s)) {
+    int key = lua_gettop(L) - 1, val = key + 1, kind = SUB_NONE;
+    if (lua_type(L, key) == LUA_TSTRING) {
+      size_t n;
+      const char *k = lua_tolstring(L, key, &n);
+      int kw = keyword_id(k, n);
+      if (kw >= 0) kind = subschema_kind(kw);
+      if (kind == SUB_ONE && kw == KW_ITEMS && lua_istable(L, val) && json_table_array_len(L, val) > 0)
+        kind = SUB_LIST; /* draft-07 tuple items */
+    }
+    if (kind == SUB_ONE) {
+      gather_names(L, val, map, seen, depth + 1);
+    } else if ((kind == SUB_MAP || kind == SUB_LIST) && lua_istable(L, val)) {
+      lua_pushnil(L);
+      while (lua_next(L, val)) {
+        gather_names(L, lua_gettop(L), map, seen, depth + 1);
+        lua_pop(L, 1);
+      }
+    }
+    lua_settop(L, key);
+  }
+}
+
+/* Push the subschema the name (an "#anchor" or an "$id" URI) [k, k+n)
+   names in the root at root, or nothing (false). The map is rebuilt once
+   when a name is missing from it: the root may have changed since. */
+static bool name_push(lua_State *L, int root, const char *k, size_t n) {
+  push_weak_table(L, &anchor_key);
+  int maps = lua_gettop(L), map = maps + 1;
+  lua_pushvalue(L, root);
+  bool fresh = lua_rawget(L, maps) != LUA_TTABLE;
+  for (;;) {
+    if (fresh) {
+      lua_settop(L, maps);
+      lua_newtable(L);
+      lua_newtable(L); /* the tables seen */
+      lua_newtable(L); /* each name's depth */
+      gather_names(L, root, map, map + 1, 0);
+      lua_settop(L, map);
+      lua_pushvalue(L, root);
+      lua_pushvalue(L, map);
+      lua_rawset(L, maps);
+    }
+    lua_pushlstring(L, k, n);
+    if (lua_rawget(L, map) != LUA_TNIL) {
+      lua_replace(L, maps);
+      lua_settop(L, maps);
+      return true;
+    }
+    if (fresh) {
+      lua_settop(L, maps - 1);
+      return false;
+    }
+    fresh = true;
+  }
+}
+
+/* }====== */
+
+/* Push what the reference ref names in the root schema at root: "#" and
+   "#/json/pointer" (%-decoded first, then split: RFC 6901, section 6),
+   "#anchor", or "URI", "URI#/pointer", "URI#anchor" for a URI some $id
+   names exactly. Returns false, pushing nothing, when it names nothing. */
 static bool ref_push(lua_State *L, int root, const char *ref, size_t n) {
-  if (n == 0 || ref[0] != '#') return false;
+  if (n == 0) return false;
   int top = lua_gettop(L);
+  const char *hash = memchr(ref, '#', n);
+  int base = root;
+  if (hash != ref) { /* a URI first: an $id must name it */
+    if (!name_push(L, root, ref, hash ? (size_t)(hash - ref) : n)) return false;
+    base = lua_gettop(L);
+    if (!hash || (size_t)(hash - ref) + 1 == n) return true;
+    n -= (size_t)(hash - ref);
+    ref = hash;
+  }
   const char *p = ref + 1, *end = ref + n;
+  if (p < end && *p != '/') { /* "#name": an anchor */
+    if (!name_push(L, root, ref, n)) goto fail;
+    if (lua_gettop(L) > top + 1) lua_replace(L, top + 1);
+    return true;
+  }
   if (memchr(p, '%', (size_t)(end - p))) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
@@ -357,8 +534,7 @@ static bool ref_push(lua_State *L, int root, const char *ref, size_t n) {
     p = lua_tolstring(L, -1, &dn);
     end = p + dn;
   }
-  if (p < end && *p != '/') goto fail; /* "#name": an anchor */
-  lua_pushvalue(L, root);
+  lua_pushvalue(L, base);
   while (p < end) {
     const char *t = ++p;
     while (p < end && *p != '/') p++;
@@ -374,7 +550,10 @@ static bool ref_push(lua_State *L, int root, const char *ref, size_t n) {
     if (lua_isnil(L, -1)) goto fail;
     lua_replace(L, cur);
   }
-  if (lua_gettop(L) > top + 1) lua_replace(L, top + 1); /* drop the decoded text */
+  if (lua_gettop(L) > top + 1) { /* drop the base and the decoded text */
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+  }
   return true;
 fail:
   lua_settop(L, top);
@@ -417,6 +596,7 @@ typedef struct walker {
   int quiet;      /* > 0 while trying anyOf/oneOf/not branches: no messages */
   bool fatal;     /* a broken schema, the depth limit or the budget: stop, even under not */
   bool ref_alone; /* draft-06/07: a $ref hides its sibling keywords */
+  bool assert_format; /* format is an assertion, not an annotation */
   int depth, npath;
   /* the budget: steps taken, the most allowed, when to look again */
   unsigned long steps, max_steps, next_check;
@@ -575,6 +755,7 @@ static void budget_start(walker *w) {
 static void budget_init(walker *w, const schema_limits *lim) {
   w->max_steps = lim && lim->max_steps ? lim->max_steps : SCHEMA_DEFAULT_STEPS;
   w->deadline = lim ? lim->deadline : 0;
+  w->assert_format = lim && lim->assert_format;
   budget_start(w);
 }
 
@@ -597,6 +778,33 @@ static bool budget_check(walker *w) {
 static inline bool spend(walker *w, unsigned long n) {
   w->steps += n;
   return w->steps < w->next_check || budget_check(w);
+}
+
+/* A regex match spends steps too: its bytes, and PCRE2's backtracking
+   units beyond the first cheap try (REGEX_UNITS_PER_STEP to a step, about
+   what a walker step costs in time). A match that would need more units
+   than the budget has left is stopped by PCRE2's match limit and ends the
+   validation as "too complex", like the budget itself. */
+#define REGEX_UNITS_PER_STEP 16UL /* PCRE2: ~14 ns a unit; a step: ~150-250 ns */
+
+/* Does the pattern string at pat (held by the table at holder) match
+   [s, s+n)? 1 or 0; -1 when the budget ran out (fatal); -3 when the
+   pattern does not compile (an unchecked schema: ignored). */
+static int regex_test(walker *w, int holder, int pat, const char *s, size_t n) {
+  const schema_regex *re = schema_regex_get(w->L, holder, pat, NULL);
+  if (!re) return -3;
+  unsigned long room = w->steps < w->max_steps ? w->max_steps - w->steps : 0, units;
+  unsigned long max_units = room > SCHEMA_REGEX_MAX_UNITS / REGEX_UNITS_PER_STEP
+                                ? SCHEMA_REGEX_MAX_UNITS
+                                : room * REGEX_UNITS_PER_STEP + 1;
+  int r = schema_regex_match(w->L, re, s, n, max_units, w->deadline, &units);
+  if (r == REGEX_LIMIT || r == REGEX_TIME) {
+    w->exhausted = r == REGEX_TIME ? LIMIT_TIME : LIMIT_WORK;
+    w->fatal = true;
+    return -1;
+  }
+  if (!spend(w, 1 + n / 64 + units / REGEX_UNITS_PER_STEP)) return -1;
+  return r;
 }
 
 static void put_exhausted(buf *b, int why) {
@@ -925,20 +1133,80 @@ static bool validate_number(walker *w, const int *slot, int v) {
   return true;
 }
 
-static bool validate_string(walker *w, const int *slot, int v) {
+/* The string at v: minLength, maxLength, pattern (held by the schema table
+   at self), format when asserted. */
+static bool validate_string(walker *w, int self, const int *slot, int v) {
   lua_State *L = w->L;
   lua_Integer min = slot[KW_MINLENGTH] ? count_arg(L, slot[KW_MINLENGTH]) : -1;
   lua_Integer max = slot[KW_MAXLENGTH] ? count_arg(L, slot[KW_MAXLENGTH]) : -1;
-  if (min < 0 && max < 0) return true;
+  int pat = slot[KW_PATTERN], fmt = w->assert_format ? slot[KW_FORMAT] : 0;
+  if (min < 0 && max < 0 && !pat && !fmt) return true;
   size_t n;
   const char *s = lua_tolstring(L, v, &n);
-  lua_Integer len = (lua_Integer)utf8_length(s, n);
-  if (len < min)
-    return failf(w, "must be at least %lld %s long", (long long)min,
-                 plural(min, "character", "characters"));
-  if (max >= 0 && len > max)
-    return failf(w, "must be at most %lld %s long", (long long)max,
-                 plural(max, "character", "characters"));
+  if (min >= 0 || max >= 0) {
+    lua_Integer len = (lua_Integer)utf8_length(s, n);
+    if (len < min)
+      return failf(w, "must be at least %lld %s long", (long long)min,
+                   plural(min, "character", "characters"));
+    if (max >= 0 && len > max)
+      return failf(w, "must be at most %lld %s long", (long long)max,
+                   plural(max, "character", "characters"));
+  }
+  if (pat && lua_type(L, pat) == LUA_TSTRING) {
+    int r = regex_test(w, self, pat, s, n);
+    if (r == -1) return false;
+    if (r == 0) return failf(w, "must match the pattern /%s/", lua_tostring(L, pat));
+  }
+  if (fmt && lua_type(L, fmt) == LUA_TSTRING) {
+    if (!spend(w, 1 + n / 64)) return false;
+    const char *name = lua_tostring(L, fmt);
+    if (schema_format_check(name, s, n) == 0) return failf(w, "must be a valid %s", name);
+  }
+  return true;
+}
+
+/* additionalProperties or unevaluatedProperties false: the member at key. */
+static bool fail_unexpected(walker *w, int key) {
+  if (lua_type(w->L, key) == LUA_TSTRING)
+    return failf(w, "unexpected property '%s'", lua_tostring(w->L, key));
+  return failf(w, "unexpected property");
+}
+
+/* dependentRequired (schemas false), dependentSchemas or draft-07's
+   dependencies (schemas true: a member's value may be either): for each
+   member of the map at x that the object at v has, the names it requires
+   or the schema the whole object must then match. */
+static bool validate_dependencies(walker *w, int x, int v, bool schemas) {
+  lua_State *L = w->L;
+  if (!lua_istable(L, x)) return true;
+  lua_pushnil(L);
+  while (lua_next(L, x)) {
+    int key = lua_gettop(L) - 1, dep = key + 1;
+    if (lua_type(L, key) != LUA_TSTRING) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, key);
+    bool present = lua_rawget(L, v) != LUA_TNIL;
+    lua_pop(L, 1);
+    lua_Integer n;
+    if (!present) {
+    } else if (schemas && is_schema(L, dep)) {
+      if (!validate_shared(w, dep, v)) return false;
+    } else if ((n = array_len(L, dep)) > 0) {
+      for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, dep, i) == LUA_TSTRING) {
+          lua_pushvalue(L, -1);
+          if (lua_rawget(L, v) == LUA_TNIL)
+            return failf(w, "property '%s' requires property '%s'", lua_tostring(L, key),
+                         lua_tostring(L, -2));
+          lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_settop(L, key);
+  }
   return true;
 }
 
@@ -974,24 +1242,45 @@ static bool validate_object(walker *w, const int *slot, int v) {
       return failf(w, "must have at most %lld %s", (long long)max,
                    plural(max, "property", "properties"));
   }
+  if ((x = slot[KW_DEPENDENTREQUIRED]) && !validate_dependencies(w, x, v, false)) return false;
   int props = slot[KW_PROPERTIES], extra = slot[KW_ADDITIONALPROPERTIES];
+  int pats = slot[KW_PATTERNPROPERTIES];
   if (props && !lua_istable(L, props)) props = 0;
-  if (extra) {
-    /* every member: its own schema, else additionalProperties */
-    bool refuse = lua_isboolean(L, extra) && !lua_toboolean(L, extra);
+  if (pats && !lua_istable(L, pats)) pats = 0;
+  if (extra || pats) {
+    /* every member: its own schema, those of the patterns it matches, else
+       additionalProperties */
+    bool refuse = extra && lua_isboolean(L, extra) && !lua_toboolean(L, extra);
     lua_pushnil(L);
     while (lua_next(L, v)) {
-      int key = lua_gettop(L) - 1, val = key + 1, sub = extra;
+      int key = lua_gettop(L) - 1, val = key + 1;
+      bool named = false, matched = false;
       if (props) {
         lua_pushvalue(L, key);
-        if (lua_rawget(L, props) != LUA_TNIL) sub = lua_gettop(L);
+        if (lua_rawget(L, props) != LUA_TNIL) {
+          named = true;
+          if (!validate_member(w, val + 1, val, key)) return false;
+        }
+        lua_settop(L, val);
       }
-      if (sub == extra && refuse) {
-        if (lua_type(L, key) == LUA_TSTRING)
-          return failf(w, "unexpected property '%s'", lua_tostring(L, key));
-        return failf(w, "unexpected property");
+      if (pats && lua_type(L, key) == LUA_TSTRING) {
+        size_t kn;
+        const char *ks = lua_tolstring(L, key, &kn);
+        lua_pushnil(L);
+        while (lua_next(L, pats)) {
+          int r = lua_type(L, -2) == LUA_TSTRING ? regex_test(w, pats, lua_gettop(L) - 1, ks, kn) : 0;
+          if (r == -1) return false;
+          if (r == 1) {
+            matched = true;
+            if (!validate_member(w, lua_gettop(L), val, key)) return false;
+          }
+          lua_pop(L, 1);
+        }
       }
-      if (!validate_member(w, sub, val, key)) return false;
+      if (!named && !matched && extra) {
+        if (refuse) return fail_unexpected(w, key);
+        if (!validate_member(w, extra, val, key)) return false;
+      }
       lua_settop(L, key);
     }
   } else if (props) {
@@ -1008,6 +1297,19 @@ static bool validate_object(walker *w, const int *slot, int v) {
       lua_settop(L, key);
     }
   }
+  if ((x = slot[KW_PROPERTYNAMES])) {
+    /* each member name, as a string */
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+      int key = lua_gettop(L) - 1;
+      lua_pushvalue(L, key);
+      if (lua_type(L, -1) == LUA_TNUMBER) lua_tostring(L, -1); /* the copy becomes its JSON name */
+      if (!validate_member(w, x, key + 2, key)) return false;
+      lua_settop(L, key);
+    }
+  }
+  if ((x = slot[KW_DEPENDENTSCHEMAS]) && !validate_dependencies(w, x, v, true)) return false;
+  if ((x = slot[KW_DEPENDENCIES]) && !validate_dependencies(w, x, v, true)) return false;
   return true;
 }
 
@@ -1086,6 +1388,32 @@ static bool find_duplicate(walker *w, int v, lua_Integer len, lua_Integer *i,
   return true;
 }
 
+static bool matches(walker *w, int s, int v);
+
+/* contains, with minContains (default 1) and maxContains. */
+static bool validate_contains(walker *w, int x, const int *slot, int v, lua_Integer len) {
+  lua_State *L = w->L;
+  lua_Integer min = slot[KW_MINCONTAINS] ? count_arg(L, slot[KW_MINCONTAINS]) : 1;
+  lua_Integer max = slot[KW_MAXCONTAINS] ? count_arg(L, slot[KW_MAXCONTAINS]) : -1;
+  if (min < 0) min = 1;
+  lua_Integer count = 0;
+  for (lua_Integer i = 1; i <= len && (max >= 0 ? count <= max : count < min); i++) {
+    lua_rawgeti(L, v, i);
+    bool ok = matches(w, x, lua_gettop(L));
+    lua_pop(L, 1);
+    if (w->fatal) return false;
+    count += ok;
+  }
+  if (count < min) {
+    if (min == 1) return failf(w, "must contain an item that matches the contains schema");
+    return failf(w, "must contain at least %lld items that match the contains schema", (long long)min);
+  }
+  if (max >= 0 && count > max)
+    return failf(w, "must contain at most %lld %s that %s the contains schema", (long long)max,
+                 plural(max, "item", "items"), plural(max, "matches", "match"));
+  return true;
+}
+
 static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   lua_State *L = w->L;
   lua_Integer min = slot[KW_MINITEMS] ? count_arg(L, slot[KW_MINITEMS]) : -1;
@@ -1125,6 +1453,7 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
                    (long long)(i - 1), (long long)(j - 1));
     if (w->fatal) return false;
   }
+  if ((x = slot[KW_CONTAINS]) && !validate_contains(w, x, slot, v, len)) return false;
   return true;
 }
 
@@ -1178,23 +1507,41 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
     if (w->fatal) return false;
     if (ok) return failf(w, "must not match the schema in not");
   }
+  if ((x = slot[KW_IF]) && (slot[KW_THEN] || slot[KW_ELSE])) {
+    bool ok = matches(w, x, v);
+    if (w->fatal) return false;
+    int branch = ok ? slot[KW_THEN] : slot[KW_ELSE];
+    if (branch && !validate_shared(w, branch, v)) return false;
+  }
   return true;
 }
 
-static bool apply(walker *w, const int *slot, int v) {
+/* $ref or $dynamicRef (resolved as a $ref: no dynamic scope) at x. */
+static bool apply_ref(walker *w, int x, int v) {
+  lua_State *L = w->L;
+  size_t n;
+  const char *ref = lua_tolstring(L, x, &n);
+  if (!ref_push(L, w->root, ref, n)) {
+    if (ref[0] != '#') return fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
+    return fatalf(w, "$ref '%s' does not resolve", ref);
+  }
+  bool ok = validate_shared(w, lua_gettop(L), v);
+  lua_pop(L, 1);
+  return ok;
+}
+
+static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_Integer len);
+
+/* The keywords (their values in slot[]) of the schema table at self. */
+static bool apply(walker *w, int self, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
   if ((x = slot[KW_REF]) && lua_type(L, x) == LUA_TSTRING) {
-    size_t n;
-    const char *ref = lua_tolstring(L, x, &n);
-    if (!ref_push(L, w->root, ref, n)) {
-      if (ref[0] != '#') return fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
-      return fatalf(w, "$ref '%s' does not resolve", ref);
-    }
-    bool ok = validate_shared(w, lua_gettop(L), v);
-    lua_pop(L, 1);
+    bool ok = apply_ref(w, x, v);
     if (!ok || w->ref_alone) return ok;
   }
+  if ((x = slot[KW_DYNAMICREF]) && lua_type(L, x) == LUA_TSTRING && !apply_ref(w, x, v))
+    return false;
   lua_Integer len = 0;
   int k = kind_of(L, v, &len);
   if ((x = slot[KW_TYPE]) && !validate_type(w, x, v, k)) return false;
@@ -1212,7 +1559,7 @@ static bool apply(walker *w, const int *slot, int v) {
       if (!validate_number(w, slot, v)) return false;
       break;
     case K_STRING:
-      if (!validate_string(w, slot, v)) return false;
+      if (!validate_string(w, self, slot, v)) return false;
       break;
     case K_OBJECT:
       if (!validate_object(w, slot, v)) return false;
@@ -1221,7 +1568,11 @@ static bool apply(walker *w, const int *slot, int v) {
       if (!validate_array(w, slot, v, len)) return false;
       break;
   }
-  return validate_combinators(w, slot, v);
+  if (!validate_combinators(w, slot, v)) return false;
+  if ((k == K_OBJECT && slot[KW_UNEVALUATEDPROPERTIES]) ||
+      (k == K_ARRAY && slot[KW_UNEVALUATEDITEMS]))
+    return validate_unevaluated(w, slot, v, k, len);
+  return true;
 }
 
 /* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */
@@ -1241,11 +1592,216 @@ static bool validate_node(walker *w, int s, int v) {
     w->ref_alone = dialect(d, n) == DIALECT_REF_ALONE;
   }
   w->depth++;
-  bool ok = apply(w, slot, v);
+  bool ok = apply(w, s, slot, v);
   w->depth--;
   lua_settop(L, top);
   return ok;
 }
+
+/* {====== unevaluatedProperties / unevaluatedItems
+   The members (items) some keyword of the node, or of a subschema applied
+   in place that the value passes, has evaluated: properties,
+   patternProperties, additionalProperties, prefixItems, items,
+   additionalItems, contains, a nested unevaluated*, through $ref, allOf,
+   the anyOf/oneOf branches that match, if/then/else, dependentSchemas. The
+   rest go to the unevaluated* schema. */
+
+typedef struct evaluated {
+  int set;  /* stack index of a table: member name (item index) -> true */
+  bool all; /* everything was */
+} evaluated;
+
+static void collect_node(walker *w, int s, int v, int k, lua_Integer len, evaluated *e);
+
+static void mark(lua_State *L, const evaluated *e, int key) {
+  lua_pushvalue(L, key);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, e->set);
+}
+
+/* What the keywords in slot[] evaluated of the value at v (kind k, length
+   len), the node itself valid for it; self: the node whose unevaluated*
+   is being applied (it does not count itself). */
+static void collect_slots(walker *w, const int *slot, int v, int k, lua_Integer len,
+                          evaluated *e, bool self) {
+  lua_State *L = w->L;
+  int x;
+  for (int r = KW_REF; r <= KW_DYNAMICREF; r++) {
+    if ((x = slot[r]) && lua_type(L, x) == LUA_TSTRING) {
+      size_t n;
+      const char *ref = lua_tolstring(L, x, &n);
+      if (ref_push(L, w->root, ref, n)) {
+        collect_node(w, lua_gettop(L), v, k, len, e);
+        lua_pop(L, 1);
+      }
+      if (r == KW_REF && w->ref_alone) return;
+    }
+  }
+  if (e->all || w->fatal) return;
+  if (k == K_OBJECT) {
+    if ((!self && slot[KW_UNEVALUATEDPROPERTIES]) || slot[KW_ADDITIONALPROPERTIES]) {
+      e->all = true;
+      return;
+    }
+    if ((x = slot[KW_PROPERTIES]) && lua_istable(L, x)) {
+      lua_pushnil(L);
+      while (lua_next(L, x)) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, v) != LUA_TNIL) mark(L, e, lua_gettop(L) - 1);
+        lua_pop(L, 1);
+      }
+    }
+    if ((x = slot[KW_PATTERNPROPERTIES]) && lua_istable(L, x)) {
+      lua_pushnil(L);
+      while (lua_next(L, v)) {
+        lua_pop(L, 1);
+        int key = lua_gettop(L);
+        if (lua_type(L, key) != LUA_TSTRING) continue;
+        size_t kn;
+        const char *ks = lua_tolstring(L, key, &kn);
+        lua_pushnil(L);
+        while (lua_next(L, x)) {
+          lua_pop(L, 1);
+          int r = lua_type(L, -1) == LUA_TSTRING ? regex_test(w, x, lua_gettop(L), ks, kn) : 0;
+          if (r == -1) return;
+          if (r == 1) {
+            mark(L, e, key);
+            lua_pop(L, 1);
+            break;
+          }
+        }
+      }
+    }
+    for (int d = KW_DEPENDENTSCHEMAS; d <= KW_DEPENDENCIES; d++) {
+      if (!(x = slot[d]) || !lua_istable(L, x)) continue;
+      lua_pushnil(L);
+      while (lua_next(L, x)) {
+        int key = lua_gettop(L) - 1;
+        if (lua_type(L, key) == LUA_TSTRING && is_schema(L, key + 1)) {
+          lua_pushvalue(L, key);
+          if (lua_rawget(L, v) != LUA_TNIL) collect_node(w, key + 1, v, k, len, e);
+        }
+        lua_settop(L, key);
+      }
+    }
+  } else if (k == K_ARRAY) {
+    if (!self && slot[KW_UNEVALUATEDITEMS]) {
+      e->all = true;
+      return;
+    }
+    int prefix = slot[KW_PREFIXITEMS], rest = slot[KW_ITEMS];
+    if (!prefix && rest && lua_istable(L, rest) && json_table_array_len(L, rest) >= 0) {
+      prefix = rest;
+      rest = slot[KW_ADDITIONALITEMS];
+    }
+    if (rest) {
+      e->all = true;
+      return;
+    }
+    lua_Integer np = prefix ? array_len(L, prefix) : 0;
+    for (lua_Integer i = 1; i <= np && i <= len; i++) {
+      lua_pushboolean(L, 1);
+      lua_rawseti(L, e->set, i);
+    }
+    if ((x = slot[KW_CONTAINS])) {
+      for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, v, i);
+        bool ok = matches(w, x, lua_gettop(L));
+        lua_pop(L, 1);
+        if (w->fatal) return;
+        if (ok) {
+          lua_pushboolean(L, 1);
+          lua_rawseti(L, e->set, i);
+        }
+      }
+    }
+  }
+  lua_Integer n;
+  if ((x = slot[KW_ALLOF]) && (n = array_len(L, x)) > 0)
+    for (lua_Integer i = 1; i <= n && !e->all; i++) {
+      lua_rawgeti(L, x, i);
+      collect_node(w, lua_gettop(L), v, k, len, e);
+      lua_pop(L, 1);
+    }
+  for (int c = KW_ANYOF; c <= KW_ONEOF; c++)
+    if ((x = slot[c]) && (n = array_len(L, x)) > 0)
+      for (lua_Integer i = 1; i <= n && !e->all && !w->fatal; i++) {
+        lua_rawgeti(L, x, i);
+        if (matches(w, lua_gettop(L), v)) collect_node(w, lua_gettop(L), v, k, len, e);
+        lua_pop(L, 1);
+      }
+  if ((x = slot[KW_IF]) && !e->all) {
+    if (matches(w, x, v)) {
+      collect_node(w, x, v, k, len, e);
+      if (slot[KW_THEN]) collect_node(w, slot[KW_THEN], v, k, len, e);
+    } else if (slot[KW_ELSE]) {
+      collect_node(w, slot[KW_ELSE], v, k, len, e);
+    }
+  }
+}
+
+static void collect_node(walker *w, int s, int v, int k, lua_Integer len, evaluated *e) {
+  lua_State *L = w->L;
+  if (e->all || w->fatal || !lua_istable(L, s) || !spend(w, 1)) return;
+  if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS)) {
+    fatalf(w, "schema nesting too deep");
+    return;
+  }
+  int top = lua_gettop(L), slot[KW_N];
+  if (w->cache) cached_keywords(L, w->cache, s, slot);
+  else scan_keywords(L, s, slot);
+  w->depth++;
+  collect_slots(w, slot, v, k, len, e, false);
+  w->depth--;
+  lua_settop(L, top);
+}
+
+static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_Integer len) {
+  lua_State *L = w->L;
+  int x = slot[k == K_OBJECT ? KW_UNEVALUATEDPROPERTIES : KW_UNEVALUATEDITEMS];
+  if (lua_isboolean(L, x) && lua_toboolean(L, x)) return true;
+  if (!lua_checkstack(L, 8)) return fatalf(w, "schema nesting too deep");
+  lua_newtable(L);
+  evaluated e = {lua_gettop(L), false};
+  collect_slots(w, slot, v, k, len, &e, true);
+  if (w->fatal) return false;
+  if (e.all) return true;
+  bool refuse = lua_isboolean(L, x);
+  if (k == K_ARRAY) {
+    for (lua_Integer i = 1; i <= len; i++) {
+      if (lua_rawgeti(L, e.set, i) != LUA_TNIL) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pop(L, 1);
+      if (refuse) {
+        push_index(w, i - 1);
+        failf(w, "unexpected item (unevaluatedItems)");
+        w->npath--;
+        return false;
+      }
+      lua_rawgeti(L, v, i);
+      bool ok = validate_element(w, x, lua_gettop(L), i - 1);
+      lua_pop(L, 1);
+      if (!ok) return false;
+    }
+    return true;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, v)) {
+    int key = lua_gettop(L) - 1, val = key + 1;
+    lua_pushvalue(L, key);
+    if (lua_rawget(L, e.set) == LUA_TNIL) {
+      if (refuse) return fail_unexpected(w, key);
+      if (!validate_member(w, x, val, key)) return false;
+    }
+    lua_settop(L, key);
+  }
+  return true;
+}
+
+/* }====== */
 
 static void walker_init(walker *w, lua_State *L, int root, buf *err) {
   w->L = L;
@@ -1366,7 +1922,7 @@ static fnode *slow_node(lua_State *L, int s, int anchors) {
 }
 
 /* Compile the schema at s; stack use is bounded per level (LEVEL_SLOTS). */
-static fnode *compile(lua_State *L, int s, int anchors, int depth) {
+static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_format) {
   if (!lua_istable(L, s) || depth > FAST_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
     return slow_node(L, s, anchors);
   int top = lua_gettop(L), slot[KW_N];
@@ -1375,8 +1931,8 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth) {
   for (int kw = 0; kw < KW_N && simple; kw++)
     if (slot[kw] && kw != KW_SCHEMA && kw != KW_TYPE && kw != KW_PROPERTIES &&
         kw != KW_REQUIRED && kw != KW_ADDITIONALPROPERTIES && kw != KW_ITEMS &&
-        kw != KW_DEFS && kw != KW_DEFINITIONS)
-      simple = false;
+        kw != KW_DEFS && kw != KW_DEFINITIONS && (kw != KW_FORMAT || assert_format))
+      simple = false; /* format: an annotation, unless asserted */
   fnode *n = calloc(1, sizeof *n);
   n->types = ~0u;
   int x;
@@ -1404,7 +1960,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth) {
   if (simple && (x = slot[KW_ITEMS])) {
     /* one schema for every element (a list is the draft-07 tuple form) */
     simple = lua_istable(L, x) && json_table_array_len(L, x) < 0;
-    if (simple) n->items = compile(L, x, anchors, depth + 1);
+    if (simple) n->items = compile(L, x, anchors, depth + 1, assert_format);
   }
   if (simple && (x = slot[KW_PROPERTIES])) {
     simple = lua_istable(L, x) && json_table_array_len(L, x) <= 0;
@@ -1421,7 +1977,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth) {
       while (lua_next(L, x)) {
         fprop *p = &n->props[n->nprops++];
         p->name = lua_tolstring(L, -2, &p->len);
-        p->node = compile(L, lua_gettop(L), anchors, depth + 1);
+        p->node = compile(L, lua_gettop(L), anchors, depth + 1, assert_format);
         lua_pop(L, 1);
       }
     }
@@ -1492,12 +2048,14 @@ static bool fast_valid(walker *w, const fnode *n, int v, int anchors, int depth)
   return true;
 }
 
-static const char fast_key = 0; /* its address names the compiled trees in the registry */
+/* their addresses name the compiled trees in the registry: [1] for those
+   that assert format */
+static const char fast_key[2] = {0};
 
 /* Push the compiled tree of the root schema at s (its anchor list is the
    userdata's user value), compiling it on first use. */
-static ftree *push_tree(lua_State *L, int s) {
-  push_weak_table(L, &fast_key);
+static ftree *push_tree(lua_State *L, int s, bool assert_format) {
+  push_weak_table(L, &fast_key[assert_format]);
   lua_pushvalue(L, s);
   if (lua_rawget(L, -2) == LUA_TUSERDATA) {
     lua_remove(L, -2);
@@ -1512,7 +2070,7 @@ static ftree *push_tree(lua_State *L, int s) {
   lua_setmetatable(L, -2);
   lua_newtable(L); /* the anchor list */
   int anchors = lua_gettop(L);
-  t->root = compile(L, s, anchors, 0);
+  t->root = compile(L, s, anchors, 0, assert_format);
   t->ref_alone = false;
   if (lua_istable(L, s)) {
     if ((lua_pushliteral(L, "$schema"), lua_rawget(L, s)) == LUA_TSTRING) {
@@ -1541,7 +2099,7 @@ bool schema_validate_frozen_limited(lua_State *L, int schema_idx, int value_idx,
   memo_init(&w);
   push_cache(L);
   w.cache = lua_gettop(L);
-  ftree *t = push_tree(L, schema_idx);
+  ftree *t = push_tree(L, schema_idx, w.assert_format);
   lua_getiuservalue(L, -1, 1);
   int anchors = lua_gettop(L);
   w.quiet = 1;
@@ -1621,7 +2179,36 @@ static bool check_type_name(walker *w, int t, const char *wrong) {
   return is_type_name(name) || failf(w, "unknown type '%s'", name);
 }
 
-static bool check_keyword(walker *w, int kw, int x, const int *slot) {
+/* dependentRequired (schemas false) or dependencies (schemas true): an
+   object of string arrays (or schemas). */
+static bool check_dependency_map(walker *w, int x, bool schemas) {
+  lua_State *L = w->L;
+  if (!is_object(L, x)) return failf(w, "must be an object");
+  lua_pushnil(L);
+  while (lua_next(L, x)) {
+    int key = lua_gettop(L) - 1, val = key + 1;
+    if (lua_type(L, key) != LUA_TSTRING) return failf(w, "member names must be strings");
+    push_member(w, key);
+    bool ok;
+    if (schemas && is_schema(L, val)) {
+      ok = check_node(w, val);
+    } else {
+      lua_Integer n = array_len(L, val);
+      ok = n >= 0;
+      for (lua_Integer i = 1; ok && i <= n; i++) {
+        ok = lua_rawgeti(L, val, i) == LUA_TSTRING;
+        lua_pop(L, 1);
+      }
+      if (!ok) failf(w, schemas ? "must be a schema or an array of strings" : "must be an array of strings");
+    }
+    w->npath--;
+    if (!ok) return false;
+    lua_pop(L, 1);
+  }
+  return true;
+}
+
+static bool check_keyword(walker *w, int s, int kw, int x, const int *slot) {
   lua_State *L = w->L;
   switch (kw) {
     case KW_SCHEMA: {
@@ -1632,13 +2219,16 @@ static bool check_keyword(walker *w, int kw, int x, const int *slot) {
         return failf(w, "unsupported dialect '%s' (use draft-07 or 2020-12)", d);
       return true;
     }
-    case KW_REF: {
+    case KW_REF: case KW_DYNAMICREF: {
       if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
       size_t n;
       const char *ref = lua_tolstring(L, x, &n);
-      if (n == 0 || ref[0] != '#')
-        return failf(w, "only local references (\"#...\") are supported, got '%s'", ref);
-      if (!ref_push(L, w->root, ref, n)) return failf(w, "'%s' does not resolve", ref);
+      if (!ref_push(L, w->root, ref, n)) {
+        if (n == 0 || ref[0] != '#')
+          return failf(w, "only references within the schema (\"#...\", or the exact URI of an $id) "
+                          "are supported, got '%s'", ref);
+        return failf(w, "'%s' does not resolve", ref);
+      }
       bool ok = is_schema(L, -1);
       lua_pop(L, 1);
       return ok || failf(w, "'%s' does not point to a schema", ref);
@@ -1669,7 +2259,7 @@ static bool check_keyword(walker *w, int kw, int x, const int *slot) {
     case KW_MAXIMUM: case KW_EXCLUSIVEMAXIMUM:
       return lua_type(L, x) == LUA_TNUMBER || failf(w, "must be a number");
     case KW_MINLENGTH: case KW_MAXLENGTH: case KW_MINITEMS: case KW_MAXITEMS:
-    case KW_MINPROPERTIES: case KW_MAXPROPERTIES:
+    case KW_MINPROPERTIES: case KW_MAXPROPERTIES: case KW_MINCONTAINS: case KW_MAXCONTAINS:
       return count_arg(L, x) >= 0 || failf(w, "must be a non-negative integer");
     case KW_UNIQUEITEMS:
       return lua_isboolean(L, x) || failf(w, "must be a boolean");
@@ -1686,8 +2276,37 @@ static bool check_keyword(walker *w, int kw, int x, const int *slot) {
       }
       return true;
     }
-    case KW_PROPERTIES: case KW_DEFS: case KW_DEFINITIONS:
+    case KW_PROPERTIES: case KW_DEFS: case KW_DEFINITIONS: case KW_DEPENDENTSCHEMAS:
       return check_schema_map(w, x);
+    case KW_PATTERNPROPERTIES: {
+      if (!check_schema_map(w, x)) return false;
+      /* each pattern compiles now, once, into the schema's cache */
+      lua_pushnil(L);
+      while (lua_next(L, x)) {
+        lua_pop(L, 1);
+        if (!schema_regex_get(L, x, lua_gettop(L), NULL)) {
+          push_member(w, lua_gettop(L));
+          buf *b = report(w);
+          if (b) schema_regex_get(L, x, lua_gettop(L), b);
+          w->npath--;
+          return false;
+        }
+      }
+      return true;
+    }
+    case KW_PATTERN: {
+      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
+      if (schema_regex_get(L, s, x, NULL)) return true;
+      buf *b = report(w);
+      if (b) schema_regex_get(L, s, x, b);
+      return false;
+    }
+    case KW_FORMAT:
+      return lua_type(L, x) == LUA_TSTRING || failf(w, "must be a string");
+    case KW_DEPENDENTREQUIRED:
+      return check_dependency_map(w, x, false);
+    case KW_DEPENDENCIES:
+      return check_dependency_map(w, x, true);
     case KW_ITEMS:
       if (lua_istable(L, x) && json_table_array_len(L, x) >= 0) {
         if (slot[KW_PREFIXITEMS])
@@ -1699,7 +2318,8 @@ static bool check_keyword(walker *w, int kw, int x, const int *slot) {
       return check_schema_array(w, x, true);
     case KW_ALLOF: case KW_ANYOF: case KW_ONEOF:
       return check_schema_array(w, x, true);
-    default: /* additionalProperties, additionalItems, not */
+    default: /* additionalProperties, additionalItems, not, if, then, else, contains,
+                propertyNames, unevaluatedProperties, unevaluatedItems */
       return check_node(w, x);
   }
 }
@@ -1718,7 +2338,7 @@ static bool check_node(walker *w, int s) {
   for (int kw = 0; kw < KW_N && ok; kw++) {
     if (!slot[kw]) continue;
     push_name(w, keywords[kw].name, keywords[kw].len);
-    ok = check_keyword(w, kw, slot[kw], slot);
+    ok = check_keyword(w, s, kw, slot[kw], slot);
     w->npath--;
   }
   w->depth--;
@@ -1734,6 +2354,91 @@ bool schema_check(lua_State *L, int schema_idx, buf *err) {
   bool ok = check_node(&w, schema_idx);
   lua_settop(L, top);
   return ok;
+}
+
+/* }====================================================== */
+
+/* {====================================================== unenforced keywords */
+
+static void unenforced_note(walker *w, buf *out, int *count, const char *what) {
+  if (out->len) buf_putc(out, '\n');
+  if (w->npath) {
+    put_path(out, w);
+    buf_puts(out, ": ");
+  }
+  buf_puts(out, what);
+  ++*count;
+}
+
+static void unenforced_node(walker *w, int s, int seen, buf *out, int *count) {
+  lua_State *L = w->L;
+  if (!lua_istable(L, s) || w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS)) return;
+  if (!first_visit(L, seen, s)) return;
+  static const char *const notes[][2] = {
+    {"$dynamicRef", "$dynamicRef is resolved as a $ref (no dynamic scope)"},
+    {"$recursiveRef", "$recursiveRef is not supported (ignored)"},
+    {"$vocabulary", "$vocabulary is ignored (every 2020-12 vocabulary applies)"},
+    {"contentEncoding", "contentEncoding is an annotation (not checked)"},
+    {"contentMediaType", "contentMediaType is an annotation (not checked)"},
+    {"contentSchema", "contentSchema is an annotation (not checked)"},
+  };
+  for (size_t i = 0; i < sizeof notes / sizeof *notes; i++) {
+    if (lua_getfield(L, s, notes[i][0]) != LUA_TNIL) unenforced_note(w, out, count, notes[i][1]);
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, s, "format") == LUA_TSTRING) {
+    const char *f = lua_tostring(L, -1);
+    buf msg;
+    buf_init(&msg);
+    if (!w->assert_format)
+      buf_printf(&msg, "format '%s' is an annotation (not checked; app.lua schema = { format = \"assert\" } checks it)", f);
+    else if (schema_format_check(f, "", 0) < 0)
+      buf_printf(&msg, "format '%s' is not one the validator knows (not checked)", f);
+    if (msg.len) {
+      buf_putc(&msg, '\0');
+      unenforced_note(w, out, count, msg.p);
+    }
+    buf_free(&msg);
+  }
+  lua_pop(L, 1);
+  int top = lua_gettop(L), slot[KW_N];
+  scan_keywords(L, s, slot);
+  w->depth++;
+  for (int kw = 0; kw < KW_N; kw++) {
+    int x = slot[kw], kind = x ? subschema_kind(kw) : SUB_NONE;
+    if (kind == SUB_ONE && kw == KW_ITEMS && lua_istable(L, x) && json_table_array_len(L, x) > 0)
+      kind = SUB_LIST;
+    if (kind == SUB_NONE) continue;
+    push_name(w, keywords[kw].name, keywords[kw].len);
+    if (kind == SUB_ONE) {
+      unenforced_node(w, x, seen, out, count);
+    } else if (lua_istable(L, x)) {
+      lua_pushnil(L);
+      while (lua_next(L, x)) {
+        int key = lua_gettop(L) - 1;
+        if (kind == SUB_LIST && lua_isinteger(L, key)) push_index(w, lua_tointeger(L, key) - 1);
+        else push_member(w, key);
+        unenforced_node(w, key + 1, seen, out, count);
+        w->npath--;
+        lua_pop(L, 1);
+      }
+    }
+    w->npath--;
+  }
+  w->depth--;
+  lua_settop(L, top);
+}
+
+int schema_unenforced(lua_State *L, int schema_idx, bool assert_format, buf *out) {
+  walker w;
+  schema_idx = lua_absindex(L, schema_idx);
+  walker_init(&w, L, schema_idx, NULL);
+  w.assert_format = assert_format;
+  int top = lua_gettop(L), count = 0;
+  lua_newtable(L);
+  unenforced_node(&w, schema_idx, top + 1, out, &count);
+  lua_settop(L, top);
+  return count;
 }
 
 /* }====================================================== */

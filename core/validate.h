@@ -4,17 +4,24 @@
  * when json_table_array_len says so (an empty table counts as an empty array
  * where a keyword wants one, e.g. required = {}), null is json_isnull or nil.
  *
- * Supported: type, enum, const, minimum, maximum, exclusiveMinimum,
- * exclusiveMaximum, multipleOf, minLength, maxLength (code points),
- * properties, required, additionalProperties, minProperties, maxProperties,
- * items, prefixItems, additionalItems (with draft-style array items),
- * minItems, maxItems, uniqueItems, allOf, anyOf, oneOf, not, boolean
- * schemas, local $ref ("#", "#/$defs/x", any JSON pointer into the root),
- * $defs/definitions and $schema (draft-06/07, 2019-09, 2020-12; under
- * draft-06/07 a $ref ignores its sibling keywords, as those drafts say).
- * Every other keyword is ignored: notably pattern, patternProperties and
- * format (the regexes are ECMA-262, and Lua patterns are not regexes),
- * contains, if/then/else, dependencies, propertyNames, $id and anchors.
+ * Supported (JSON Schema 2020-12, and draft-07's spellings): type, enum,
+ * const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf,
+ * minLength, maxLength (code points), pattern (ECMA-262 on PCRE2, see
+ * schema_regex.h), format (an annotation unless schema_limits asks for
+ * assertion; see schema_format.h), properties, patternProperties,
+ * additionalProperties, propertyNames, required, dependentRequired,
+ * dependentSchemas, dependencies, minProperties, maxProperties, items,
+ * prefixItems, additionalItems (with draft-style array items), contains,
+ * minContains, maxContains, minItems, maxItems, uniqueItems, allOf, anyOf,
+ * oneOf, not, if/then/else, unevaluatedProperties, unevaluatedItems,
+ * boolean schemas, $ref within the schema ("#", "#/$defs/x", any JSON
+ * pointer, "#name" for an $anchor, $dynamicAnchor or draft-07 "$id":
+ * "#name", and the exact URI of an $id, optionally with a fragment),
+ * $dynamicRef (resolved as a $ref: no dynamic scope), $defs/definitions
+ * and $schema (draft-06/07, 2019-09, 2020-12; under draft-06/07 a $ref
+ * ignores its sibling keywords, as those drafts say). Every other keyword
+ * is an annotation and ignored; schema_unenforced lists the ones a schema
+ * author may expect to be checked.
  *
  * Work is bounded: every (subschema, value) pair an anyOf, oneOf, allOf,
  * not or $ref meets is evaluated once per validation (a memo), uniqueItems
@@ -50,10 +57,13 @@ bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err);
    counts steps (a schema applied to a value, a value hashed or compared)
    and gives up, answering false, when either limit is reached. The message
    is then "too complex to validate (work limit reached)" or "(time limit
-   reached)", with no path, and exhausted says so. */
+   reached)", with no path, and exhausted says so. A regular expression
+   match counts too, and one that would backtrack past what is left of
+   the budget is stopped by PCRE2's match limit with the same answer. */
 typedef struct schema_limits {
   double deadline;         /* in: CLOCK_MONOTONIC seconds (engine_now()'s clock); 0: none */
   unsigned long max_steps; /* in: steps per pass; 0: SCHEMA_DEFAULT_STEPS */
+  bool assert_format;      /* in: format is an assertion (default: an annotation) */
   bool exhausted;          /* out: false was answered because a limit was reached */
 } schema_limits;
 
@@ -80,9 +90,19 @@ bool schema_validate_frozen_limited(lua_State *L, int schema_idx, int value_idx,
 
 /* Check that a schema table is usable (keyword values of the right JSON
    types, known "type" names, local $refs that resolve, no unsupported
-   $schema dialect). Used when a script registers a tool: false + message
+   $schema dialect, patterns that are ECMA-262 and compile: each is
+   compiled here, once, and kept with the schema). Used when a script registers a tool: false + message
    (with a path like "properties.budget.minimum: must be a number") on
    error. Leaves the stack as it found it. */
 bool schema_check(lua_State *L, int schema_idx, buf *err);
+
+/* The keywords of the schema at schema_idx that the validator does not
+   enforce, one line each appended to out ("properties.a: $dynamicRef is
+   resolved statically, without a dynamic scope"): $dynamicRef,
+   $recursiveRef, $vocabulary, contentEncoding, contentMediaType,
+   contentSchema, and format (all of them unless assert_format, then the
+   names schema_format_check does not know). Returns how many. For
+   `luamcp check`. Leaves the stack as it found it. */
+int schema_unenforced(lua_State *L, int schema_idx, bool assert_format, buf *out);
 
 #endif

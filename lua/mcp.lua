@@ -18,7 +18,8 @@ M.null = core.null
 M.array_mt = array_mt
 M.json = { encode = core.json_encode, decode = core.json_decode }
 M.base64 = { encode = core.base64_encode, decode = core.base64_decode }
---- mcp.validate(schema, value) -> true | false, message: the validator tools use
+--- mcp.validate(schema, value [, { format = "assert" }]) -> true | false, message: the
+--- validator tools use (format is an annotation unless asked for)
 M.validate = core.validate
 M.state = core.state -- survives reloads (see README)
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
@@ -268,6 +269,8 @@ end
 -- an empty Lua table still encodes as [] there.
 local array_keywords = set { "required", "enum", "anyOf", "oneOf", "allOf", "prefixItems", "examples" }
 local schema_map_keywords = set { "properties", "$defs", "definitions", "patternProperties", "dependentSchemas" }
+-- maps whose members are JSON arrays (of names), or schemas for dependencies
+local array_map_keywords = set { "dependentRequired", "dependencies" }
 local function mark_schema_arrays(s, seen)
   if type(s) ~= "table" or seen[s] then return end
   seen[s] = true
@@ -278,6 +281,14 @@ local function mark_schema_arrays(s, seen)
         for _, sub in ipairs(v) do mark_schema_arrays(sub, seen) end
       elseif schema_map_keywords[k] then
         for _, sub in pairs(v) do mark_schema_arrays(sub, seen) end
+      elseif array_map_keywords[k] then
+        for _, sub in pairs(v) do
+          if type(sub) == "table" and (#sub > 0 or (k == "dependentRequired" and next(sub) == nil)) then
+            as_array(sub)
+          else
+            mark_schema_arrays(sub, seen)
+          end
+        end
       else
         mark_schema_arrays(v, seen)
       end

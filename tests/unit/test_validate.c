@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "schema_regex.h"
 #include "validate.h"
 
 static lua_State *L;
@@ -220,9 +221,12 @@ static void test_strings(void) {
   INVALID("{\"minLength\":2}", "\"\\ud83d\\udca9\"", "must be at least 2 characters long");
   VALID("{\"minLength\":2.0}", "\"ab\""); /* an integral float is a count */
   VALID("{\"maxLength\":0}", "5");
-  /* keywords we do not implement are ignored, not guessed at */
-  VALID("{\"pattern\":\"^a+$\",\"format\":\"email\",\"title\":\"t\",\"description\":\"d\","
+  /* annotations are ignored, format too unless asserted */
+  VALID("{\"format\":\"email\",\"title\":\"t\",\"description\":\"d\","
         "\"default\":1,\"examples\":[2],\"x-custom\":{}}", "\"zzz\"");
+  VALID("{\"pattern\":\"^a+$\"}", "\"aaa\"");
+  INVALID("{\"pattern\":\"^a+$\"}", "\"zzz\"", "must match the pattern /^a+$/");
+  VALID("{\"pattern\":\"^a+$\"}", "5");
 }
 
 static void test_objects(void) {
@@ -432,7 +436,9 @@ static void test_check(void) {
   CHECK_OK("{}");
   CHECK_OK("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"}");
   CHECK_OK("{\"$schema\":\"http://json-schema.org/draft-07/schema#\"}");
-  CHECK_OK("{\"pattern\":5,\"format\":[],\"patternProperties\":1}"); /* not ours: ignored */
+  CHECK_ERR("{\"pattern\":5}", "pattern: must be a string");
+  CHECK_ERR("{\"format\":[]}", "format: must be a string");
+  CHECK_ERR("{\"patternProperties\":1}", "patternProperties: must be an object");
   CHECK_OK("{\"minLength\":2.0,\"enum\":[],\"const\":null}");
   CHECK_ERR("5", "must be a schema (an object or a boolean)");
   CHECK_ERR("[]", "must be a schema (an object or a boolean)");
@@ -455,7 +461,8 @@ static void test_check(void) {
   CHECK_ERR("{\"$ref\":\"#/enum\",\"enum\":[1]}", "$ref: '#/enum' does not point to a schema");
   CHECK_ERR("{\"$ref\":\"#anchor\"}", "$ref: '#anchor' does not resolve");
   CHECK_ERR("{\"$ref\":\"http://x/y.json\"}",
-            "$ref: only local references (\"#...\") are supported, got 'http://x/y.json'");
+            "$ref: only references within the schema (\"#...\", or the exact URI of an $id) are "
+            "supported, got 'http://x/y.json'");
   CHECK_ERR("{\"$ref\":1}", "$ref: must be a string");
   CHECK_ERR("{\"$schema\":\"http://json-schema.org/draft-04/schema#\"}",
             "$schema: unsupported dialect 'http://json-schema.org/draft-04/schema#' "
@@ -489,6 +496,249 @@ static void test_check(void) {
 }
 
 /* The message is appended: what the buffer held stays. */
+/* As expect_json, format asserted (schema_limits.assert_format). */
+static void expect_format(int line, const char *schema, const char *value, const char *want) {
+  push_json(schema);
+  push_json(value);
+  int top = lua_gettop(L);
+  buf err, again;
+  buf_init(&err);
+  buf_init(&again);
+  schema_limits lim = {.assert_format = true};
+  bool ok = schema_validate_limited(L, -2, -1, &err, &lim);
+  bool cached = schema_validate_frozen_limited(L, -2, -1, &again, &lim);
+  assert(lua_gettop(L) == top);
+  buf_putc(&err, '\0');
+  if (ok != (want == NULL) || cached != ok || (want && strcmp(err.p, want) != 0)) {
+    printf("line %d: format asserted: want %s, got %s%s (cached: %s)\n", line, want ? want : "valid",
+           ok ? "valid" : "invalid: ", ok ? "" : err.p, cached ? "valid" : "invalid");
+    failures++;
+  }
+  /* as an annotation, anything passes */
+  err.len = 0;
+  if (!schema_validate(L, -2, -1, &err) || !schema_validate_frozen(L, -2, -1, NULL)) {
+    printf("line %d: format not asserted, yet invalid\n", line);
+    failures++;
+  }
+  buf_free(&err);
+  buf_free(&again);
+  lua_pop(L, 2);
+}
+#define FORMAT_OK(f, v) expect_format(__LINE__, "{\"format\":\"" f "\"}", v, NULL)
+#define FORMAT_BAD(f, v) expect_format(__LINE__, "{\"format\":\"" f "\"}", v, "must be a valid " f)
+
+static void test_regex(void) {
+  /* ECMA-262's meaning, not PCRE2's */
+  VALID("{\"pattern\":\"^\\\\d$\"}", "\"7\"");
+  INVALID("{\"pattern\":\"^\\\\d$\"}", "\"\\u0667\"", "must match the pattern /^\\d$/"); /* ASCII \\d */
+  INVALID("{\"pattern\":\"^\\\\w$\"}", "\"\\u00e9\"", "must match the pattern /^\\w$/");
+  VALID("{\"pattern\":\"^\\\\s$\"}", "\"\\u00a0\""); /* Unicode \\s */
+  VALID("{\"pattern\":\"^\\\\s$\"}", "\"\\ufeff\"");
+  VALID("{\"pattern\":\"^[\\\\s]$\"}", "\"\\u3000\"");
+  INVALID("{\"pattern\":\"^\\\\S$\"}", "\"\\u2028\"", "must match the pattern /^\\S$/");
+  INVALID("{\"pattern\":\"^a$\"}", "\"a\\n\"", "must match the pattern /^a$/"); /* $ at the end only */
+  INVALID("{\"pattern\":\"^.$\"}", "\"\\r\"", "must match the pattern /^.$/");
+  VALID("{\"pattern\":\"^.$\"}", "\"\\ud83d\\udca9\""); /* one code point (the u flag) */
+  VALID("{\"pattern\":\"^\\\\u00e9\\\\x41$\"}", "\"\\u00e9A\"");
+  VALID("{\"pattern\":\"^\\\\v$\"}", "\"\\u000b\"");
+  INVALID("{\"pattern\":\"^\\\\v$\"}", "\"\\n\"", "must match the pattern /^\\v$/");
+  VALID("{\"pattern\":\"^\\\\cJ$\"}", "\"\\n\"");
+  VALID("{\"pattern\":\"^[^]$\"}", "\"\\n\"");
+  VALID("{\"pattern\":\"^\\\\p{L}+$\"}", "\"\\u00e9t\\u00e9\"");
+  VALID("{\"pattern\":\"^(?<y>\\\\d{4})-\\\\k<y>$\"}", "\"2024-2024\"");
+  VALID("{\"pattern\":\"(?<=a)b\"}", "\"ab\"");
+  VALID("{\"pattern\":\"^[[:a]+$\"}", "\"[:a\""); /* a class of [, : and a, not POSIX */
+  /* bad UTF-8 never matches */
+  push_json("{\"pattern\":\"a\"}");
+  lua_pushstring(L, "a\xff");
+  expect_at(__LINE__, "must match the pattern /a/");
+  /* what only PCRE2 has is not a pattern */
+  CHECK_ERR("{\"pattern\":\"\\\\Z\"}",
+            "pattern: not an ECMA-262 regular expression: an escape ECMA-262 does not have at offset 0 of /\\Z/");
+  CHECK_ERR("{\"pattern\":\"(?i)a\"}",
+            "pattern: not an ECMA-262 regular expression: a (? group ECMA-262 does not have at offset 0 of /(?i)a/");
+  CHECK_ERR("{\"pattern\":\"a*+\"}",
+            "pattern: not an ECMA-262 regular expression: a possessive quantifier at offset 2 of /a*+/");
+  CHECK_ERR("{\"pattern\":\"(*LIMIT_MATCH=1)a\"}",
+            "pattern: not an ECMA-262 regular expression: a (* verb at offset 0 of /(*LIMIT_MATCH=1)a/");
+  CHECK_ERR("{\"pattern\":\"(?>a)\"}",
+            "pattern: not an ECMA-262 regular expression: a (? group ECMA-262 does not have at offset 0 of /(?>a)/");
+  CHECK_ERR("{\"pattern\":\"^(abc]\"}",
+            "pattern: bad regular expression /^(abc]/: missing closing parenthesis");
+  CHECK_ERR("{\"patternProperties\":{\"a\\\\\":true}}",
+            "patternProperties[\"a\\\\\"]: not an ECMA-262 regular expression: a trailing backslash at offset 1 of /a\\/");
+  /* patternProperties with properties and additionalProperties */
+  const char *pp = "{\"properties\":{\"id\":{\"type\":\"integer\"}},"
+                   "\"patternProperties\":{\"^x-\":{\"type\":\"string\"},\"-n$\":{\"type\":\"number\"}},"
+                   "\"additionalProperties\":false}";
+  VALID(pp, "{\"id\":1,\"x-a\":\"s\",\"b-n\":2}");
+  INVALID(pp, "{\"x-a\":1}", "x-a: expected string, got number");
+  INVALID(pp, "{\"x-a-n\":\"s\"}", "x-a-n: expected number, got string"); /* both patterns apply */
+  INVALID(pp, "{\"id\":1,\"other\":1}", "unexpected property 'other'");
+  /* the regex is compiled once per schema: schema_check and every
+     validation after it use the same compiled pattern */
+  push_json("{\"pattern\":\"^b\"}");
+  const schema_regex *r1 = NULL;
+  {
+    buf e;
+    buf_init(&e);
+    assert(schema_check(L, -1, &e));
+    lua_getfield(L, -1, "pattern");
+    r1 = schema_regex_get(L, -2, -1, NULL);
+    lua_pushstring(L, "bc");
+    assert(schema_validate(L, -3, -1, NULL) && schema_validate_frozen(L, -3, -1, NULL));
+    assert(schema_regex_get(L, -3, -2, NULL) == r1 && r1);
+    lua_pop(L, 3);
+    buf_free(&e);
+  }
+}
+
+static void test_applicators_2020(void) {
+  const char *dr = "{\"dependentRequired\":{\"card\":[\"cvv\",\"expiry\"]}}";
+  VALID(dr, "{\"card\":1,\"cvv\":2,\"expiry\":3}");
+  VALID(dr, "{\"cvv\":2}");
+  INVALID(dr, "{\"card\":1,\"cvv\":2}", "property 'card' requires property 'expiry'");
+  const char *ds = "{\"dependentSchemas\":{\"card\":{\"required\":[\"cvv\"]}}}";
+  VALID(ds, "{\"card\":1,\"cvv\":2}");
+  INVALID(ds, "{\"card\":1}", "missing required property 'cvv'");
+  const char *dep = "{\"dependencies\":{\"a\":[\"b\"],\"c\":{\"properties\":{\"d\":{\"type\":\"string\"}}}}}";
+  INVALID(dep, "{\"a\":1}", "property 'a' requires property 'b'");
+  INVALID(dep, "{\"c\":1,\"d\":2}", "d: expected string, got number");
+  VALID(dep, "{\"d\":2}");
+  const char *pn = "{\"propertyNames\":{\"maxLength\":3}}";
+  VALID(pn, "{\"abc\":1}");
+  INVALID(pn, "{\"abcd\":1}", "abcd: must be at most 3 characters long");
+  const char *ite = "{\"if\":{\"properties\":{\"kind\":{\"const\":\"a\"}}},"
+                    "\"then\":{\"required\":[\"x\"]},\"else\":{\"required\":[\"y\"]}}";
+  VALID(ite, "{\"kind\":\"a\",\"x\":1}");
+  INVALID(ite, "{\"kind\":\"a\",\"y\":1}", "missing required property 'x'");
+  INVALID(ite, "{\"kind\":\"b\",\"x\":1}", "missing required property 'y'");
+  VALID("{\"if\":false}", "1"); /* if alone decides nothing */
+  const char *co = "{\"contains\":{\"type\":\"integer\"},\"minContains\":2,\"maxContains\":3}";
+  VALID(co, "[1,\"a\",2]");
+  INVALID(co, "[1,\"a\"]", "must contain at least 2 items that match the contains schema");
+  INVALID(co, "[1,2,3,4]", "must contain at most 3 items that match the contains schema");
+  INVALID("{\"contains\":{\"type\":\"integer\"}}", "[\"a\"]",
+          "must contain an item that matches the contains schema");
+  VALID("{\"contains\":false,\"minContains\":0}", "[1]");
+  /* unevaluatedProperties sees through allOf, $ref, the branches that match */
+  const char *up = "{\"$defs\":{\"base\":{\"properties\":{\"id\":true}}},"
+                   "\"allOf\":[{\"$ref\":\"#/$defs/base\"}],"
+                   "\"anyOf\":[{\"properties\":{\"a\":true},\"required\":[\"a\"]},"
+                   "{\"properties\":{\"b\":true},\"required\":[\"b\"]}],"
+                   "\"unevaluatedProperties\":false}";
+  VALID(up, "{\"id\":1,\"a\":1}");
+  VALID(up, "{\"a\":1,\"b\":1}");
+  INVALID(up, "{\"a\":1,\"c\":1}", "unexpected property 'c'");
+  INVALID("{\"properties\":{\"a\":true},\"unevaluatedProperties\":{\"type\":\"string\"}}",
+          "{\"a\":1,\"b\":2}", "b: expected string, got number");
+  const char *ui = "{\"prefixItems\":[true],\"contains\":{\"const\":\"x\"},\"unevaluatedItems\":false}";
+  VALID(ui, "[1,\"x\",\"x\"]");
+  INVALID(ui, "[1,\"x\",2]", "[2]: unexpected item (unevaluatedItems)");
+  /* $anchor, and $ref to an $id's exact URI */
+  const char *an = "{\"$defs\":{\"p\":{\"$anchor\":\"pos\",\"minimum\":0}},"
+                   "\"properties\":{\"n\":{\"$ref\":\"#pos\"}}}";
+  VALID(an, "{\"n\":1}");
+  INVALID(an, "{\"n\":-1}", "n: must be >= 0");
+  const char *id = "{\"$id\":\"https://example.com/root\",\"$defs\":{\"s\":{\"$id\":\"https://example.com/s\","
+                   "\"type\":\"string\"}},\"properties\":{\"a\":{\"$ref\":\"https://example.com/s\"},"
+                   "\"b\":{\"$ref\":\"https://example.com/root#/$defs/s\"}}}";
+  VALID(id, "{\"a\":\"x\",\"b\":\"y\"}");
+  INVALID(id, "{\"b\":1}", "b: expected string, got number");
+  CHECK_ERR("{\"$ref\":\"#nowhere\",\"$defs\":{\"a\":{\"$anchor\":\"here\"}}}",
+            "$ref: '#nowhere' does not resolve");
+  CHECK_ERR("{\"dependentRequired\":{\"a\":[1]}}", "dependentRequired.a: must be an array of strings");
+  CHECK_ERR("{\"dependencies\":{\"a\":5}}", "dependencies.a: must be a schema or an array of strings");
+  CHECK_ERR("{\"minContains\":-1}", "minContains: must be a non-negative integer");
+  CHECK_ERR("{\"if\":5}", "if: must be a schema (an object or a boolean)");
+}
+
+static void test_format(void) {
+  FORMAT_OK("date-time", "\"1963-06-19T08:30:06.283185Z\"");
+  FORMAT_OK("date-time", "\"1998-12-31T15:59:60.123-08:00\""); /* 23:59:60 UTC */
+  FORMAT_BAD("date-time", "\"1998-12-31T15:58:60-08:00\"");
+  FORMAT_BAD("date-time", "\"1990-02-31T15:59:59Z\"");
+  FORMAT_BAD("date-time", "\"1963-06-19 08:30:06Z\"");
+  FORMAT_OK("date", "\"2020-02-29\"");
+  FORMAT_BAD("date", "\"2021-02-29\"");
+  FORMAT_BAD("date", "\"2020-1-01\"");
+  FORMAT_OK("time", "\"08:30:06+01:00\"");
+  FORMAT_BAD("time", "\"08:30:06\""); /* the offset is required */
+  FORMAT_BAD("time", "\"24:00:00Z\"");
+  FORMAT_OK("duration", "\"P1Y2M3DT4H5M6S\"");
+  FORMAT_OK("duration", "\"P4W\"");
+  FORMAT_OK("duration", "\"PT36H\"");
+  FORMAT_BAD("duration", "\"P\"");
+  FORMAT_BAD("duration", "\"P1D2H\"");
+  FORMAT_BAD("duration", "\"PT1D\"");
+  FORMAT_BAD("duration", "\"P2W1D\"");
+  FORMAT_OK("email", "\"joe.bloggs@example.com\"");
+  FORMAT_OK("email", "\"\\\"joe bloggs\\\"@example.com\"");
+  FORMAT_OK("email", "\"joe@[127.0.0.1]\"");
+  FORMAT_OK("email", "\"joe@[IPv6:::1]\"");
+  FORMAT_BAD("email", "\".joe@example.com\"");
+  FORMAT_BAD("email", "\"jo..e@example.com\"");
+  FORMAT_BAD("email", "\"2962\"");
+  FORMAT_OK("hostname", "\"xn--4gbwdl.xn--wgbh1c\"");
+  FORMAT_BAD("hostname", "\"-a.example\"");
+  FORMAT_BAD("hostname", "\"not_valid\"");
+  FORMAT_BAD("hostname", "\"a..b\"");
+  FORMAT_OK("ipv4", "\"192.168.0.1\"");
+  FORMAT_BAD("ipv4", "\"087.10.0.1\"");
+  FORMAT_BAD("ipv4", "\"256.1.1.1\"");
+  FORMAT_OK("ipv6", "\"::ffff:192.168.0.1\"");
+  FORMAT_OK("ipv6", "\"1:2:3:4:5:6:7:8\"");
+  FORMAT_BAD("ipv6", "\"1:2:3:4:5:6:7:8:9\"");
+  FORMAT_BAD("ipv6", "\"1::2::3\"");
+  FORMAT_BAD("ipv6", "\"fe80::1%eth0\"");
+  FORMAT_OK("uri", "\"http://-.~_!$&'()*+,;=:%40:80%2f::::::@example.com\"");
+  FORMAT_OK("uri", "\"ldap://[2001:db8::7]/c=GB?objectClass?one\"");
+  FORMAT_BAD("uri", "\"/abc\"");
+  FORMAT_BAD("uri", "\"http:// shouldfail.com\"");
+  FORMAT_OK("uri-reference", "\"//foo.bar/?baz=qux#quux\"");
+  FORMAT_BAD("uri-reference", "\"#frag\\\\ment\"");
+  FORMAT_BAD("uri-reference", "\"1a:b\"");
+  FORMAT_OK("uuid", "\"2EB8AA08-AA98-11EA-B4AA-73B441D16380\"");
+  FORMAT_BAD("uuid", "\"2eb8aa08-aa98-11ea-b4aa-73b441d1638\"");
+  FORMAT_OK("json-pointer", "\"/foo/bar~0/baz~1/%a\"");
+  FORMAT_BAD("json-pointer", "\"/foo/bar~\"");
+  FORMAT_OK("relative-json-pointer", "\"0#\"");
+  FORMAT_BAD("relative-json-pointer", "\"01/a\"");
+  FORMAT_OK("regex", "\"([abc])+\\\\s+$\"");
+  FORMAT_BAD("regex", "\"^\\\\S(|(.|\\\\n)*\\\\S)\\\\Z\"");
+  FORMAT_OK("no-such-format", "\"anything\"");
+  expect_format(__LINE__, "{\"format\":\"email\"}", "5", NULL); /* only strings */
+}
+
+static void test_unenforced(void) {
+  push_json("{\"properties\":{\"a\":{\"format\":\"email\"},\"b\":{\"$dynamicRef\":\"#x\",\"$dynamicAnchor\":\"x\"},"
+            "\"c\":{\"format\":\"iri\",\"contentMediaType\":\"text/html\"}},\"pattern\":\"a\"}");
+  buf out;
+  buf_init(&out);
+  int n = schema_unenforced(L, -1, false, &out);
+  buf_putc(&out, '\0');
+  /* member order is the table's: compare as a set of lines */
+  const char *want[] = {
+    "properties.a: format 'email' is an annotation (not checked; app.lua schema = { format = \"assert\" } checks it)",
+    "properties.b: $dynamicRef is resolved as a $ref (no dynamic scope)",
+    "properties.c: contentMediaType is an annotation (not checked)",
+    "properties.c: format 'iri' is an annotation (not checked; app.lua schema = { format = \"assert\" } checks it)",
+  };
+  bool ok = n == 4;
+  for (size_t i = 0; i < 4; i++) ok = ok && strstr(out.p, want[i]) != NULL;
+  out.len = 0;
+  int m = schema_unenforced(L, -1, true, &out);
+  buf_putc(&out, '\0');
+  ok = ok && m == 3 && strstr(out.p, "properties.c: format 'iri' is not one the validator knows (not checked)") &&
+       !strstr(out.p, "'email'");
+  if (!ok) {
+    printf("line %d: schema_unenforced: %d / %d: %s\n", __LINE__, n, m, out.p);
+    failures++;
+  }
+  buf_free(&out);
+  lua_pop(L, 1);
+}
+
 static void test_append(void) {
   buf err;
   buf_init(&err);
@@ -523,6 +773,10 @@ int main(void) {
   test_combinators();
   test_refs();
   test_check();
+  test_regex();
+  test_applicators_2020();
+  test_format();
+  test_unenforced();
   test_append();
 
   assert(lua_gettop(L) == 0);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -397,6 +398,81 @@ static void test_budget(void) {
   buf_free(&v);
 }
 
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Regular expressions: PCRE2 backtracks, so ^(a+)+$ against a^n b takes
+   2^n steps. The match limit, tied to what is left of the step budget,
+   stops it: "too complex", never a pass, and quickly. */
+static void test_regex_budget(void) {
+  const char *work = "too complex to validate (work limit reached)";
+  buf v;
+  buf_init(&v);
+  buf_putc(&v, '"');
+  for (int i = 0; i < 40; i++) buf_putc(&v, 'a');
+  buf_puts(&v, "b\"");
+  buf_putc(&v, '\0');
+  const char *evil = "{\"pattern\":\"^(a+)+$\"}";
+  expect_json(__LINE__, evil, v.p, 20000, work);
+  /* ... a short subject it can answer within the budget */
+  expect_json(__LINE__, evil, "\"aaaaab\"", 20000, "must match the pattern /^(a+)+$/");
+  expect_json(__LINE__, evil, "\"aaaaa\"", 20000, NULL);
+  /* not turned into success by not/anyOf, in patternProperties too */
+  char s[256];
+  snprintf(s, sizeof s, "{\"not\":%s}", evil);
+  expect_json(__LINE__, s, v.p, 20000, work);
+  snprintf(s, sizeof s, "{\"anyOf\":[%s,true]}", evil);
+  expect_json(__LINE__, s, v.p, 20000, work);
+  buf o;
+  buf_init(&o);
+  buf_printf(&o, "{%s:1}", v.p);
+  buf_putc(&o, '\0');
+  expect_json(__LINE__, "{\"patternProperties\":{\"^(a+)+$\":false}}", o.p, 20000, work);
+  expect_json(__LINE__, "{\"propertyNames\":{\"pattern\":\"^(a+)+$\"}}", o.p, 20000, work);
+  /* the default budget, and the deadline: a second or so at most (one
+     match's cap), not 2^40 steps */
+  push_str(evil);
+  push_str(v.p);
+  double t0 = now();
+  buf err;
+  buf_init(&err);
+  assert(!schema_validate_frozen_limited(L, -2, -1, &err, NULL));
+  double t1 = now();
+  buf_putc(&err, '\0');
+  assert(strcmp(err.p, work) == 0);
+  err.len = 0;
+  schema_limits lim = {.deadline = now() + 0.01};
+  assert(!schema_validate_limited(L, -2, -1, &err, &lim) && lim.exhausted);
+  buf_putc(&err, '\0');
+  assert(strcmp(err.p, "too complex to validate (time limit reached)") == 0);
+  double t2 = now();
+  printf("regex budget: %.3f s for the default budget, %.3f s with a 10 ms deadline\n", t1 - t0, t2 - t1);
+  if (t1 - t0 > 5) {
+    printf("line %d: the default budget let a regex run %.1f s\n", __LINE__, t1 - t0);
+    failures++;
+  }
+  lua_pop(L, 2);
+  /* a long subject with a linear pattern passes within the default budget */
+  buf big;
+  buf_init(&big);
+  buf_puts(&big, "\"");
+  for (int i = 0; i < 20000; i++) buf_putc(&big, "abc"[i % 3]);
+  buf_puts(&big, "\"");
+  push_str("{\"pattern\":\"^[a-c]+$\"}");
+  push_json(big.p, big.len);
+  expect_at(__LINE__, 0, 0, NULL);
+  push_str("{\"pattern\":\"^(?:[a-c]|-)*$\"}"); /* a frame per character */
+  push_json(big.p, big.len);
+  expect_at(__LINE__, 0, 0, NULL);
+  buf_free(&big);
+  buf_free(&err);
+  buf_free(&o);
+  buf_free(&v);
+}
+
 int main(void) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -410,6 +486,7 @@ int main(void) {
   test_memo_answers();
   test_unique_items();
   test_budget();
+  test_regex_budget();
 
   assert(lua_gettop(L) == 0);
   lua_close(L);
