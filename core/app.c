@@ -19,6 +19,7 @@
 #include "json.h"
 #include "lua_api.h"
 #include "lua_guard.h"
+#include "log.h"
 #include "lua_pattern.h"
 #include "sandbox.h"
 
@@ -124,6 +125,33 @@ static bool run_script(app *a, const char *path, const char *shown, buf *errors)
   return true;
 }
 
+/* app.lua's fields and their types (mcp.lua's _app_info at fn): one
+   "app.lua:LINE: ..." line per problem. */
+static bool check_app_info(lua_State *L, int fn, int info, const char *path, buf *errors) {
+  buf src;
+  buf_init(&src);
+  read_file(path, &src);
+  lua_pushvalue(L, fn);
+  lua_pushvalue(L, info);
+  lua_pushstring(L, path);
+  lua_pushlstring(L, src.p ? src.p : "", src.len);
+  buf_free(&src);
+  if (app_pcall(L, 3, 1, NULL) != LUA_OK) {
+    buf_printf(errors, "%s: %s\n", path, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return false;
+  }
+  bool ok = true;
+  for (lua_Integer i = 1; lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+    lua_rawgeti(L, -1, i);
+    buf_printf(errors, "%s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    ok = false;
+  }
+  lua_pop(L, 1);
+  return ok;
+}
+
 static int is_lua_file(const struct dirent *d) {
   size_t n = strlen(d->d_name);
   return d->d_name[0] != '.' && n > 4 && strcmp(d->d_name + n - 4, ".lua") == 0;
@@ -135,6 +163,29 @@ static void join(char *out, size_t cap, const char *dir, const char *name) {
 }
 
 /* Run every .lua file of scripts/ in name order; report every failing file. */
+/* Scripts are the .lua files right in scripts/ (reload watches that
+   folder): a subfolder holding .lua files is said, not silently skipped. */
+static void warn_subfolders(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char sub[4096 + 256];
+    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    struct dirent **inner;
+    int k = scandir(sub, &inner, is_lua_file, alphasort);
+    if (k > 0)
+      log_msg(LOG_WARNING, "%s/: %d .lua file%s not loaded (scripts are the .lua files directly in "
+              "scripts/; modules for require go in lib/)", sub, k, k == 1 ? "" : "s");
+    for (int i = 0; i < k; i++) free(inner[i]);
+    if (k >= 0) free(inner);
+  }
+  closedir(d);
+}
+
 static bool load_scripts(app *a, buf *errors) {
   char dir[4096];
   join(dir, sizeof dir, a->dir, "scripts");
@@ -145,6 +196,7 @@ static bool load_scripts(app *a, buf *errors) {
     return false;
   }
   bool ok = true;
+  warn_subfolders(dir);
   for (int i = 0; i < n; i++) {
     char path[4096 + 256];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
@@ -352,9 +404,11 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   a->resource_result = get_ref(L, module, "_resource_result");
   lua_getfield(L, module, "_check");
   int check = lua_gettop(L);
+  lua_getfield(L, module, "_app_info");
+  int app_info = lua_gettop(L);
   /* C's entries into mcp.lua: not for scripts (mcp._check would end loading) */
   static const char *const private_fields[] = {"_tool_result", "_prompt_result",
-                                               "_resource_result", "_check"};
+                                               "_resource_result", "_check", "_app_info"};
   for (size_t i = 0; i < sizeof private_fields / sizeof *private_fields; i++) {
     lua_pushnil(L);
     lua_setfield(L, module, private_fields[i]);
@@ -374,6 +428,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   if (access(path, F_OK) == 0) {
     if (run_script(a, path, path, errors)) {
       info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
+      if (!check_app_info(L, app_info, info, path, errors)) ok = false;
       if (!sandbox_permissions(L, info, path, errors)) ok = false;
     } else {
       ok = false;

@@ -12,6 +12,7 @@ local type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select =
       type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select
 local sort, concat = table.sort, table.concat
 local rawlen, rawget, next, pcall = rawlen, rawget, next, pcall
+local app_schema -- app.lua's schema table (M._app_info)
 local math = { type = math.type }
 
 M.null = core.null
@@ -544,6 +545,72 @@ end
 
 -- }=====================================================
 
+-- {===================================================== app.lua
+
+-- What app.lua may say, and the type of each (its permissions are
+-- sandbox.c's, its cache and schema tables are looked into here).
+local app_fields = {
+  name = "string", version = "string", title = "string", description = "string",
+  websiteUrl = "string", instructions = "string", icons = "table", cache = "table",
+  schema = "table", permissions = "table",
+}
+local app_sub = {
+  cache = { ttl = "number", scope = { public = true, private = true } },
+  schema = { format = { assert = true, annotate = true }, unknown_args = { reject = true, allow = true } },
+}
+app_schema = {} -- app.lua's schema = {...}, once checked (M.tool reads unknown_args)
+
+-- The line of app.lua where `key =` is written (tables keep no lines).
+local function line_of(src, key)
+  local n = 1
+  for line in (src .. "\n"):gmatch("([^\n]*)\n") do
+    if line:find("%f[%w_]" .. key:gsub("%p", "%%%0") .. "%s*=") then return n end
+    n = n + 1
+  end
+end
+
+-- C calls it with what app.lua returned (or the globals it set), its path
+-- and its text; the problems come back as "app.lua:LINE: ..." lines.
+function M._app_info(info, path, src)
+  local problems = {}
+  local function bad(key, fmt, ...)
+    local line = type(key) == "string" and line_of(src, key)
+    problems[#problems + 1] = { line = line or 0, text = ("%s:%s " .. fmt):format(path, line and (line .. ":") or "", ...) }
+  end
+  local function names(t)
+    local out = {}
+    for k in pairs(t) do out[#out + 1] = k end
+    sort(out)
+    return concat(out, ", ")
+  end
+  for k, v in next, info do
+    local ty = app_fields[k]
+    if not ty then
+      bad(k, "unknown field '%s' in app.lua (known: %s)", tostring(k), names(app_fields))
+    elseif type(v) ~= ty then
+      bad(k, "app.lua's '%s' must be a %s, got %s", k, ty, type(v))
+    elseif app_sub[k] then
+      for sk, sv in next, v do
+        local want = app_sub[k][sk]
+        if want == nil then
+          bad(sk, "unknown field '%s' in app.lua's %s (known: %s)", tostring(sk), k, names(app_sub[k]))
+        elseif type(want) == "string" and type(sv) ~= want then
+          bad(sk, "app.lua's %s.%s must be a %s, got %s", k, sk, want, type(sv))
+        elseif type(want) == "table" and not want[sv] then
+          bad(sk, "app.lua's %s.%s must be one of %s, got %s", k, sk, names(want), tostring(sv))
+        end
+      end
+    end
+  end
+  if type(info.name) == "string" and info.name == "" then bad("name", "app.lua's name must not be empty") end
+  if #problems == 0 and type(info.schema) == "table" then app_schema = info.schema end
+  sort(problems, function(a, b) return a.line < b.line or (a.line == b.line and a.text < b.text) end)
+  for i, p in ipairs(problems) do problems[i] = p.text end
+  return problems
+end
+
+-- }=====================================================
+
 -- {===================================================== registration
 
 local names = { tool = {}, resource = {}, template = {}, prompt = {} }
@@ -631,8 +698,15 @@ function M.tool(def)
   field("tool", def, "title", "string", true)
   field("tool", def, "description", "string", true)
   unique("tool", name)
-  local input = to_schema("tool", "input", def.input or def.inputSchema)
+  local raw_input = def.input or def.inputSchema
+  local input = to_schema("tool", "input", raw_input)
       or { type = "object", additionalProperties = false }
+  -- a field table names every argument: others are a mistake the model
+  -- corrects from the error (app.lua schema = { unknown_args = "allow" }: passed on)
+  if type(raw_input) == "table" and not is_builder(raw_input) and not is_raw_schema(raw_input)
+      and input.additionalProperties == nil and app_schema.unknown_args ~= "allow" then
+    input.additionalProperties = false
+  end
   local output = to_schema("tool", "output", def.output or def.outputSchema)
   -- defaults of top-level fields are filled in before the handler runs
   local defaults

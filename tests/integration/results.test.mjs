@@ -3,6 +3,7 @@
 // is checked with the official SDKs' own CallToolResult schemas (v1 for a
 // 2025-11-25 session, v2 for 2026-07-28), so "valid MCP" is theirs, not ours.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 
@@ -190,6 +191,53 @@ test('a prompt name is checked as a tool name is', opts, async () => {
     const code = await srv.exited;
     assert.notEqual(code, 0);
     assert.match(srv.stderr, /p\.lua:2: mcp\.prompt: name 'has space' must be 1-128 characters/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// {=== strictness: unknown arguments, app.lua's fields, scripts/ subfolders
+test('a field-table input refuses an argument it does not name; app.lua schema.unknown_args = "allow" passes it on', opts, async () => {
+  const tool = 'local mcp = require "mcp"\nmcp.tool { name = "t", input = { a = mcp.string() }, handler = function(args) return tostring(args.b) end }\n';
+  const strict = await tempApp({ 'scripts/t.lua': tool });
+  const lenient = await tempApp({ 'scripts/t.lua': tool, 'app.lua': 'return { schema = { unknown_args = "allow" } }\n' });
+  try {
+    await withRaw([strict], async (srv) => {
+      await srv.initialize();
+      const r = (await srv.call(1, 'tools/call', { name: 't', arguments: { a: 'x', b: 1 } })).result;
+      assert.equal(r.isError, true);
+      assert.match(r.content[0].text, /unexpected property 'b'/);
+      const list = (await srv.call(2, 'tools/list', {})).result.tools;
+      assert.equal(list[0].inputSchema.additionalProperties, false);
+    });
+    await withRaw([lenient], async (srv) => {
+      await srv.initialize();
+      const r = (await srv.call(1, 'tools/call', { name: 't', arguments: { a: 'x', b: 1 } })).result;
+      assert.deepEqual(r.content, [{ type: 'text', text: '1' }]);
+    });
+  } finally {
+    await removeTemp(strict);
+    await removeTemp(lenient);
+  }
+});
+
+test('app.lua: an unknown field or a wrong type is a load error at its line; a scripts/ subfolder is reported', opts, async () => {
+  const dir = await tempApp({
+    'app.lua': 'return {\n  name = 5,\n  verison = "1.0",\n  cache = { ttl = "long" },\n}\n',
+    'scripts/t.lua': 'local mcp = require "mcp"\nmcp.tool { name = "t", handler = function() return "x" end }\n',
+    'scripts/more/u.lua': 'error("never loaded")\n',
+  });
+  try {
+    const bad = new RawServer(['--no-watch', dir]);
+    assert.notEqual(await bad.exited, 0);
+    assert.match(bad.stderr, /app\.lua:2: app\.lua's 'name' must be a string, got number/);
+    assert.match(bad.stderr, /app\.lua:3: unknown field 'verison' in app\.lua \(known: .*version/);
+    assert.match(bad.stderr, /app\.lua:4: app\.lua's cache\.ttl must be a number, got string/);
+    await writeFile(path.join(dir, 'app.lua'), 'return { name = "fixed" }\n');
+    await withRaw(['--no-watch', dir], async (srv) => {
+      await srv.initialize();
+      assert.match(srv.stderr, /scripts\/more\/: 1 \.lua file not loaded/);
+    });
   } finally {
     await removeTemp(dir);
   }
