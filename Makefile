@@ -8,7 +8,7 @@ FUZZ_CC    ?= clang-14
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := jsonrpc json validate uri_template http pattern encoding
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-GIFT_CALL  := '{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
+GIFT_JSON  := {"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}
 PORT       ?= 8080
 
 .PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean
@@ -63,8 +63,8 @@ npm:
 run: deps-run build
 	@echo "== luamcp check ."
 	@$(BUILD)/luamcp check .
-	@echo "== luamcp call . suggest_gifts $(GIFT_CALL)"
-	@$(BUILD)/luamcp call . suggest_gifts $(GIFT_CALL) 2>/dev/null
+	@printf "== luamcp call . suggest_gifts '%s'\n" '$(GIFT_JSON)'
+	@$(BUILD)/luamcp call . suggest_gifts '$(GIFT_JSON)' 2>/dev/null
 	@echo "== serving the example app at http://127.0.0.1:$(PORT)/mcp (Ctrl-C stops it)"
 	@echo "   Claude Code:  claude mcp add --transport http gifts http://127.0.0.1:$(PORT)/mcp"
 	@echo "   VS Code (.vscode/mcp.json):"
