@@ -792,6 +792,11 @@ local function read_widget_file(name)
 end
 
 local function inline_view(html)
+  -- any other luamcp: reference would reach the browser as a URL that loads nothing
+  local other = html:gsub(VIEW_TAG:gsub("%p", "%%%0"), ""):match('["\']luamcp:([^"\']*)["\']')
+  if other then
+    error(("unknown include 'luamcp:%s' (the one there is: %s)"):format(other, VIEW_TAG), 0)
+  end
   local at = html:find(VIEW_TAG, 1, true)
   if at then html = html:sub(1, at - 1) .. VIEW_INLINE .. html:sub(at + #VIEW_TAG) end
   html = html:gsub('<script([^>]-)%s+src="inline:([^"]+)"([^>]*)>%s*</script>', function(a, name, b)

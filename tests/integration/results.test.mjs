@@ -242,3 +242,17 @@ test('app.lua: an unknown field or a wrong type is a load error at its line; a s
     await removeTemp(dir);
   }
 });
+
+test('luamcp check refuses a widget that includes an unknown luamcp: file', opts, async () => {
+  const dir = await tempApp({
+    'widgets/v.html': '<html><script src="luamcp:vieww.js"></script></html>\n',
+    'scripts/w.lua': 'local mcp = require "mcp"\nmcp.widget { uri = "ui://v", file = "v.html" }\n',
+  });
+  try {
+    const check = new RawServer(['--no-watch', dir]);
+    assert.notEqual(await check.exited, 0);
+    assert.match(check.stderr, /w\.lua:2: mcp\.widget: unknown include 'luamcp:vieww\.js'/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
