@@ -842,6 +842,13 @@ static void close_variables(engine *e, call *c) {
      off on a coroutine whose hook raised, so nothing could bound them */
   if (status != LUA_YIELD && (c->cancelled || c->timed_out)) return;
   app *a = c->a;
+  /* a failed call's own error comes back from the reset: only another one
+     is a __close's (kept on the main thread meanwhile) */
+  bool failed = status != LUA_YIELD && lua_checkstack(c->co, 1) && lua_checkstack(a->L, 1);
+  if (failed) {
+    lua_pushvalue(c->co, -1);
+    lua_xmove(c->co, a->L, 1);
+  }
   call *outer = e->running;
   size_t ceiling = a->mem_ceiling;
   if (!outer && e->opt.call_memory) {
@@ -857,8 +864,12 @@ static void close_variables(engine *e, call *c) {
   if (!outer) watch_end(e, c);
   e->running = outer;
   a->mem_ceiling = ceiling;
+  if (failed) {
+    lua_xmove(a->L, c->co, 1);
+    if (status != LUA_OK && lua_rawequal(c->co, -1, -2)) status = LUA_OK;
+  }
   if (status != LUA_OK) {
-    const char *err = lua_tostring(c->co, -1);
+    const char *err = lua_tostring(c->co, -2 + !failed);
     log_msg(LOG_WARNING, "call %.*s: a __close of its <close> variables failed: %s",
             (int)c->id_len, c->id, err ? err : "(error object is not a string)");
   }

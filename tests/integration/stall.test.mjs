@@ -54,6 +54,10 @@ test('every __close of a cancelled call runs, one that raises is logged, nothing
     assert.deepEqual((await srv.call(4, 'ping')).result, {});
     assert.equal(textOf(await srv.call(5, 'tools/call', { name: 'closed', arguments: {} })), '4');
     assert.match(srv.stderr, /call 2: a __close .* failed: .*close failed on purpose/);
+    // a handler's own error is not a __close's
+    assert.equal((await srv.call(6, 'tools/call', { name: 'fails', arguments: {} })).result?.isError, true);
+    await srv.call(7, 'ping');
+    assert.doesNotMatch(srv.stderr, /call 6: a __close/);
   }));
 
 test('a call that times out while parked runs its __close handlers; one stopped while it ran does not hang the server', opts, () =>

@@ -86,3 +86,5 @@ mcp.tool {
 }
 
 mcp.tool { name = "ok", description = "Answers.", handler = function() return "ok" end }
+
+mcp.tool { name = "fails", description = "Raises, with no <close> variable.", handler = function() error("plain failure") end }
