@@ -1,5 +1,5 @@
 // The one table of `make bench`: reads whichever results the benchmarks
-// wrote (bench/results/{stdio,http,reload,scale,io,before_after}.json),
+// wrote (bench/results/{stdio,http,reload,scale,io,before_after,soak}.json),
 // prints every target of issues 7 and 11 with the measured value (median and min–max over rounds), the
 // target and whether it holds, then writes bench/results/latest.json. It
 // measures nothing itself; a missing file only drops its rows.
@@ -20,7 +20,7 @@ const dir = path.resolve(process.argv[2] ?? path.join(root, "bench/results"));
 const rel = (p) => path.relative(process.cwd(), p) || p;
 
 // {====== sources
-const sourceNames = ["stdio", "http", "reload", "scale", "io", "before_after"];
+const sourceNames = ["stdio", "http", "reload", "scale", "io", "before_after", "soak"];
 const sources = {};
 const data = {};
 for (const name of sourceNames) {
@@ -164,6 +164,17 @@ if (data.reload) {
   if (R) {
     const g = R.growth_kb_after_warmup;
     add("reload", `RSS growth over ${R.reloads} reloads`, { median: g, min: g, max: g, n: 1 }, "kB", null, null, `${R.flat ? "flat" : "GROWING"} (limit ${R.flat_limit_kb} kB)`, src);
+  }
+}
+
+if (data.soak) {
+  const d = data.soak;
+  const src = sources.soak.path;
+  const one = (x) => ({ median: x, min: x, max: x, n: 1 });
+  for (const [name, s] of Object.entries(d.servers ?? {})) {
+    add("soak", `${name}: replies lost + doubled of ${s.sent}`, one(s.lost + s.doubled), "", "<=", 0, `${s.reloads} reloads, ${s.bad} bad answers; ${d.n} requests in ${d.seconds.toFixed(0)} s over both`, src);
+    add("soak", `${name}: RSS, last quarter's median`, one(s.rss_kb.last), "kB", "<=", Math.round(s.rss_kb.limit), `first quarter ${s.rss_kb.first} kB, max ${s.rss_kb.max} kB`, src);
+    add("soak", `${name}: open fds, last quarter's median`, one(s.fds.last), "", "<=", Math.round(s.fds.limit), `first quarter ${s.fds.first}, max ${s.fds.max}`, src);
   }
 }
 

@@ -37,6 +37,9 @@
    microseconds of our reply; checking for it briefly before sleeping saves
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
+/* How long the to-be-closed variables of a call that ends early get, all
+   together (engine.h: "__close"). */
+#define CLOSE_GRACE 0.1
 /* The engine serving a state is in its registry under this key. */
 #define ENGINE_KEY "luamcp.engine"
 
@@ -60,6 +63,8 @@ struct call {
   call_wait *wait;          /* the operation it is parked on, if any */
   bool cancelled, timed_out;
   bool end_at_yield;
+  double close_by;   /* > 0: its __close handlers run (call_end), until then */
+  bool close_nested; /* ... inside another call's hook: that one reads the inputs */
   long long mem_grown;
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
@@ -110,6 +115,7 @@ struct engine {
   atomic_bool arming;
   atomic_uint_fast64_t heartbeat;     /* counts resumes and hook runs: no clock read a resume */
   atomic_uint_fast64_t blocked_since; /* armed: when the stall began (µs); 0: not */
+  atomic_bool held;                   /* someone holds e->run (run_lock) */
   call *new_call; /* made by the message being dispatched, until it starts */
   void **deferred; /* read while a call ran; dispatched after it */
   size_t ndeferred, deferred_cap;
@@ -159,6 +165,7 @@ engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks)
   pthread_cond_init(&e->watch_cv, NULL);
   atomic_init(&e->heartbeat, 0);
   atomic_init(&e->blocked_since, 0);
+  atomic_init(&e->held, false);
   atomic_init(&e->watched, NULL);
   atomic_init(&e->arming, false);
   pthread_cond_init(&e->space, NULL);
@@ -213,6 +220,35 @@ void engine_set_app(engine *e, app *fresh) {
 }
 
 /* {====================================================== submit (any thread) */
+
+/* The watchdog's heartbeat: only the run-lock holder writes it, so a plain
+   load and store (no locked add) will do. */
+static inline void beat(engine *e) {
+  atomic_store_explicit(&e->heartbeat, atomic_load_explicit(&e->heartbeat, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
+/* The run lock, taken and given back with a heartbeat: the watchdog sees
+   a stall as the lock held and the heartbeat standing still. */
+static void run_lock(engine *e) {
+  pthread_mutex_lock(&e->run);
+  atomic_store(&e->held, true);
+  beat(e);
+}
+
+static bool run_trylock(engine *e) {
+  if (pthread_mutex_trylock(&e->run) != 0) return false;
+  atomic_store(&e->held, true);
+  beat(e);
+  return true;
+}
+
+static void run_unlock(engine *e) {
+  beat(e);
+  atomic_store(&e->held, false);
+  pthread_mutex_unlock(&e->run);
+}
+
 
 static void wake(engine *e) { uv_async_send(&e->wake); }
 
@@ -322,12 +358,12 @@ static void help(engine *e, const void *mine) {
     wake(e);
     return;
   }
-  if (pthread_mutex_trylock(&e->run) != 0) return;
+  if (!run_trylock(e)) return;
   dispatch_batch(e, take(e, mine, NULL));
   e->h.flush(e->h.ud);
   /* a timer or handle started here: the engine thread's wait must learn of it */
   bool sooner = e->ndeferred || loop_changed(e);
-  pthread_mutex_unlock(&e->run);
+  run_unlock(e);
   if (sooner || !queue_empty(e)) wake(e);
 }
 
@@ -487,13 +523,6 @@ static bool cancel_pending(engine *e, const call *c) {
   return found;
 }
 
-/* The watchdog's heartbeat: only the run-lock holder writes it, so a plain
-   load and store (no locked add) will do. */
-static inline void beat(engine *e) {
-  atomic_store_explicit(&e->heartbeat, atomic_load_explicit(&e->heartbeat, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
-}
-
 /* What the count hook looks at: the inputs (every few ms), pending
    cancels, the deadline. Once the call must stop, the hook fires at every
    instruction, so a script's own pcall cannot swallow the kill. */
@@ -504,11 +533,23 @@ const char *call_interrupt_reason(lua_State *L) {
   engine *e = c->e;
   double t = engine_now();
   beat(e);
-  if (t - e->last_input_poll > HOOK_INPUT_INTERVAL) {
+  if (t - e->last_input_poll > HOOK_INPUT_INTERVAL && !c->close_nested) {
     e->last_input_poll = t;
     poll_inputs(e);
     if (!queue_empty(e)) take_quick(e);
     e->h.flush(e->h.ud); /* pings answered and notifications sent while the handler runs */
+  }
+  if (c->close_by > 0) { /* ending already: only its grace counts */
+    if (t <= c->close_by) return NULL;
+    static _Thread_local char late[384];
+    lua_Debug ar; /* the hook's own luaL_error would name the __close's caller: C */
+    char where[256] = "";
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
+      snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+    lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+    snprintf(late, sizeof late, "%s__close ran past the %g s an ended call's <close> variables get",
+             where, CLOSE_GRACE);
+    return late;
   }
   if (!c->cancelled && atomic_load_explicit(&e->interrupt, memory_order_relaxed) &&
       cancel_pending(e, c))
@@ -562,9 +603,17 @@ static void on_call_timer(uv_timer_t *t) {
     return;
   }
   stop_waiting(c);
-  /* whatever the yielded function does with the timeout, the next
-     instruction ends the call: a script's pcall cannot keep it going */
-  if (c->timed_out) lua_sethook(c->co, call_hook, LUA_MASKCOUNT, 1);
+  if (c->timed_out) {
+    /* ended here, not resumed into its hook's error: the hook would leave
+       hooks off on the coroutine, and its <close> variables (call_end)
+       could not be bounded; nothing of the handler would run anyway */
+    char msg[TIMEOUT_MSG_MAX];
+    timeout_message(c, msg);
+    log_msg(LOG_ERROR, "call %.*s: %s", (int)c->id_len, c->id, msg);
+    c->e->h.failed(c->e->h.ud, c, msg);
+    call_end(c->e, c);
+    return;
+  }
   engine_call_start(c->e, c, 0);
 }
 
@@ -628,13 +677,39 @@ static void blocked_hook(lua_State *L, lua_Debug *ar) {
   call_hook(L, ar);
 }
 
+/* Where the watchdog's thread finds L: "file:line: " of its innermost Lua
+   frame, and whether that frame runs as a __gc finalizer. It reads a state
+   another thread owns, so only once the heartbeat has stood still for a
+   whole check: the engine thread is stuck (in a C call, or in Lua code
+   that runs without hooks), its stack is not being changed under us. */
+static bool stuck_where(lua_State *L, char *where, size_t cap, bool *lua_at_top, bool *in_gc) {
+  lua_Debug ar;
+  *where = '\0';
+  *lua_at_top = *in_gc = false;
+  if (!L || !lua_getstack(L, 0, &ar) || !lua_getinfo(L, "S", &ar)) return false;
+  *lua_at_top = ar.what[0] != 'C';
+  for (int level = 0; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sln", &ar)) break;
+    if (ar.name && strcmp(ar.name, "__gc") == 0) *in_gc = true;
+    if (!*where && ar.currentline > 0) snprintf(where, cap, "%s:%d: ", ar.short_src, ar.currentline);
+    if (*where && (*in_gc || level > 8)) break;
+  }
+  return true;
+}
+
 static void *watchdog_main(void *arg) {
   engine *e = arg;
-  double every = e->opt.warn_blocking / 4 > 0.01 ? e->opt.warn_blocking / 4 : 0.01;
-  /* a stall: the same coroutine running and the heartbeat unchanged
-     since `still` (first seen then, so at most `every` late) */
+  double warn = e->opt.warn_blocking, limit = e->opt.stalled ? e->opt.stall_limit : 0;
+  double every = 1;
+  if (warn > 0 && warn / 4 < every) every = warn / 4;
+  if (limit > 0 && limit / 4 < every) every = limit / 4;
+  if (every < 0.01) every = 0.01;
+  /* a stall: the run lock held and the heartbeat (hooks, resumes, lock
+     hand-overs) unchanged since `still` (first seen then, so at most
+     `every` late); `armed`: when blocked_hook was set on the coroutine */
   uint_fast64_t last = 0;
-  double still = 0;
+  double still = 0, armed = 0;
+  bool told = false; /* the hookless-Lua report of this stall is out */
   pthread_mutex_lock(&e->watch_mu);
   while (!e->watch_stop) {
     struct timespec ts;
@@ -646,15 +721,40 @@ static void *watchdog_main(void *arg) {
     lua_State *L = atomic_load(&e->watched);
     uint_fast64_t beat = atomic_load_explicit(&e->heartbeat, memory_order_relaxed);
     double now = engine_now();
-    if (!L || beat != last) {
+    if (!atomic_load(&e->held) || beat != last) {
       last = beat;
-      still = now;
+      still = now, armed = 0, told = false;
       continue;
     }
-    if (atomic_load(&e->blocked_since) || now - still < e->opt.warn_blocking) continue;
+    char where[256];
+    bool lua_top, in_gc;
+    if (limit > 0 && now - still >= limit) { /* the supervisor's business (engine.h) */
+      stuck_where(L, where, sizeof where, &lua_top, &in_gc);
+      e->opt.stalled(now - still, where);
+      still = now; /* it came back: a new stall from here */
+      continue;
+    }
+    if (!L || warn <= 0) continue;
+    if (armed > 0) {
+      /* set a check ago and not run: the coroutine is in a C call, or in
+         Lua code that runs without hooks -- a __gc finalizer (Lua turns
+         hooks off for them), which nothing reports when it returns */
+      if (!told && now - armed >= every * 0.9 &&
+          stuck_where(L, where, sizeof where, &lua_top, &in_gc) && (lua_top || in_gc)) {
+        log_msg(LOG_WARNING,
+                "%s%s has blocked the server for %.0f ms so far (Lua runs finalizers without "
+                "hooks: no time limit stops it; nothing else is served until it returns)",
+                where, in_gc ? "a __gc finalizer" : "Lua code running without hooks",
+                (now - still) * 1000);
+        told = true;
+      }
+      continue;
+    }
+    if (atomic_load(&e->blocked_since) || now - still < warn) continue;
     atomic_store(&e->arming, true);
     if (atomic_load(&e->watched) == L) { /* still running: watch_end waits for us */
       atomic_store(&e->blocked_since, (uint_fast64_t)(still * 1e6));
+      armed = now;
       /* Lua allows setting a hook from another thread or a signal handler
          (ldebug.c): the next event on that coroutine runs it */
       lua_sethook(L, blocked_hook, LUA_MASKRET | LUA_MASKCALL | LUA_MASKCOUNT, 1);
@@ -729,6 +829,54 @@ call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
   return c;
 }
 
+/* A call that ends before its handler returned (parked and cancelled or
+   timed out, failed, its session gone, shutdown) still owes its pending
+   to-be-closed variables their __close: run them now, as the call (its
+   hook, its memory cap), within CLOSE_GRACE all together; past it the
+   __close that runs raises and those left raise at their first
+   instruction. They may be run from another call's hook (engine_end_peer
+   while it runs): that call stays the running one afterwards. */
+static void close_variables(engine *e, call *c) {
+  int status = lua_status(c->co);
+  if (status == LUA_OK) return; /* returned (or never started): nothing pending */
+  /* Stopped by its hook (deadline, cancel) while it ran: Lua leaves hooks
+     off on a coroutine whose hook raised, so nothing could bound them */
+  if (status != LUA_YIELD && (c->cancelled || c->timed_out)) return;
+  app *a = c->a;
+  /* a failed call's own error comes back from the reset: only another one
+     is a __close's (kept on the main thread meanwhile) */
+  bool failed = status != LUA_YIELD && lua_checkstack(c->co, 1) && lua_checkstack(a->L, 1);
+  if (failed) {
+    lua_pushvalue(c->co, -1);
+    lua_xmove(c->co, a->L, 1);
+  }
+  call *outer = e->running;
+  size_t ceiling = a->mem_ceiling;
+  if (!outer && e->opt.call_memory) {
+    long long room = (long long)e->opt.call_memory - c->mem_grown;
+    a->mem_ceiling = a->mem_used + (size_t)(room > 0 ? room : 0);
+  }
+  c->close_by = engine_now() + CLOSE_GRACE;
+  c->close_nested = outer != NULL;
+  lua_sethook(c->co, call_hook, LUA_MASKCOUNT, HOOK_COUNT); /* a stopped call's was at 1 */
+  e->running = c;
+  if (!outer) watch_begin(e, c);
+  status = lua_resetthread(c->co);
+  if (!outer) watch_end(e, c);
+  e->running = outer;
+  a->mem_ceiling = ceiling;
+  if (failed) {
+    lua_xmove(a->L, c->co, 1);
+    if (status != LUA_OK && lua_rawequal(c->co, -1, -2)) status = LUA_OK;
+  }
+  if (status != LUA_OK) {
+    const char *err = lua_tostring(c->co, -2 + !failed);
+    log_msg(LOG_WARNING, "call %.*s: a __close of its <close> variables failed: %s",
+            (int)c->id_len, c->id, err ? err : "(error object is not a string)");
+  }
+  lua_settop(c->co, 0);
+}
+
 static void call_end(engine *e, call *c) {
   lua_State *L = c->a->L;
   if (e->new_call == c) e->new_call = NULL;
@@ -737,10 +885,12 @@ static void call_end(engine *e, call *c) {
   else e->calls = c->next;
   if (c->next) c->next->prev = c->prev;
   e->ncalls--;
+  /* returned, or parked: clean once reset (an errored one may have hooks off) */
+  bool reusable = lua_status(c->co) == LUA_OK || lua_status(c->co) == LUA_YIELD;
+  close_variables(e, c);
   *(call **)lua_getextraspace(c->co) = NULL;
-  if (lua_status(c->co) == LUA_YIELD) lua_resetthread(c->co); /* runs its to-be-closed variables */
   e->h.ended(e->h.ud, c);
-  if (lua_status(c->co) == LUA_OK && e->npool < THREAD_POOL && c->a == e->app) {
+  if (reusable && e->npool < THREAD_POOL && c->a == e->app) {
     lua_settop(c->co, 0); /* returned normally: clean, reusable */
     e->pool[e->npool++] = c->co_ref;
   } else {
@@ -1044,7 +1194,7 @@ static void poll_inputs(engine *e) {
    their own messages meanwhile. */
 static void wait_for_loop(engine *e, int timeout_ms) {
   struct pollfd p = {.fd = uv_backend_fd(&e->loop), .events = POLLIN};
-  pthread_mutex_unlock(&e->run);
+  run_unlock(e);
   /* a message queued while we held e->run: its sender left it to us */
   if (!queue_empty(e)) timeout_ms = 0;
   if (timeout_ms != 0) {
@@ -1057,7 +1207,7 @@ static void wait_for_loop(engine *e, int timeout_ms) {
     } while (engine_now() < until);
   }
   if (timeout_ms != 0) poll(&p, 1, timeout_ms);
-  pthread_mutex_lock(&e->run);
+  run_lock(e);
 }
 
 /* One round of the engine's work: the queued messages, those read while a
@@ -1079,9 +1229,9 @@ static bool work_round(engine *e) {
 }
 
 void engine_run(engine *e) {
-  pthread_mutex_lock(&e->run);
+  run_lock(e);
   /* e->watching is read by run-lock holders (watch_begin): set under it */
-  if (e->opt.warn_blocking > 0)
+  if (e->opt.warn_blocking > 0 || (e->opt.stall_limit > 0 && e->opt.stalled))
     e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
@@ -1131,7 +1281,7 @@ void engine_run(engine *e) {
     pthread_mutex_unlock(&e->watch_mu);
     pthread_join(e->watchdog, NULL);
   }
-  pthread_mutex_unlock(&e->run);
+  run_unlock(e);
 }
 
 /* }====================================================== */

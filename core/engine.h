@@ -30,6 +30,27 @@
  * reports it with the script line that called it (as Node reports sync
  * I/O), so users learn which call to replace.
  *
+ * Lua runs __gc finalizers with hooks off, so neither the deadline nor
+ * that return hook reaches one that loops. When the hook the watchdog set
+ * has not run a check later and the stalled coroutine's innermost frame is
+ * Lua code, the watchdog's own thread reports it on stderr ("file:line: a
+ * __gc finalizer has blocked the server for N ms so far"); the client
+ * cannot be told, the engine is stuck. Nothing in-process can stop it:
+ * with stall_limit, a stall that long (the run lock held, no heartbeat:
+ * hooks, resumes, lock hand-overs) calls `stalled`, from the watchdog's
+ * thread, which ends the process for its supervisor (main.c,
+ * --restart-on-stall).
+ *
+ * __close: a call that ends before its handler returned (cancelled or
+ * timed out while parked, failed, its session ended, shutdown) runs its
+ * pending to-be-closed variables then, as the call (its hook, its memory
+ * cap) but with its own budget: CLOSE_GRACE (0.1 s) for all of them
+ * together, whatever is left of the deadline (a timed-out call has none,
+ * and its cleanup should still run). Past it the running __close raises
+ * and those left raise at their first instruction (a C __close, such as a
+ * file's, still runs); the failure is logged. Pings and cancellations are
+ * answered meanwhile, as during a handler.
+ *
  * Why stdio is read by the engine itself (engine_add_input): two thread
  * hand-offs per request cost more than the whole Lua call; the count hook
  * also reads inputs while a handler runs, so ping and cancellations are
@@ -51,6 +72,12 @@ typedef struct engine_options {
   size_t queue_cap;      /* messages waiting before submitters block */
   double shutdown_grace; /* seconds calls in flight get to finish at shutdown */
   double warn_blocking;  /* report a handler that blocks this long in one C call; 0: off */
+  /* With stall_limit > 0: the engine stood still that long (see above).
+     Called on the watchdog's thread with the engine stuck: where is
+     "file:line: " of the stuck Lua code or "". Returns only to keep
+     serving (the next stall is counted from then). */
+  double stall_limit;
+  void (*stalled)(double seconds, const char *where);
 } engine_options;
 
 typedef struct engine engine;

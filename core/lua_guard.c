@@ -25,12 +25,24 @@ static int guarded_sethook(lua_State *L) {
 }
 
 /* collectgarbage("stop") would let the heap grow past every call's memory
-   cap and never shrink; everything else passes. */
+   cap and never shrink; so would a negative "step" (it puts the next
+   collection off by that many KiB: -2^31 is 2 TiB) and a step multiplier
+   below the default (the collector falls behind the allocations, at 1 by
+   a hundred times). A pause is at most Lua's own ~1000 %. Everything else
+   passes. */
 static int guarded_collectgarbage(lua_State *L) {
   const char *opt = luaL_optstring(L, 1, "collect");
-  if (strcmp(opt, "stop") == 0)
-    return luaL_error(L, "collectgarbage(\"stop\") is not available: the server's memory "
-                         "depends on the collector");
+  const char *why = NULL;
+  if (strcmp(opt, "stop") == 0) why = "\"stop\"";
+  else if (strcmp(opt, "step") == 0 && luaL_optinteger(L, 2, 0) < 0) why = "\"step\", n < 0";
+  else if (strcmp(opt, "setstepmul") == 0 && luaL_optinteger(L, 2, 100) < 100)
+    why = "\"setstepmul\", n < 100";
+  else if (strcmp(opt, "incremental") == 0 && luaL_optinteger(L, 3, 0) != 0 &&
+           luaL_optinteger(L, 3, 0) < 100)
+    why = "\"incremental\", pause, stepmul < 100";
+  if (why)
+    return luaL_error(L, "collectgarbage(%s) is not available: the server's memory depends on "
+                         "the collector", why);
   return real_collectgarbage(L);
 }
 

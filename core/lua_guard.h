@@ -6,8 +6,10 @@
  * is served with bytecode allowed.
  *
  * The limits: debug.sethook inside a handler (the count hook enforces the
- * call's deadline and cancellation) and collectgarbage("stop") (the heap
- * would outgrow every memory cap) raise an error.
+ * call's deadline and cancellation) and collectgarbage("stop"), a
+ * negative "step" or a step multiplier below the default (each leaves the
+ * garbage of one call after another uncollected: the heap would outgrow
+ * every memory cap) raise an error.
  *
  * The panic handler is the last resort: an error outside every protected
  * call is a bug of ours; it is reported with its message before the abort

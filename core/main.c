@@ -16,6 +16,7 @@
 #include "app.h"
 #include "request_state.h"
 #include "server.h"
+#include "supervise.h"
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -97,6 +98,10 @@ static const char usage[] =
     "  --stream-buffer MB  unsent events one stream may hold; past it the response ends\n"
     "                      and the client resumes with Last-Event-ID (default 4)\n"
     "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
+    "  --restart-on-stall S  run under a supervisor process that starts the server\n"
+    "                      again when it stands still S seconds (a handler blocked in\n"
+    "                      a C call, a __gc finalizer that loops) or crashes; sessions\n"
+    "                      are lost, clients initialize again (default 0: off)\n"
     "\n"
     "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n"
     "Saving a file of the app reloads it live; a version that fails to load is\n"
@@ -108,6 +113,7 @@ typedef struct options {
   const char *state_key_file;
   size_t max_message;
   bool http, no_watch;
+  double restart_on_stall;
   http_options h;
   const char *origins[16];
   char host_buf[256];
@@ -240,6 +246,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--max-sessions-per-peer") == 0)
       o->h.max_sessions_per_peer = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--init-rate") == 0) o->h.init_rate = number_arg(a, v), i++;
+    else if (strcmp(a, "--restart-on-stall") == 0) o->restart_on_stall = number_arg(a, v), i++;
     else if (strcmp(a, "--stream-buffer") == 0)
       o->h.stream_buffer = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--log-level") == 0) {
@@ -269,6 +276,9 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
   if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) die_usage("%s needs --http", "--dev");
+  /* over stdio the client's pipes and its session are the process's: a
+     new one could not take them over */
+  if (o->restart_on_stall > 0 && !o->http) die_usage("%s needs --http", "--restart-on-stall");
   if (o->server.app.sandbox && o->server.app.allow_bytecode)
     die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
               "chunk escapes any sandbox", "--allow-bytecode");
@@ -334,6 +344,11 @@ static void *signal_main(void *arg) {
 static int cmd_serve(options *o) {
   const char *dir = o->nargs ? o->args[0] : ".";
   if (o->nargs > 1) die_usage("serve takes one DIR, got also %s", o->args[1]);
+  if (o->restart_on_stall > 0) { /* before any thread: from here on, the child */
+    supervise();
+    o->server.engine.stall_limit = o->restart_on_stall;
+    o->server.engine.stalled = supervise_stalled;
+  }
   int out = protect_stdout();
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
   app *a = load_or_report(dir, &o->server.app);
