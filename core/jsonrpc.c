@@ -58,11 +58,17 @@ static void index_params(jsonrpc_msg *m) {
 bool jsonrpc_param(const jsonrpc_msg *m, const char *key, json_span *v) {
   if (!m->params.n) return false;
   if (!m->pm_all) return json_object_get(m->params, key, v);
-  for (size_t i = m->npm; i-- > 0;) /* the last one wins, as in json_object_get */
-    if (json_string_eq(m->pm[i].key, key)) {
+  size_t n = strlen(key);
+  for (size_t i = m->npm; i-- > 0;) { /* the last one wins, as in json_object_get */
+    json_span k = m->pm[i].key;
+    /* the raw token is "key" unless it has escapes (then the slow compare) */
+    bool same = k.n == n + 2 ? memcmp(k.p + 1, key, n) == 0
+                             : k.n > n + 2 && memchr(k.p, '\\', k.n) && json_string_eq(k, key);
+    if (same) {
       *v = m->pm[i].value;
       return true;
     }
+  }
   return false;
 }
 
