@@ -591,3 +591,31 @@ test('while a handler spins in Lua, another client\'s initialize, tools/list and
     // structural: all four answers came while the spin still ran
     assert.ok(tQuick < done.t - 500, `answered at ${tQuick} ms; the spinning call ended at ${done.t} ms`);
   }));
+
+// Node's fetch reuses an idle socket for the Keep-Alive hint less a second;
+// without a hint it kept sockets 4 s against civetweb's 0.5 s, and a request
+// sent as the server closed failed ("fetch failed") now and then.
+test('keep-alive: the idle timeout is announced and held (a request 1.2 s after the last still lands)', opts, () =>
+  withHttp(HTTP_APP, ['--stateless'], async (srv) => {
+    const net = await import('node:net');
+    const sock = net.connect(srv.port, '127.0.0.1');
+    await new Promise((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+    let got = '';
+    sock.setEncoding('utf8').on('data', (d) => (got += d));
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const req = `POST /mcp HTTP/1.1\r\nHost: ${srv.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const answered = async (n) => {
+      for (let t = 0; t < 100 && (got.match(/HTTP\/1\.1 200/g) || []).length < n; t++) await delay(20);
+      return (got.match(/HTTP\/1\.1 200/g) || []).length >= n;
+    };
+    sock.write(req);
+    assert.ok(await answered(1), `first answer: ${got}`);
+    const hint = /keep-alive: timeout=(\d+)/i.exec(got);
+    assert.ok(hint, `a Keep-Alive hint in ${got}`);
+    assert.ok(Number(hint[1]) >= 2, 'at least 2 s, so a client that keeps a second less has one to spare');
+    await delay(1200);
+    assert.ok(!sock.destroyed && sock.readyState === 'open', 'still open after 1.2 s idle');
+    sock.write(req);
+    assert.ok(await answered(2), `second answer on the same connection: ${got}`);
+    sock.destroy();
+  }));
