@@ -96,7 +96,14 @@ static void encode_result(server *srv, call *c, int idx) {
   if (!json_encode_result(co, idx, out, err, sizeof err)) {
     out->len = mark;
     char msg[600];
-    const char *where = r->kind == CALL_TOOL && r->tool->where ? r->tool->where : NULL;
+    const char *where = NULL;
+    if (r->kind == CALL_TOOL) {
+      where = r->tool->where;
+    } else if (r->entry_ref != LUA_NOREF) {
+      lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
+      if (rawfield(co, -1, "where") == LUA_TSTRING) where = lua_tostring(co, -1); /* the entry keeps it */
+      lua_pop(co, 2);
+    }
     snprintf(msg, sizeof msg, "%s%sthe handler's result cannot be sent: %s", where ? where : "",
              where ? ": " : "", err);
     results_failed(srv, c, msg);
@@ -203,9 +210,10 @@ static void finish_resource(server *srv, call *c, int nres) {
   }
   lua_pushstring(co, r->uri);
   lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-  lua_getfield(co, -1, "mime");
-  lua_remove(co, -2);
-  if (!shape(srv, c, call_app(c)->resource_result, 1, 2)) return;
+  rawfield(co, -1, "mime");
+  rawfield(co, -2, "where"); /* FILE:LINE of read, for the errors */
+  lua_remove(co, -3);
+  if (!shape(srv, c, call_app(c)->resource_result, 1, 3)) return;
   lua_createtable(co, 0, 1);
   lua_insert(co, -2);
   lua_setfield(co, -2, "contents");
@@ -218,9 +226,10 @@ static void finish_prompt(server *srv, call *c, int nres) {
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
   lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-  lua_getfield(co, -1, "def");
-  lua_remove(co, -2);
-  if (!shape(srv, c, call_app(c)->prompt_result, 1, 1)) return;
+  rawfield(co, -1, "def");
+  rawfield(co, -2, "where"); /* FILE:LINE of get, for the errors */
+  lua_remove(co, -3);
+  if (!shape(srv, c, call_app(c)->prompt_result, 1, 2)) return;
   encode_result(srv, c, -1);
 }
 

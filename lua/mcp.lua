@@ -507,40 +507,72 @@ end
 function M.user(c) return message("user", c) end
 function M.assistant(c) return message("assistant", c) end
 
-function M._prompt_result(v, def)
-  if type(v) == "table" and v.messages then
-    local out = { description = v.description or def.description, messages = as_array(v.messages) }
-    for i, m in ipairs(out.messages) do
-      if type(m) ~= "table" or m.role == nil then out.messages[i] = M.user(m) end
-    end
-    return out
+local roles = set { "user", "assistant" }
+
+-- One prompt message: text, a content block, or mcp.user/assistant(...).
+local function prompt_message(m, where, at)
+  if scalar[type(m)] then return { role = "user", content = text_block(tostring(m)) } end
+  if type(m) ~= "table" then
+    fail_at(where, "%s is a %s; a prompt message is text, a content block or mcp.user(...)/mcp.assistant(...)", at, type(m))
   end
-  if type(v) ~= "table" or v.role ~= nil then v = { v } end
-  local msgs = as_array {}
-  for i, m in ipairs(v) do
-    msgs[i] = (type(m) == "table" and m.role) and m or M.user(m)
+  if m.role == nil then
+    if is_block(m) then return { role = "user", content = check_block(m, where, at) } end
+    fail_at(where, "%s is neither a message (role, content) nor a content block", at)
   end
-  return { description = def.description, messages = msgs }
+  if not roles[m.role] then fail_at(where, "%s: role must be \"user\" or \"assistant\", got %s", at, tostring(m.role)) end
+  local c = m.content
+  if scalar[type(c)] then c = text_block(tostring(c))
+  elseif is_block(c) then check_block(c, where, at .. ".content")
+  else fail_at(where, "%s.content must be text or one content block, got %s", at, type(c)) end
+  return { role = m.role, content = c }
 end
 
--- A resource read's return value -> the `contents` array.
-function M._resource_result(v, uri, mime)
-  local function item(x)
+-- What a prompt's get returns -> GetPromptResult (where: FILE:LINE of get).
+function M._prompt_result(v, def, where)
+  where = where or "get"
+  if v == nil then fail_at(where, "the prompt's get returned nothing; return text, a message or a list of them") end
+  local description, list = def.description, v
+  if type(v) == "table" and getmetatable(v) ~= array_mt and rawget(v, "messages") ~= nil then
+    description = v.description or def.description
+    list = v.messages
+    if type(list) ~= "table" then fail_at(where, "messages must be a list, got %s", type(list)) end
+  elseif type(v) ~= "table" or v.role ~= nil or is_block(v) then
+    list = { v }
+  end
+  local kind, named = table_kind(list)
+  if kind == "mixed" or kind == "record" then
+    fail_at(where, "the prompt's messages must be a list (it has the field '%s')", tostring(named))
+  end
+  local msgs = as_array {}
+  for i = 1, rawlen(list) do msgs[i] = prompt_message(list[i], where, ("message %d"):format(i)) end
+  return { description = description, messages = msgs }
+end
+
+-- A resource read's return value -> the `contents` array (where: FILE:LINE of read).
+function M._resource_result(v, uri, mime, where)
+  where = where or "read"
+  local function item(x, at)
     if type(x) == "string" then return { uri = uri, mimeType = mime, text = x } end
-    if type(x) == "table" and (x.text ~= nil or x.blob ~= nil) then
+    if type(x) == "table" and (rawget(x, "text") ~= nil or rawget(x, "blob") ~= nil) then
       local it = { uri = x.uri or uri, mimeType = x.mimeType or x.mime or mime, _meta = x._meta }
-      if x.blob ~= nil then it.blob = core.base64_encode(x.blob) else it.text = tostring(x.text) end
+      if x.blob ~= nil then
+        if type(x.blob) ~= "string" then fail_at(where, "%s: blob must be a string of bytes, got %s", at, type(x.blob)) end
+        it.blob = core.base64_encode(x.blob)
+      elseif scalar[type(x.text)] then it.text = tostring(x.text)
+      else fail_at(where, "%s: text must be a string, got %s", at, type(x.text)) end
       return it
     end
     -- any other value: its JSON
-    return { uri = uri, mimeType = mime or "application/json", text = core.json_encode(x) }
+    local ok, json = pcall(core.json_encode, x, true)
+    if not ok then fail_at(where, "%s cannot be sent as JSON: %s", at, (tostring(json):gsub("^[^:]*:%d+: ", ""))) end
+    return { uri = uri, mimeType = mime or "application/json", text = json }
   end
   if type(v) == "table" and #v > 0 and type(v[1]) == "table" and (v[1].text or v[1].blob) then
     local out = as_array {}
-    for i, x in ipairs(v) do out[i] = item(x) end
+    for i, x in ipairs(v) do out[i] = item(x, ("content %d"):format(i)) end
     return out
   end
-  return as_array { item(v) }
+  return as_array { item(v, "the result") }
 end
 
 -- }=====================================================
@@ -614,6 +646,13 @@ end
 -- {===================================================== registration
 
 local names = { tool = {}, resource = {}, template = {}, prompt = {} }
+
+-- FILE:LINE where a script's function is defined: results.c names it in the
+-- errors of what the function returned.
+local function defined_at(fn)
+  local info = getinfo(fn, "S")
+  return ("%s:%d"):format(info.short_src, info.linedefined)
+end
 
 local function source_of(level)
   local info = getinfo(level, "Sl")
@@ -756,11 +795,9 @@ function M.tool(def)
   if task ~= nil and task ~= "optional" and task ~= "required" and task ~= false then
     argerr("tool", "field 'task' must be \"optional\" or \"required\"")
   end
-  -- where the handler is defined: results.c names it in a result's errors
-  local info = getinfo(handler, "S")
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
     output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil,
-    where = ("%s:%d"):format(info.short_src, info.linedefined) }
+    where = defined_at(handler) }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",
@@ -945,7 +982,7 @@ function M.resource(def)
   unique("resource", uri)
   local listing = copy_common({ uri = uri, name = name, mimeType = mime, size = def.size }, def)
   reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    files = { caller_file() }, cache = cache_hint("resource", def) }
+    files = { caller_file() }, cache = cache_hint("resource", def), where = defined_at(read) }
 end
 
 local template_keys = set { "uri", "uriTemplate", "name", "title", "description", "mime", "mimeType",
@@ -977,7 +1014,7 @@ function M.template(def)
   local mime = def.mimeType or def.mime
   local listing = copy_common({ uriTemplate = uri, name = name, mimeType = mime }, def)
   reg.templates[#reg.templates + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    vars = vars, complete = complete, cache = cache_hint("template", def) }
+    vars = vars, complete = complete, cache = cache_hint("template", def), where = defined_at(read) }
 end
 
 local prompt_keys = set { "name", "title", "description", "args", "arguments", "get", "icons",
@@ -1023,7 +1060,7 @@ function M.prompt(def)
   unique("prompt", name)
   local listing = copy_common({ name = name, arguments = list }, def)
   reg.prompts[#reg.prompts + 1] = { name = name, def = listing, get = get, args = list,
-    complete = complete }
+    complete = complete, where = defined_at(get) }
 end
 
 --- mcp.on_reload(function(old_state) ... end): runs after a reload loaded

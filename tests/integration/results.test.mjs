@@ -256,3 +256,41 @@ test('luamcp check refuses a widget that includes an unknown luamcp: file', opts
     await removeTemp(dir);
   }
 });
+
+test('prompts and resources: a value that is not MCP is an error naming the get/read line, never invalid content', opts, async () => {
+  const dir = await tempApp({
+    'scripts/pr.lua': `local mcp = require "mcp"
+mcp.prompt { name = "fn", get = function() return print end }
+mcp.prompt { name = "badrole", get = function() return { role = "system", content = "x" } end }
+mcp.prompt { name = "nothing", get = function() end }
+mcp.prompt { name = "ok", get = function() return { "one", mcp.assistant("two") } end }
+mcp.resource { uri = "test://fn", name = "fn", read = function() return { f = print } end }
+mcp.resource { uri = "test://nan", name = "nan", read = function() return { x = 0/0 } end }
+`,
+  });
+  try {
+    await withRaw([dir], async (srv) => {
+      await srv.initialize();
+      const cases = [
+        ['prompts/get', { name: 'fn' }, /pr\.lua:2: message 1 is a function/],
+        ['prompts/get', { name: 'badrole' }, /pr\.lua:3: message 1: role must be "user" or "assistant", got system/],
+        ['prompts/get', { name: 'nothing' }, /pr\.lua:4: the prompt's get returned nothing/],
+        ['resources/read', { uri: 'test://fn' }, /pr\.lua:6: the result cannot be sent as JSON: .*type function \(at f\)/],
+        ['resources/read', { uri: 'test://nan' }, /pr\.lua:7: the result cannot be sent as JSON: .*NaN.*\(at x\)/],
+      ];
+      let id = 1;
+      for (const [method, params, re] of cases) {
+        const r = await srv.call(id++, method, params);
+        assert.equal(r.error?.code, -32603, `${method} ${JSON.stringify(params)}: ${JSON.stringify(r)}`);
+        assert.match(r.error.message, re);
+      }
+      const ok = (await srv.call(id++, 'prompts/get', { name: 'ok' })).result;
+      assert.deepEqual(ok.messages, [
+        { role: 'user', content: { type: 'text', text: 'one' } },
+        { role: 'assistant', content: { type: 'text', text: 'two' } },
+      ]);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
