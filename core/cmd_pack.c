@@ -212,14 +212,19 @@ int cmd_pack(options *o) {
     fprintf(stderr, "luamcp: pack: %s\n", why);
     return 1;
   }
-  char exe[PATH_MAX], shim[PATH_MAX + 32];
+  char exe[PATH_MAX], shim[PATH_MAX + 64];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
     fprintf(stderr, "luamcp: pack: cannot find this binary: %s\n", strerror(errno));
     return 1;
   }
   exe[n] = '\0';
-  snprintf(shim, sizeof shim, "%.*s/libluamcp-tls.so", (int)(strrchr(exe, '/') - exe), exe);
+  /* the TLS shim: next to a built binary, or installed in PREFIX/lib/luamcp;
+     in the bundle it goes next to the binary, where luamcp looks first */
+  int dirlen = (int)(strrchr(exe, '/') - exe);
+  snprintf(shim, sizeof shim, "%.*s/libluamcp-tls.so", dirlen, exe);
+  if (access(shim, R_OK) != 0)
+    snprintf(shim, sizeof shim, "%.*s/../lib/luamcp/libluamcp-tls.so", dirlen, exe);
   bool has_shim = access(shim, R_OK) == 0;
   struct utsname u;
   const char *platform = uname(&u) == 0 && strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux";
