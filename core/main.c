@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   /* luamcp help COMMAND, luamcp COMMAND --help */
-  const char *help_of = strcmp(argv[1], "help") == 0 ? argv[2] : NULL;
+  const char *help_of = strcmp(argv[1], "help") == 0 ? (is_help(argv[2]) ? "help" : argv[2]) : NULL;
   for (int i = 2; !help_of && i < argc; i++)
     if (is_help(argv[i])) help_of = argv[1];
   if (help_of) {
