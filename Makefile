@@ -10,8 +10,15 @@ FUZZ_TARGETS := jsonrpc json validate uri_template http pattern encoding
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_JSON  := {"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}
 PORT       ?= 8080
+# make install / uninstall: the usual PREFIX and DESTDIR
+PREFIX     ?= /usr/local
+BINDIR     := $(PREFIX)/bin
+LIBDIR     := $(PREFIX)/lib/luamcp
+SHAREDIR   := $(PREFIX)/share/luamcp
+MANDIR     := $(PREFIX)/share/man/man1
+DOCDIR     := $(PREFIX)/share/doc/luamcp
 
-.PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean
+.PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 
 all: build
 
@@ -91,6 +98,26 @@ bench: deps-bench npm build
 	@bench/io/run.sh
 	@bench/soak/run.sh
 	@node bench/report.mjs
+
+# the binary, the TLS shim (PREFIX/lib/luamcp: luamcp looks there when it is
+# not next to the binary), the annotations that `luamcp new` points editors
+# at, the man page, README as the doc. Builds first unless $(BUILD)/luamcp is there.
+install:
+	@test -x $(BUILD)/luamcp || $(MAKE) --no-print-directory build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(BUILD)/luamcp $(DESTDIR)$(BINDIR)/luamcp
+	@if [ -f $(BUILD)/libluamcp-tls.so ]; then \
+	  echo "install -m 755 $(BUILD)/libluamcp-tls.so $(DESTDIR)$(LIBDIR)/libluamcp-tls.so"; \
+	  install -d $(DESTDIR)$(LIBDIR) && install -m 755 $(BUILD)/libluamcp-tls.so $(DESTDIR)$(LIBDIR)/; fi
+	install -m 644 lua/mcp.d.lua $(DESTDIR)$(SHAREDIR)/mcp.d.lua
+	install -m 644 docs/luamcp.1 $(DESTDIR)$(MANDIR)/luamcp.1
+	install -m 644 README.md SECURITY.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/luamcp $(DESTDIR)$(LIBDIR)/libluamcp-tls.so \
+	  $(DESTDIR)$(SHAREDIR)/mcp.d.lua $(DESTDIR)$(MANDIR)/luamcp.1 \
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/SECURITY.md
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

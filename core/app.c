@@ -457,6 +457,14 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     }
   }
   if (ok) a->reg = build_protected(L, reg, info, cfg, errors);
+  if (ok && a->reg) {
+    lua_pushvalue(L, reg);
+    lua_setfield(L, LUA_REGISTRYINDEX, APP_REG_KEY);
+    if (info && lua_istable(L, info)) {
+      lua_pushvalue(L, info);
+      lua_setfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
+    }
+  }
   luaL_unref(L, LUA_REGISTRYINDEX, old_state);
   lua_settop(L, 0);
   if (!ok || !a->reg) {

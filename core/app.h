@@ -26,6 +26,11 @@ typedef struct app {
 
 /* The app folder is in its state's registry under this key. */
 #define APP_DIR_KEY "luamcp.appdir"
+/* ... and, once loaded, what app.lua said (a table; absent without app.lua)
+   and the registration table lua/mcp.lua filled: what `luamcp list` and
+   `luamcp pack` read (lua/ship.lua) */
+#define APP_INFO_KEY "luamcp.appinfo"
+#define APP_REG_KEY "luamcp.appreg"
 
 typedef struct app_config {
   size_t page_size;  /* items per list page */

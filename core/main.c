@@ -1,5 +1,6 @@
-/* main.c — the luamcp command line: serve, call, check. Options, stdout
- * protection and signals live here; everything else is in the core. */
+/* main.c — the luamcp command line: the options, stdout protection and
+ * signals, serve and check; the other commands have files of their own
+ * (cli.h says which). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 #include <lua.h>
 
 #include "app.h"
+#include "cli.h"
 #include "request_state.h"
 #include "server.h"
 #include "supervise.h"
@@ -25,103 +27,7 @@
 #include "transport_stdio.h"
 #include "validate.h"
 
-static const char usage[] =
-    "luamcp " LUAMCP_VERSION " — MCP servers written in Lua\n"
-    "\n"
-    "Usage:\n"
-    "  luamcp serve [options] [DIR]          serve the app in DIR (default .) over stdio,\n"
-    "                                         or over HTTP with --http\n"
-    "  luamcp call [options] DIR TOOL [JSON]  run one tool call, print the result JSON\n"
-    "                                         (exit 1 when the result is an error)\n"
-    "  luamcp check [options] DIR             load every script, report problems (exit 1)\n"
-    "  luamcp --help | --version\n"
-    "\n"
-    "An app DIR holds scripts/*.lua (tools, resources, prompts), widgets/, and an\n"
-    "optional app.lua (name, version, title, instructions, schema = { format = \"assert\" }).\n"
-    "\n"
-    "Options:\n"
-    "  --page-size N       items per page of tools/list etc. (default 100)\n"
-    "  --timeout SECONDS   wall-clock limit of one call (default 30)\n"
-    "  --memory-limit MB   heap growth one call may cause (default 64; 0 = none)\n"
-    "  --queue N           messages waiting before input is paused (default 1024)\n"
-    "  --state-key FILE    keys that sign the requestState of multi round-trip\n"
-    "                      requests (2026-07-28), one per line, 32+ characters; the\n"
-    "                      first signs, all verify (rotation). Give every instance of\n"
-    "                      a service the same file (or LUAMCP_STATE_KEY). Default: a\n"
-    "                      random key per process\n"
-    "  --state-ttl S       how long such a requestState stays valid (default 600)\n"
-    "  --task-ttl S        how long a task (2026-07-28 tasks extension) lives: its work,\n"
-    "                      then its result for tasks/get (default 3600)\n"
-    "  --warn-blocking MS  report a handler that blocks the server this long in one C\n"
-    "                      call (os.execute, io.popen, ...) with its script line\n"
-    "                      (default 250; 0 = off)\n"
-    "  --max-message MB    largest accepted message (default 64)\n"
-    "  --shutdown-grace S  on SIGINT/SIGTERM/EOF, calls in flight get this long (default 10)\n"
-    "  --no-watch          do not reload the app when its files change (SIGHUP still does)\n"
-    "  --allow-bytecode    let scripts load precompiled Lua chunks (unchecked: only\n"
-    "                      for bytecode you trust; off, load() takes source text only)\n"
-    "  --sandbox           for an app you did not write: no os.execute, io.popen,\n"
-    "                      C modules or debug library; files read inside DIR and\n"
-    "                      written inside DIR/data only; os.getenv, mcp.exec,\n"
-    "                      mcp.http and mcp.socket only as app.lua's permissions\n"
-    "                      declare (serve, call and check; not with --allow-bytecode)\n"
-    "  --log-level LEVEL   stderr threshold: debug, info, notice, warning, error\n"
-    "                      (default info; LUAMCP_LOG_LEVEL sets it too)\n"
-    "\n"
-    "Streamable HTTP (serve --http):\n"
-    "  --http [HOST:]PORT  serve at http://HOST:PORT/mcp (HOST default 127.0.0.1)\n"
-    "  --stateless         no sessions: every POST stands alone; GET is 405\n"
-    "  --dev               also serve a developer page at /dev: forms for the tools,\n"
-    "                      their widgets rendered, refreshed when files change\n"
-    "  --allow-origin URL  also accept this Origin (repeatable, exact); loopback origins\n"
-    "                      are ok when bound to loopback\n"
-    "  --token TOKEN       require 'Authorization: Bearer TOKEN' (or LUAMCP_TOKEN)\n"
-    "  --cert PEM          TLS: a PEM file holding the certificate (and the key,\n"
-    "  --key PEM           unless --key names the key's own file)\n"
-    "  --threads N         HTTP workers: each request in flight (a call waiting on I/O\n"
-    "                      too) and each open SSE stream holds one (default 320)\n"
-    "  --max-streams N     GET streams open at once; 503 past it, so workers remain for\n"
-    "                      requests (default a fifth of --threads: 64)\n"
-    "  --header-timeout S  a request's line and headers must come within S seconds; a\n"
-    "                      read or write that makes no progress for S ends the\n"
-    "                      connection too (default 5)\n"
-    "  --body-timeout S    a request's body must come within S seconds (default 10; 408)\n"
-    "  --max-body MB       largest POST body (default 4; 413 past it)\n"
-    "  --session-idle S    end sessions idle this long (default 1800)\n"
-    "  --init-timeout S    end sessions that never sent notifications/initialized after\n"
-    "                      S seconds idle (default 30)\n"
-    "  --max-sessions N    live sessions at most; initialize past it gets 503 (default 10000)\n"
-    "  --max-sessions-per-peer N  live sessions of one remote address; 429 past it\n"
-    "                      (default 1000; 0 = no limit)\n"
-    "  --init-rate N       initialize per second from one remote address, with bursts of\n"
-    "                      10 seconds' worth; 429 past it (default 50; 0 = no limit)\n"
-    "  --stream-buffer MB  unsent events one stream may hold; past it the response ends\n"
-    "                      and the client resumes with Last-Event-ID (default 4)\n"
-    "  --sse-keepalive S   seconds between SSE keep-alive comments (default 2)\n"
-    "  --restart-on-stall S  run under a supervisor process that starts the server\n"
-    "                      again when it stands still S seconds (a handler blocked in\n"
-    "                      a C call, a __gc finalizer that loops) or crashes; sessions\n"
-    "                      are lost, clients initialize again (default 0: off)\n"
-    "\n"
-    "In serve mode stdout carries only protocol; scripts' print() goes to stderr.\n"
-    "Saving a file of the app reloads it live; a version that fails to load is\n"
-    "reported (file:line) and the previous one keeps serving.\n";
-
-typedef struct options {
-  server_options server;
-  double debounce;
-  const char *state_key_file;
-  size_t max_message;
-  bool http, no_watch;
-  double restart_on_stall;
-  http_options h;
-  const char *origins[16];
-  char host_buf[256];
-  const char *args[4];
-  int nargs;
-} options;
-
-static void die_usage(const char *fmt, const char *arg) {
+_Noreturn void die_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "luamcp: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry 'luamcp --help'.\n");
@@ -254,9 +160,41 @@ static void parse_options(int argc, char **argv, int first, options *o) {
       if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
       log_set_threshold(l);
       i++;
+    } else if (strcmp(a, "--as-app") == 0) o->as_app = true;
+    else if (strcmp(a, "--answer-elicit") == 0) {
+      if (!v) die_usage("%s needs a JSON object", a);
+      o->answer_elicit = v, i++;
+    } else if (strcmp(a, "--answer-sample") == 0) {
+      if (!v) die_usage("%s needs a TEXT", a);
+      o->answer_sample = v, i++;
+    } else if (strcmp(a, "--widget") == 0) o->widget = true;
+    else if (strcmp(a, "--out") == 0) {
+      if (!v) die_usage("%s needs a DIR", a);
+      o->out_dir = v, i++;
+    } else if (strcmp(a, "--server-json") == 0) o->server_json = true;
+    else if (strcmp(a, "--url") == 0) {
+      if (!v) die_usage("%s needs a URL", a);
+      o->url = v, i++;
     } else if (a[0] == '-' && a[1] == '-') die_usage("unknown option %s", a);
     else if (o->nargs < 4) o->args[o->nargs++] = a;
     else die_usage("unexpected argument %s", a);
+  }
+  /* the options of one command only */
+  const char *cmd = o->command;
+  bool client = !strcmp(cmd, "call") || !strcmp(cmd, "read") || !strcmp(cmd, "prompt");
+  if (o->as_app && strcmp(cmd, "call") != 0) die_usage("%s is an option of call", "--as-app");
+  if (o->answer_elicit && !client) die_usage("%s is an option of call, read and prompt", "--answer-elicit");
+  if (o->answer_sample && !client) die_usage("%s is an option of call, read and prompt", "--answer-sample");
+  if (o->widget && strcmp(cmd, "new") != 0) die_usage("%s is an option of new", "--widget");
+  if ((o->out_dir || o->server_json || o->url) && strcmp(cmd, "pack") != 0)
+    die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
+  if (o->url && !o->server_json) die_usage("%s needs --server-json", "--url");
+  if (o->answer_elicit) {
+    const char *err;
+    size_t at;
+    if (!json_validate(o->answer_elicit, strlen(o->answer_elicit), &err, &at) ||
+        o->answer_elicit[strspn(o->answer_elicit, " \t\r\n")] != '{')
+      die_usage("--answer-elicit needs a JSON object, got %s", o->answer_elicit);
   }
   if (o->server.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
   if (o->server.engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
@@ -284,7 +222,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
               "chunk escapes any sandbox", "--allow-bytecode");
 }
 
-static app *load_or_report(const char *dir, const app_config *cfg) {
+app *cli_load(const char *dir, const app_config *cfg) {
   buf errors;
   buf_init(&errors);
   app *a = app_load(dir, cfg, NULL, &errors);
@@ -295,7 +233,7 @@ static app *load_or_report(const char *dir, const app_config *cfg) {
 
 /* Keep the real stdout for protocol (or results) and point fd 1 at stderr,
    so no print() or library output can corrupt what we write. */
-static int protect_stdout(void) {
+int cli_protect_stdout(void) {
   int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (fd < 0 || dup2(2, 1) < 0) {
     perror("luamcp: stdout");
@@ -349,9 +287,9 @@ static int cmd_serve(options *o) {
     o->server.engine.stall_limit = o->restart_on_stall;
     o->server.engine.stalled = supervise_stalled;
   }
-  int out = protect_stdout();
+  int out = cli_protect_stdout();
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
-  app *a = load_or_report(dir, &o->server.app);
+  app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
   log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts)",
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
@@ -375,97 +313,9 @@ static int cmd_serve(options *o) {
   return status;
 }
 
-/* {====== luamcp call: one request through the same engine, no client */
-
-typedef struct capture {
-  outlet out; /* first: the outlet is the capture */
-  buf lines;
-} capture;
-
-static bool capture_write(outlet *o, const char *p, size_t n) {
-  buf_put(&((capture *)o)->lines, p, n);
-  return true;
-}
-
-/* Show notifications on stderr; print the reply's result on out. */
-static int report_reply(const char *p, size_t n, int out) {
-  int status = 1;
-  const char *end = p + n;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-    jsonrpc_msg m;
-    jsonrpc_parse(p, len, &m);
-    if (m.kind == JSONRPC_NOTIFICATION && !jsonrpc_method_is(&m, "notifications/message")) {
-      fprintf(stderr, "%.*s\n", (int)len, p);
-    } else if (m.kind == JSONRPC_RESPONSE && m.result.n) {
-      json_span is_error;
-      bool failed = json_object_get(m.result, "isError", &is_error) && json_kind(is_error) == 't';
-      buf b;
-      buf_init(&b);
-      buf_put(&b, m.result.p, m.result.n);
-      buf_putc(&b, '\n');
-      ssize_t w = write(out, b.p, b.len);
-      buf_free(&b);
-      status = failed || w < 0 ? 1 : 0;
-    } else if (m.kind == JSONRPC_RESPONSE) {
-      json_span msg = {0};
-      json_object_get(m.error, "message", &msg);
-      buf b;
-      buf_init(&b);
-      if (msg.n) json_string_unescape(msg, &b);
-      fprintf(stderr, "luamcp: %s\n", b.p ? b.p : "error");
-      buf_free(&b);
-    }
-    p += len + 1;
-  }
-  return status;
-}
-
-static int cmd_call(options *o) {
-  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", "call needs DIR TOOL [JSON-ARGS]");
-  const char *dir = o->args[0], *tool = o->args[1], *args = o->nargs == 3 ? o->args[2] : "{}";
-  const char *err;
-  size_t errpos;
-  if (!json_validate(args, strlen(args), &err, &errpos)) {
-    fprintf(stderr, "luamcp: JSON-ARGS is not valid JSON: %s at byte %zu\n", err, errpos);
-    return 2;
-  }
-  int out = protect_stdout();
-  app *a = load_or_report(dir, &o->server.app);
-  if (!a) return 1;
-  capture cap = {.out = {.write = capture_write}};
-  buf_init(&cap.lines);
-  session *s = session_new();
-  s->initialized = true;
-  s->version = PROTO_LATEST;
-  s->standalone = &cap.out;
-  server *srv = server_new(a, &o->server);
-  engine *e = server_engine(srv);
-  buf req;
-  buf_init(&req);
-  buf_puts(&req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":");
-  json_encode_string(&req, tool, strlen(tool));
-  buf_printf(&req, ",\"arguments\":%s}}", args);
-  size_t len;
-  char *msg = buf_take(&req, &len);
-  server_submit(srv, s, &cap.out, msg, len, NULL);
-  engine_finish(e);
-  engine_run(e);
-  server_free(srv);
-  int status = report_reply(cap.lines.p, cap.lines.len, out);
-  session_unref(s);
-  buf_free(&cap.lines);
-  buf_free(&cap.out.out);
-  close(out);
-  return status;
-}
-
-/* }====== */
-
 static int cmd_check(options *o) {
   if (o->nargs != 1) die_usage("%s", "check needs DIR");
-  app *a = load_or_report(o->args[0], &o->server.app);
+  app *a = cli_load(o->args[0], &o->server.app);
   if (!a) return 1;
   const registry *r = a->reg;
   /* what the validator will not enforce: a warning, not a problem */
@@ -497,16 +347,34 @@ static int cmd_check(options *o) {
   return 0;
 }
 
+static bool is_help(const char *a) {
+  return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-      strcmp(argv[1], "help") == 0) {
-    fputs(usage, argc < 2 ? stderr : stdout);
+  if (argc < 2 || is_help(argv[1]) || (strcmp(argv[1], "help") == 0 && argc == 2)) {
+    fputs(cli_usage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   if (strcmp(argv[1], "--version") == 0) {
     printf("luamcp %s\n", LUAMCP_VERSION);
     return 0;
   }
+  /* luamcp help COMMAND, luamcp COMMAND --help */
+  const char *help_of = strcmp(argv[1], "help") == 0 ? (is_help(argv[2]) ? "help" : argv[2]) : NULL;
+  for (int i = 2; !help_of && i < argc; i++)
+    if (is_help(argv[i])) help_of = argv[1];
+  if (help_of) {
+    const char *text = cli_command_help(help_of);
+    if (!text) die_usage("unknown command '%s'", help_of);
+    fputs(text, stdout);
+    return 0;
+  }
+  static const char *const known[] = {"serve", "call", "read", "prompt", "list",
+                                      "check", "new", "pack"};
+  bool found = false;
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
+  if (!found) die_usage("unknown command '%s'", argv[1]);
   /* signals are taken by a thread with sigwait, never by a handler that
      could interrupt the Lua VM; a vanished client is an EPIPE, not a kill */
   sigset_t set;
@@ -523,11 +391,14 @@ int main(int argc, char **argv) {
     nofile.rlim_cur = nofile.rlim_max;
     setrlimit(RLIMIT_NOFILE, &nofile);
   }
-  options o = {0};
+  options o = {.command = argv[1]};
   parse_options(argc, argv, 2, &o);
-  if (strcmp(argv[1], "serve") == 0) return cmd_serve(&o);
-  if (strcmp(argv[1], "call") == 0) return cmd_call(&o);
-  if (strcmp(argv[1], "check") == 0) return cmd_check(&o);
-  die_usage("unknown command '%s'", argv[1]);
-  return 2;
+  if (strcmp(o.command, "serve") == 0) return cmd_serve(&o);
+  if (strcmp(o.command, "call") == 0) return cmd_call(&o);
+  if (strcmp(o.command, "read") == 0) return cmd_read(&o);
+  if (strcmp(o.command, "prompt") == 0) return cmd_prompt(&o);
+  if (strcmp(o.command, "list") == 0) return cmd_list(&o);
+  if (strcmp(o.command, "new") == 0) return cmd_new(&o);
+  if (strcmp(o.command, "pack") == 0) return cmd_pack(&o);
+  return cmd_check(&o);
 }

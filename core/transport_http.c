@@ -1402,15 +1402,18 @@ static int log_civetweb(const struct mg_connection *conn, const char *message) {
 /* Debian 12's civetweb 1.15 loads OpenSSL at run time and looks up
    SSL_get_peer_certificate, which OpenSSL 3 no longer exports: it would call
    a NULL pointer on the first HTTPS connection. The shim built next to the
-   binary (core/tls_shim.c) supplies it; check before promising TLS. */
+   binary (core/tls_shim.c; installed in PREFIX/lib/luamcp) supplies it;
+   check before promising TLS. */
 static bool civetweb_tls_usable(char *why, size_t cap) {
-  char exe[PATH_MAX], shim[PATH_MAX + 32];
+  char exe[PATH_MAX], shim[PATH_MAX + 64];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
     if (slash) *slash = '\0';
     snprintf(shim, sizeof shim, "%s/libluamcp-tls.so", exe);
+    /* installed (make install): PREFIX/bin/luamcp, PREFIX/lib/luamcp/ */
+    if (access(shim, R_OK) != 0) snprintf(shim, sizeof shim, "%s/../lib/luamcp/libluamcp-tls.so", exe);
     /* stays loaded: civetweb's dlopen("libssl.so") finds it by soname */
     if (access(shim, R_OK) == 0 && !dlopen(shim, RTLD_NOW | RTLD_GLOBAL))
       log_msg(LOG_WARNING, "TLS shim %s: %s", shim, dlerror());

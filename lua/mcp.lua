@@ -585,10 +585,21 @@ local app_fields = {
   name = "string", version = "string", title = "string", description = "string",
   websiteUrl = "string", instructions = "string", icons = "table", cache = "table",
   schema = "table", permissions = "table",
+  -- luamcp pack (lua/ship.lua): the bundle's manifest and server.json
+  author = "string", license = "string", user_config = "table", registry = "table",
 }
 local app_sub = {
   cache = { ttl = "number", scope = { public = true, private = true } },
   schema = { format = { assert = true, annotate = true }, unknown_args = { reject = true, allow = true } },
+  registry = { name = "string", url = "string", repository = "string" },
+}
+-- user_config = { key = { type =, title =, description =, ... } }: what the
+-- bundle's installer asks the user; env = the variable the value reaches
+-- the app in (default: the key in capitals)
+local user_config_fields = {
+  type = { string = true, number = true, boolean = true, directory = true, file = true },
+  title = "string", description = "string", required = "boolean", sensitive = "boolean",
+  multiple = "boolean", min = "number", max = "number", env = "string", default = true,
 }
 app_schema = {} -- app.lua's schema = {...}, once checked (M.tool reads unknown_args)
 
@@ -630,6 +641,34 @@ function M._app_info(info, path, src)
           bad(sk, "app.lua's %s.%s must be a %s, got %s", k, sk, want, type(sv))
         elseif type(want) == "table" and not want[sv] then
           bad(sk, "app.lua's %s.%s must be one of %s, got %s", k, sk, names(want), tostring(sv))
+        end
+      end
+    elseif k == "user_config" then
+      for key, entry in next, v do
+        if type(key) ~= "string" or not key:match("^[%a_][%w_]*$") then
+          bad(k, "app.lua's user_config keys must be names (letters, digits, _), got %s", tostring(key))
+        elseif type(entry) ~= "table" then
+          bad(key, "app.lua's user_config.%s must be a table { type =, title =, description = }", key)
+        else
+          for f, fv in next, entry do
+            local want = user_config_fields[f]
+            if want == nil then
+              bad(f, "unknown field '%s' in app.lua's user_config.%s (known: %s)", tostring(f), key,
+                  names(user_config_fields))
+            elseif f == "default" then
+              local t = type(fv)
+              if t ~= "string" and t ~= "number" and t ~= "boolean" and t ~= "table" then
+                bad(f, "app.lua's user_config.%s.default must be a string, number, boolean or list", key)
+              end
+            elseif type(want) == "string" and type(fv) ~= want then
+              bad(f, "app.lua's user_config.%s.%s must be a %s, got %s", key, f, want, type(fv))
+            elseif type(want) == "table" and not want[fv] then
+              bad(f, "app.lua's user_config.%s.%s must be one of %s, got %s", key, f, names(want), tostring(fv))
+            end
+          end
+          for _, f in ipairs { "type", "title", "description" } do
+            if entry[f] == nil then bad(key, "app.lua's user_config.%s needs '%s'", key, f) end
+          end
         end
       end
     end

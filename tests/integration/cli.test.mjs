@@ -219,3 +219,113 @@ test('--timeout also stops a busy loop inside a coroutine the handler made', opt
     await removeTemp(dir);
   }
 });
+
+// {====== the commands that reach every method (core/cli_client.c), and help
+
+const COMMANDS = ['serve', 'call', 'read', 'prompt', 'list', 'check', 'new', 'pack', 'help'];
+const CONFORMANCE_APP = path.join(REPO_ROOT, 'tests', 'conformance', 'app');
+
+test('luamcp help COMMAND and COMMAND --help: each command\'s own usage, exit 0', opts, async () => {
+  const all = await run(['--help']);
+  for (const cmd of COMMANDS) {
+    assert.match(all.stdout, new RegExp(`\\n  luamcp ${cmd}\\b`), `--help lists ${cmd}`);
+    const h = await run(['help', cmd]);
+    exits(h, 0);
+    assert.match(h.stdout, new RegExp(`^Usage: luamcp ${cmd}\\b`));
+    if (cmd !== 'help') assert.match(h.stdout, /Exit status: 0/, `${cmd} documents its exit codes`);
+    const dash = await run([cmd, '--help']);
+    exits(dash, 0);
+    assert.equal(dash.stdout, h.stdout);
+  }
+  const serve = await run(['serve', '--http', '127.0.0.1:1', '--help']);
+  exits(serve, 0);
+  assert.match(serve.stdout, /^Usage: luamcp serve/);
+  exits(await run(['help', 'frobnicate']), 2);
+  assert.match(all.stdout, /\nExit status:\n {2}0 .*\n {2}1 .*\n[\s\S]* {2}2 {2}a usage error/);
+});
+
+test('luamcp list: the example app at a glance', opts, async () => {
+  const r = await run(['list', '.']);
+  exits(r, 0);
+  assert.match(r.stdout, /^tools \(2\)\n/);
+  assert.match(r.stdout, /\n {2}suggest_gifts +\[view ui:\/\/gifts\/board\.html\] Gift ideas/);
+  assert.match(r.stdout, /\n {2}shortlist_gift +\[app only\]/);
+  assert.match(r.stdout, /\nresources \(1\)\n {2}mcp:\/\/gift-server\/resources\/gift_catalog \(application\/json\)/);
+  assert.match(r.stdout, /\ntemplates \(1\)\n {2}mcp:\/\/gift-server\/gifts\/\{id\} gift/);
+  assert.match(r.stdout, /\nprompts \(1\)\n {2}gift_congrats_style\(tone\?\)/);
+  assert.match(r.stdout, /\nwidgets \(1\)\n {2}ui:\/\/gifts\/board\.html/);
+  exits(await run(['list']), 2);
+});
+
+test('luamcp read: a resource, a template match, a widget; an unknown URI is exit 1', opts, async () => {
+  const r = await run(['read', '.', 'mcp://gift-server/resources/gift_catalog']);
+  exits(r, 0);
+  const catalog = JSON.parse(JSON.parse(r.stdout).contents[0].text);
+  assert.ok(catalog.some((g) => g.id === 'catan'));
+  const t = await run(['read', '.', 'mcp://gift-server/gifts/tea']);
+  exits(t, 0);
+  assert.equal(JSON.parse(t.stdout).contents[0].uri, 'mcp://gift-server/gifts/tea');
+  const w = await run(['read', '.', 'ui://gifts/board.html']);
+  exits(w, 0);
+  assert.equal(JSON.parse(w.stdout).contents[0].mimeType, 'text/html;profile=mcp-app');
+  const none = await run(['read', '.', 'mcp://gift-server/nothing']);
+  exits(none, 1);
+  assert.match(none.stderr, /-32002/);
+  assert.equal(none.stdout, '');
+});
+
+test('luamcp prompt: with and without arguments; a bad argument list is exit 2', opts, async () => {
+  const r = await run(['prompt', '.', 'gift_congrats_style', '{"tone":"formal"}']);
+  exits(r, 0);
+  assert.match(JSON.parse(r.stdout).messages[0].content.text, /formal/);
+  exits(await run(['prompt', '.', 'gift_congrats_style']), 0);
+  const none = await run(['prompt', '.', 'no_such_prompt']);
+  exits(none, 1);
+  assert.match(none.stderr, /no_such_prompt/);
+  exits(await run(['prompt', '.', 'gift_congrats_style', '[1]']), 2);
+});
+
+test('luamcp call --as-app reaches an app-only tool, which a plain call may not', opts, async () => {
+  const plain = await run(['call', '.', 'shortlist_gift', '{"id":"tea","on":true}']);
+  exits(plain, 1);
+  assert.match(plain.stderr, /only callable from an app view/);
+  const app = await run(['call', '--as-app', '.', 'shortlist_gift', '{"id":"tea","on":true}']);
+  exits(app, 0);
+  assert.deepEqual(JSON.parse(app.stdout).structuredContent, { shortlist: ['tea'] });
+  exits(await run(['read', '--as-app', '.', 'ui://gifts/board.html']), 2);
+});
+
+test('luamcp call --answer-elicit / --answer-sample answer the tools that ask (conformance app)', opts, async () => {
+  const e = await run(['call', '--answer-elicit', '{"name":"Ada"}', CONFORMANCE_APP, 'test_input_required_result_multi_round']);
+  exits(e, 0);
+  const er = JSON.parse(e.stdout);
+  assert.equal(er.resultType, 'complete');
+  assert.match(er.content[0].text, /Multi-round complete for Ada/);
+  const s = await run(['call', '--answer-sample', 'a hint', CONFORMANCE_APP, 'test_input_required_result_sampling']);
+  exits(s, 0);
+  assert.equal(JSON.parse(s.stdout).content[0].text, 'Sampling result: a hint');
+  // a question no option answers: the server says which capability is missing
+  const roots = await run(['call', '--answer-sample', 'x', CONFORMANCE_APP, 'test_input_required_result_list_roots']);
+  exits(roots, 1);
+  assert.match(roots.stderr, /roots/);
+  // without an answer option, the tool that asks gets an error result
+  const none = await run(['call', CONFORMANCE_APP, 'test_input_required_result_sampling']);
+  exits(none, 1);
+  assert.equal(JSON.parse(none.stdout).isError, true);
+  exits(await run(['call', '--answer-elicit', 'not json', CONFORMANCE_APP, 'x']), 2);
+  exits(await run(['list', '--answer-sample', 'x', CONFORMANCE_APP]), 2);
+});
+
+test('the conformance app through read and prompt', opts, async () => {
+  const l = await run(['list', CONFORMANCE_APP]);
+  exits(l, 0);
+  assert.match(l.stdout, /test_simple_text/);
+  const res = await run(['read', CONFORMANCE_APP, 'test://static-text']);
+  exits(res, 0);
+  assert.equal(JSON.parse(res.stdout).contents[0].uri, 'test://static-text');
+  const p = await run(['prompt', CONFORMANCE_APP, 'test_simple_prompt']);
+  exits(p, 0);
+  assert.ok(JSON.parse(p.stdout).messages.length >= 1);
+});
+
+// }======

@@ -1,0 +1,76 @@
+/* cli.h — what the command files share: the parsed command line, usage
+ * errors, loading an app for a command. main.c parses and dispatches; each
+ * group of commands has its own file, so main.c stays the option parser and
+ * the server's start:
+ *   cli_help.c    the --help text and each command's own (luamcp help CMD)
+ *   cli_client.c  call, read, prompt, list: one request to the app in process
+ *   cmd_new.c     luamcp new: a working app folder
+ *   cmd_pack.c    luamcp pack: the .mcpb bundle and server.json
+ * Exit status everywhere: 0 ok, 1 a problem with the app or an error
+ * result, 2 a usage error. */
+#ifndef LUAMCP_CLI_H
+#define LUAMCP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "app.h"
+#include "server.h"
+#include "transport_http.h"
+
+typedef struct options {
+  const char *command;
+  server_options server;
+  double debounce;
+  const char *state_key_file;
+  size_t max_message;
+  bool http, no_watch;
+  double restart_on_stall; /* --restart-on-stall S: under the supervisor (supervise.h) */
+  http_options h;
+  const char *origins[16];
+  char host_buf[256];
+  const char *args[4];
+  int nargs;
+  /* call, read, prompt */
+  bool as_app;               /* --as-app: as an MCP Apps view (app-only tools) */
+  const char *answer_elicit; /* --answer-elicit JSON: accept with this content */
+  const char *answer_sample; /* --answer-sample TEXT: the model's answer */
+  /* new */
+  bool widget;
+  /* pack */
+  const char *out_dir;       /* --out DIR (default .) */
+  bool server_json;          /* --server-json */
+  const char *url;           /* --url URL: where the .mcpb is downloaded from */
+} options;
+
+/* "luamcp: <fmt with arg>" and a hint on stderr, exit 2. */
+_Noreturn void die_usage(const char *fmt, const char *arg);
+/* Load DIR as cfg says; on failure print its problems and return NULL. */
+app *cli_load(const char *dir, const app_config *cfg);
+/* Keep the real stdout for results and point fd 1 at stderr (scripts'
+   print() must not mix with what a command prints); returns the kept fd. */
+int cli_protect_stdout(void);
+
+/* cli_help.c */
+extern const char cli_usage[];
+/* The help of one command (NULL when there is no such command). */
+const char *cli_command_help(const char *command);
+
+/* cli_client.c */
+int cmd_call(options *o);
+int cmd_read(options *o);
+int cmd_prompt(options *o);
+int cmd_list(options *o);
+/* Push what app.lua said and the app's registration table (app.h). */
+void cli_push_app(app *a);
+/* Call lua/ship.lua's function fn with the nargs values on a's stack; its
+   one result is left there. False with the message in err (nothing left). */
+bool cli_ship_call(app *a, const char *fn, int nargs, buf *err);
+
+/* cmd_new.c */
+int cmd_new(options *o);
+
+/* cmd_pack.c */
+int cmd_pack(options *o);
+
+#endif

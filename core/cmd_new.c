@@ -1,0 +1,284 @@
+/* cmd_new.c — luamcp new DIR [--widget]: a new app folder that passes
+ * `luamcp check` and answers a client at once (a tool, a resource and a
+ * prompt; with --widget a view too), with a README and a .luarc.json that
+ * points the Lua language server at luamcp's annotations (lua/mcp.d.lua,
+ * installed as PREFIX/share/luamcp/mcp.d.lua). It never overwrites: DIR
+ * must not exist, or be empty; each file is created with O_EXCL. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+
+static const char app_lua[] =
+    "-- app.lua: the app's name and what it says about itself (luamcp's README,\n"
+    "-- \"An app folder\"); `luamcp pack` reads author, license, user_config and\n"
+    "-- registry from here too.\n"
+    "return {\n"
+    "  name = \"@NAME@\",\n"
+    "  version = \"0.1.0\",\n"
+    "  title = \"@NAME@\",\n"
+    "  description = \"Greets people by name; a luamcp app.\",\n"
+    "  instructions = \"Use greet to greet someone by name.\",\n"
+    "  -- for luamcp pack:\n"
+    "  -- author = \"Your Name <you@example.com>\",\n"
+    "  -- license = \"MIT\",\n"
+    "  -- user_config = { api_key = { type = \"string\", title = \"API key\",\n"
+    "  --   description = \"Asked at install\", sensitive = true, env = \"API_KEY\" } },\n"
+    "  -- registry = { name = \"io.github.you/@NAME@\",\n"
+    "  --   url = \"https://github.com/you/@NAME@/releases/download/v{version}/{file}\" },\n"
+    "}\n";
+
+static const char hello_lua[] =
+    "-- scripts/hello.lua: a tool, a resource and a prompt. Every scripts/*.lua is\n"
+    "-- loaded at start and again whenever a file of the app is saved.\n"
+    "local mcp = require \"mcp\"\n"
+    "\n"
+    "mcp.tool {\n"
+    "  name = \"greet\",\n"
+    "  title = \"Greet\",\n"
+    "  description = \"Greets someone by name.\",\n"
+    "  input = { name = mcp.string { description = \"Who to greet\", min = 1 } },\n"
+    "  annotations = { readOnlyHint = true },\n"
+    "  handler = function(args, ctx)\n"
+    "    ctx:info(\"greeting %s\", args.name)\n"
+    "    return \"Hello, \" .. args.name .. \"!\"\n"
+    "  end,\n"
+    "}\n"
+    "\n"
+    "mcp.resource {\n"
+    "  uri = \"mcp://@NAME@/about\",\n"
+    "  name = \"about\",\n"
+    "  mime = \"text/markdown\",\n"
+    "  read = function(uri, ctx)\n"
+    "    return \"# @NAME@\\n\\nAn MCP server written in Lua, served by luamcp.\\n\"\n"
+    "  end,\n"
+    "}\n"
+    "\n"
+    "mcp.prompt {\n"
+    "  name = \"welcome\",\n"
+    "  description = \"A welcome note for someone.\",\n"
+    "  args = {\n"
+    "    who = mcp.string { description = \"Who is welcomed\" },\n"
+    "    tone = mcp.enum { \"warm\", \"formal\", optional = true },\n"
+    "  },\n"
+    "  get = function(args, ctx)\n"
+    "    return mcp.user((\"Write a %s welcome note for %s.\"):format(args.tone or \"warm\", args.who))\n"
+    "  end,\n"
+    "}\n";
+
+static const char view_lua[] =
+    "-- scripts/card.lua: a tool with a view. Hosts that speak MCP Apps show\n"
+    "-- widgets/card.html next to its result; the others show its text.\n"
+    "local mcp = require \"mcp\"\n"
+    "\n"
+    "mcp.widget { uri = \"ui://@NAME@/card.html\", file = \"card.html\", prefersBorder = true }\n"
+    "\n"
+    "mcp.tool {\n"
+    "  name = \"greeting_card\",\n"
+    "  title = \"Greeting card\",\n"
+    "  description = \"Greets someone on a card.\",\n"
+    "  input = { name = mcp.string { description = \"Who to greet\", min = 1 } },\n"
+    "  output = { greeting = mcp.string(), name = mcp.string() },\n"
+    "  ui = \"ui://@NAME@/card.html\",\n"
+    "  handler = function(args)\n"
+    "    return { greeting = \"Hello, \" .. args.name .. \"!\", name = args.name }\n"
+    "  end,\n"
+    "}\n";
+
+static const char card_html[] =
+    "<!doctype html>\n"
+    "<html>\n"
+    "<head>\n"
+    "<meta charset=\"utf-8\">\n"
+    "<title>Greeting card</title>\n"
+    "<style>\n"
+    "  body { font-family: var(--font-sans, system-ui, sans-serif); margin: 1rem;\n"
+    "         color: var(--color-text-primary, #1a1a1a); }\n"
+    "  .card { padding: 1rem 1.5rem; border-radius: .75rem; border: 1px solid #ccc; }\n"
+    "</style>\n"
+    "</head>\n"
+    "<body>\n"
+    "<div class=\"card\">\n"
+    "  <h1 id=\"greeting\">…</h1>\n"
+    "  <button id=\"again\" disabled>Greet again</button>\n"
+    "</div>\n"
+    "<!-- the view helper: luamcp puts it inline when it serves this page -->\n"
+    "<script src=\"luamcp:view.js\"></script>\n"
+    "<script>\n"
+    "  const view = window.mcpView;\n"
+    "  let name = null;\n"
+    "  function show(result) {\n"
+    "    const s = result.structuredContent || {};\n"
+    "    name = s.name;\n"
+    "    document.getElementById(\"greeting\").textContent = s.greeting || \"\";\n"
+    "    document.getElementById(\"again\").disabled = !name;\n"
+    "  }\n"
+    "  view.on(\"toolresult\", show);\n"
+    "  document.getElementById(\"again\").onclick = async () =>\n"
+    "    show(await view.callTool(\"greeting_card\", { name }));\n"
+    "</script>\n"
+    "</body>\n"
+    "</html>\n";
+
+static const char readme_md[] =
+    "# @NAME@\n"
+    "\n"
+    "An MCP server written in Lua, served by luamcp.\n"
+    "\n"
+    "```sh\n"
+    "luamcp check .                          # load every script, report problems\n"
+    "luamcp list .                           # what the app offers\n"
+    "luamcp call . greet '{\"name\":\"Ada\"}'    # one tool call, no client\n"
+    "luamcp serve .                          # stdio, what desktop clients spawn\n"
+    "luamcp pack .                           # @NAME@-0.1.0.mcpb for Claude Desktop\n"
+    "```\n"
+    "\n"
+    "- `app.lua`: name, version, description\n"
+    "- `scripts/hello.lua`: the `greet` tool, the `mcp://@NAME@/about` resource, the\n"
+    "  `welcome` prompt\n"
+    "@WIDGET_LINE@"
+    "- `.luarc.json`: points the Lua language server (LuaLS) at luamcp's annotations,\n"
+    "  so `require \"mcp\"` completes and a misspelt field is flagged as you type\n"
+    "\n"
+    "Saving a file while `luamcp serve` runs reloads the app.\n";
+
+/* text with @NAME@ (and @WIDGET_LINE@) filled in */
+static void fill(buf *b, const char *text, const char *name, bool widget) {
+  for (const char *p = text; *p;) {
+    if (strncmp(p, "@NAME@", 6) == 0) buf_puts(b, name), p += 6;
+    else if (strncmp(p, "@WIDGET_LINE@", 13) == 0) {
+      if (widget)
+        buf_puts(b, "- `scripts/card.lua`, `widgets/card.html`: the `greeting_card` tool and its\n"
+                    "  view (MCP Apps hosts render it next to the result)\n");
+      p += 13;
+    } else buf_putc(b, *p++);
+  }
+}
+
+static bool make_file(const char *dir, const char *rel, const char *text, size_t n) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "luamcp: new: %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  bool ok = write(fd, text, n) == (ssize_t)n;
+  if (close(fd) != 0) ok = false;
+  if (!ok) fprintf(stderr, "luamcp: new: writing %s: %s\n", path, strerror(errno));
+  return ok;
+}
+
+static bool make_filled(const char *dir, const char *rel, const char *text, const char *name,
+                        bool widget) {
+  buf b;
+  buf_init(&b);
+  fill(&b, text, name, widget);
+  bool ok = make_file(dir, rel, b.p, b.len);
+  buf_free(&b);
+  return ok;
+}
+
+/* Where mcp.d.lua is for this binary: installed (PREFIX/bin/luamcp ->
+   PREFIX/share/luamcp), or in the source tree of a build (build/luamcp ->
+   lua/). */
+static bool find_annotations(char *out, size_t cap) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  static const char *const rel[] = {"../share/luamcp", "../lua", "../../lua"};
+  for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+    char dir[PATH_MAX + 32], file[PATH_MAX + 48];
+    snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
+    snprintf(file, sizeof file, "%s/mcp.d.lua", dir);
+    if (access(file, R_OK) == 0 && realpath(dir, out) && strlen(out) < cap) return true;
+  }
+  return false;
+}
+
+/* DIR's last part as an app name: letters, digits, - and _. */
+static void app_name(const char *dir, char *out, size_t cap) {
+  char copy[PATH_MAX];
+  snprintf(copy, sizeof copy, "%s", dir);
+  size_t len = strlen(copy);
+  while (len > 1 && copy[len - 1] == '/') copy[--len] = '\0';
+  const char *base = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+  size_t i = 0;
+  for (const char *p = base; *p && i + 1 < cap; p++) {
+    char c = *p;
+    bool ok = (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '-' || c == '_';
+    out[i++] = ok ? (char)(c >= 'A' && c <= 'Z' ? c | 32 : c) : '-';
+  }
+  out[i] = '\0';
+  if (!i || strcmp(out, ".") == 0 || strcmp(out, "-") == 0) snprintf(out, cap, "my-app");
+}
+
+int cmd_new(options *o) {
+  if (o->nargs != 1) die_usage("%s", "new needs DIR");
+  const char *dir = o->args[0];
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *de;
+    bool empty = true;
+    while ((de = readdir(d)))
+      if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) empty = false;
+    closedir(d);
+    if (!empty) {
+      fprintf(stderr, "luamcp: new: %s is not empty: nothing written (luamcp new never "
+                      "overwrites)\n", dir);
+      return 1;
+    }
+  } else if (errno != ENOENT || mkdir(dir, 0755) != 0) {
+    fprintf(stderr, "luamcp: new: %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
+  char name[128], sub[PATH_MAX];
+  app_name(dir, name, sizeof name);
+  snprintf(sub, sizeof sub, "%s/scripts", dir);
+  if (mkdir(sub, 0755) != 0) {
+    fprintf(stderr, "luamcp: new: %s: %s\n", sub, strerror(errno));
+    return 1;
+  }
+  bool ok = make_filled(dir, "app.lua", app_lua, name, o->widget) &&
+            make_filled(dir, "scripts/hello.lua", hello_lua, name, o->widget) &&
+            make_filled(dir, "README.md", readme_md, name, o->widget);
+  if (ok && o->widget) {
+    snprintf(sub, sizeof sub, "%s/widgets", dir);
+    ok = mkdir(sub, 0755) == 0 && make_filled(dir, "scripts/card.lua", view_lua, name, true) &&
+         make_filled(dir, "widgets/card.html", card_html, name, true);
+    if (!ok && errno) fprintf(stderr, "luamcp: new: %s: %s\n", sub, strerror(errno));
+  }
+  /* .luarc.json: the language server's settings for this folder */
+  char lib[PATH_MAX];
+  bool found = find_annotations(lib, sizeof lib);
+  buf rc;
+  buf_init(&rc);
+  buf_puts(&rc, "{\n  \"runtime.version\": \"Lua 5.4\",\n  \"workspace.checkThirdParty\": false,\n"
+                "  \"workspace.library\": [");
+  if (found) json_encode_string(&rc, lib, strlen(lib));
+  buf_puts(&rc, "]\n}\n");
+  if (ok) ok = make_file(dir, ".luarc.json", rc.p, rc.len);
+  buf_free(&rc);
+  if (!ok) return 1;
+  if (!found)
+    fprintf(stderr, "luamcp: new: warning: mcp.d.lua (the annotations) not found next to this "
+                    "luamcp: add its folder to .luarc.json's workspace.library\n");
+  printf("made %s: app.lua, scripts/hello.lua%s, README.md, .luarc.json\n"
+         "next:\n"
+         "  luamcp check %s\n"
+         "  luamcp call %s greet '{\"name\":\"Ada\"}'\n"
+         "  luamcp serve %s\n",
+         dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "", dir, dir, dir);
+  return 0;
+}

@@ -1,0 +1,332 @@
+/* cmd_pack.c — luamcp pack: the app, this binary and its TLS shim as one
+ * NAME-VERSION.mcpb (an MCP Bundle: a zip with manifest.json at its root,
+ * what Claude Desktop installs with one click), and with --server-json the
+ * MCP Registry's server.json naming it by its SHA-256.
+ *
+ * The manifest and server.json are made in Lua (lua/ship.lua) from what the
+ * loaded app registered; this file walks the folder and writes the zip.
+ *
+ * The zip is written by libzip (Debian's libzip4, headers from libzip-dev),
+ * loaded with dlopen when pack runs, as io_http.c loads libcurl: serve does
+ * not gain a library it never uses, and a bundle's binary runs where libzip
+ * is not installed. libzip rather than minizip (no unix modes without
+ * reaching into its structures) or the zip program (a staging copy of the
+ * tree, and one more program to find): it keeps each file's unix mode in
+ * the external attributes, which `mcpb unpack` and Claude Desktop restore,
+ * so bin/luamcp stays executable. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <nettle/sha2.h>
+#include <zip.h>
+
+#include "cli.h"
+
+/* {====== libzip, loaded when needed */
+
+static struct {
+  zip_t *(*open)(const char *, int, int *);
+  zip_source_t *(*source_buffer)(zip_t *, const void *, zip_uint64_t, int);
+  zip_source_t *(*source_file)(zip_t *, const char *, zip_uint64_t, zip_int64_t);
+  void (*source_free)(zip_source_t *);
+  zip_int64_t (*file_add)(zip_t *, const char *, zip_source_t *, zip_flags_t);
+  int (*set_attributes)(zip_t *, zip_uint64_t, zip_flags_t, zip_uint8_t, zip_uint32_t);
+  int (*close)(zip_t *);
+  void (*discard)(zip_t *);
+  zip_error_t *(*get_error)(zip_t *);
+  const char *(*error_strerror)(zip_error_t *);
+  void (*error_init_with_code)(zip_error_t *, int);
+  void (*error_fini)(zip_error_t *);
+} Z;
+
+static const char *load_libzip(void) {
+  static const char *why;
+  static bool done;
+  if (done) return why;
+  done = true;
+  void *h = dlopen("libzip.so.4", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return why = "libzip.so.4 is not installed (Debian: apt-get install libzip4)";
+#define SYM(field, name) \
+  if (!(*(void **)&Z.field = dlsym(h, name))) return why = "libzip lacks " name;
+  SYM(open, "zip_open")
+  SYM(source_buffer, "zip_source_buffer")
+  SYM(source_file, "zip_source_file")
+  SYM(source_free, "zip_source_free")
+  SYM(file_add, "zip_file_add")
+  SYM(set_attributes, "zip_file_set_external_attributes")
+  SYM(close, "zip_close")
+  SYM(discard, "zip_discard")
+  SYM(get_error, "zip_get_error")
+  SYM(error_strerror, "zip_error_strerror")
+  SYM(error_init_with_code, "zip_error_init_with_code")
+  SYM(error_fini, "zip_error_fini")
+#undef SYM
+  return NULL;
+}
+
+/* }====== */
+
+typedef struct pack {
+  zip_t *z;
+  size_t files;
+  const char *failed; /* the first error, or NULL */
+  char why[512];
+} pack;
+
+static void add_entry(pack *p, const char *name, zip_source_t *src, mode_t mode) {
+  if (p->failed) {
+    if (src) Z.source_free(src);
+    return;
+  }
+  zip_int64_t i = src ? Z.file_add(p->z, name, src, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE) : -1;
+  if (i < 0) {
+    if (src) Z.source_free(src);
+    snprintf(p->why, sizeof p->why, "%s: %s", name, Z.error_strerror(Z.get_error(p->z)));
+    p->failed = p->why;
+    return;
+  }
+  /* unix mode in the high half, as zip(1) writes it */
+  Z.set_attributes(p->z, (zip_uint64_t)i, 0, ZIP_OPSYS_UNIX,
+                   ((zip_uint32_t)(S_IFREG | (mode & 0777))) << 16);
+  p->files++;
+}
+
+static void add_file(pack *p, const char *name, const char *path, mode_t mode) {
+  add_entry(p, name, Z.source_file(p->z, path, 0, -1), mode);
+}
+
+/* The app's own parts, under app/: app.lua, README*, and the folders an app
+   is made of (README "An app folder"), never dot files (.git, .luarc.json)
+   nor earlier bundles. Not the whole folder: the example app is this
+   repository's root. */
+static void add_tree(pack *p, const char *dir, const char *name) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *de;
+  char **names = NULL;
+  size_t n = 0;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    names = realloc(names, (n + 1) * sizeof *names);
+    names[n++] = strdup(de->d_name);
+  }
+  closedir(d);
+  for (size_t i = 0; i < n; i++) { /* name order: the same bundle for the same tree */
+    for (size_t j = i + 1; j < n; j++)
+      if (strcmp(names[j], names[i]) < 0) {
+        char *t = names[i];
+        names[i] = names[j], names[j] = t;
+      }
+  }
+  for (size_t i = 0; i < n; i++) {
+    char path[PATH_MAX], entry[PATH_MAX];
+    struct stat st;
+    size_t len = strlen(names[i]);
+    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path ||
+        snprintf(entry, sizeof entry, "%s/%s", name, names[i]) >= (int)sizeof entry ||
+        stat(path, &st) != 0 || (len > 5 && strcmp(names[i] + len - 5, ".mcpb") == 0)) {
+      free(names[i]);
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) add_tree(p, path, entry);
+    else if (S_ISREG(st.st_mode)) add_file(p, entry, path, st.st_mode);
+    free(names[i]);
+  }
+  free(names);
+}
+
+static void add_app(pack *p, const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *de;
+  static const char *const folders[] = {"scripts", "lib", "widgets", "data"};
+  char path[PATH_MAX], entry[PATH_MAX];
+  struct stat st;
+  while ((de = readdir(d))) {
+    const char *f = de->d_name;
+    if (strcmp(f, "app.lua") != 0 && strncmp(f, "README", 6) != 0 && strncmp(f, "LICENSE", 7) != 0)
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, f);
+    snprintf(entry, sizeof entry, "app/%s", f);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) add_file(p, entry, path, st.st_mode);
+  }
+  closedir(d);
+  for (size_t i = 0; i < sizeof folders / sizeof *folders; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, folders[i]);
+    snprintf(entry, sizeof entry, "app/%s", folders[i]);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) add_tree(p, path, entry);
+  }
+}
+
+/* The bundle's file name part: what a file name may hold of NAME. */
+static void safe_name(char *out, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; *s && i + 1 < cap; s++)
+    out[i++] = (strchr("._-", *s) || (*s >= '0' && *s <= '9') || ((*s | 32) >= 'a' && (*s | 32) <= 'z'))
+                   ? *s : '-';
+  out[i] = '\0';
+}
+
+static bool sha256_file(const char *path, char hex[65]) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  struct sha256_ctx c;
+  sha256_init(&c);
+  unsigned char chunk[65536], digest[SHA256_DIGEST_SIZE];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sha256_update(&c, n, chunk);
+  bool ok = !ferror(f);
+  fclose(f);
+  sha256_digest(&c, sizeof digest, digest);
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", digest[i]);
+  return ok;
+}
+
+static bool write_text(const char *path, const char *text, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(text, 1, n, f) == n;
+  return fclose(f) == 0 && ok;
+}
+
+static void set_string(lua_State *L, const char *k, const char *v) {
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+int cmd_pack(options *o) {
+  if (o->nargs != 1) die_usage("%s", "pack needs APPDIR");
+  const char *dir = o->args[0], *out_dir = o->out_dir ? o->out_dir : ".";
+  const char *why = load_libzip();
+  if (why) {
+    fprintf(stderr, "luamcp: pack: %s\n", why);
+    return 1;
+  }
+  char exe[PATH_MAX], shim[PATH_MAX + 64];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    fprintf(stderr, "luamcp: pack: cannot find this binary: %s\n", strerror(errno));
+    return 1;
+  }
+  exe[n] = '\0';
+  /* the TLS shim: next to a built binary, or installed in PREFIX/lib/luamcp;
+     in the bundle it goes next to the binary, where luamcp looks first */
+  int dirlen = (int)(strrchr(exe, '/') - exe);
+  snprintf(shim, sizeof shim, "%.*s/libluamcp-tls.so", dirlen, exe);
+  if (access(shim, R_OK) != 0)
+    snprintf(shim, sizeof shim, "%.*s/../lib/luamcp/libluamcp-tls.so", dirlen, exe);
+  bool has_shim = access(shim, R_OK) == 0;
+  struct utsname u;
+  const char *platform = uname(&u) == 0 && strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux";
+
+  int out = cli_protect_stdout();
+  app *a = cli_load(dir, &o->server.app);
+  if (!a) return 1;
+  lua_State *L = a->L;
+  int status = 1;
+  buf err, msgs;
+  buf_init(&err), buf_init(&msgs);
+  char base[256], file[600], path[PATH_MAX + 700], tmp[PATH_MAX + 720];
+  safe_name(base, sizeof base, a->reg->name ? a->reg->name : "app");
+  char version[128];
+  safe_name(version, sizeof version, a->reg->version ? a->reg->version : "0.0.0");
+  snprintf(file, sizeof file, "%s-%s.mcpb", base, version);
+  snprintf(path, sizeof path, "%s/%s", out_dir, file);
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+
+  /* manifest.json */
+  cli_push_app(a);
+  lua_newtable(L);
+  set_string(L, "name", a->reg->name ? a->reg->name : base);
+  set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
+  set_string(L, "platform", platform);
+  set_string(L, "binary", "bin/luamcp");
+  if (!cli_ship_call(a, "manifest", 3, &err)) {
+    fprintf(stderr, "luamcp: pack: %.*s\n", (int)err.len, err.p);
+    goto done;
+  }
+  size_t mlen;
+  const char *manifest = lua_tolstring(L, -1, &mlen);
+  char *manifest_copy = malloc(mlen);
+  memcpy(manifest_copy, manifest, mlen);
+  lua_pop(L, 1);
+
+  int zerr = 0;
+  pack p = {.z = Z.open(tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr)};
+  if (!p.z) {
+    zip_error_t ze;
+    Z.error_init_with_code(&ze, zerr);
+    fprintf(stderr, "luamcp: pack: cannot write %s: %s\n", path, Z.error_strerror(&ze));
+    Z.error_fini(&ze);
+    free(manifest_copy);
+    goto done;
+  }
+  /* the buffer is libzip's to free (freep = 1) once written */
+  add_entry(&p, "manifest.json", Z.source_buffer(p.z, manifest_copy, mlen, 1), 0644);
+  add_file(&p, "bin/luamcp", exe, 0755);
+  if (has_shim) add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
+  add_app(&p, dir);
+  if (p.failed) {
+    Z.discard(p.z);
+    unlink(tmp);
+    fprintf(stderr, "luamcp: pack: %s\n", p.failed);
+    goto done;
+  }
+  if (Z.close(p.z) != 0) {
+    fprintf(stderr, "luamcp: pack: writing %s: %s\n", path, Z.error_strerror(Z.get_error(p.z)));
+    Z.discard(p.z);
+    unlink(tmp);
+    goto done;
+  }
+  if (rename(tmp, path) != 0) {
+    fprintf(stderr, "luamcp: pack: %s: %s\n", path, strerror(errno));
+    unlink(tmp);
+    goto done;
+  }
+  struct stat st;
+  stat(path, &st);
+  buf_printf(&msgs, "%s: %zu files, %lld bytes\n", path, p.files, (long long)st.st_size);
+
+  if (o->server_json) {
+    char hex[65];
+    if (!sha256_file(path, hex)) {
+      fprintf(stderr, "luamcp: pack: cannot read %s back\n", path);
+      goto done;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
+    lua_newtable(L);
+    set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
+    set_string(L, "file", file);
+    set_string(L, "sha256", hex);
+    if (o->url) set_string(L, "url", o->url);
+    if (!cli_ship_call(a, "server_json", 2, &err)) {
+      fprintf(stderr, "luamcp: pack --server-json: %.*s\n", (int)err.len, err.p);
+      goto done;
+    }
+    size_t slen;
+    const char *text = lua_tolstring(L, -1, &slen);
+    char sj[PATH_MAX + 32];
+    snprintf(sj, sizeof sj, "%s/server.json", out_dir);
+    if (!write_text(sj, text, slen)) {
+      fprintf(stderr, "luamcp: pack: %s: %s\n", sj, strerror(errno));
+      goto done;
+    }
+    buf_printf(&msgs, "%s: %s, sha256 %s\n", sj, a->reg->name ? a->reg->name : base, hex);
+  }
+  status = write(out, msgs.p, msgs.len) == (ssize_t)msgs.len ? 0 : 1;
+done:
+  buf_free(&err), buf_free(&msgs);
+  app_free(a);
+  close(out);
+  return status;
+}

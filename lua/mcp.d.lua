@@ -1,0 +1,632 @@
+---@meta mcp
+-- mcp.d.lua — LuaLS annotations of luamcp's `require "mcp"` (lua/mcp.lua and
+-- the C functions behind it), for editors: completion, hover docs, and a
+-- warning on a misspelt field (`args =` on mcp.tool, where `input =` is
+-- meant). `luamcp new` points .luarc.json's workspace.library at this file's
+-- folder; `make install` puts it in PREFIX/share/luamcp.
+--
+-- Kept in step with the runtime by tests/integration/annotations.test.mjs:
+-- every field documented here is one lua/mcp.lua (or the C side) accepts, and
+-- the other way round. Where a field has an MCP spelling too (input /
+-- inputSchema, mime / mimeType, ...), both are here; luamcp's own name is the
+-- one the README uses.
+
+---@class mcp
+local mcp = {}
+
+-- {====== schemas
+
+---A JSON Schema (2020-12) table, as made by the builders or written raw.
+---@alias mcp.Schema table
+
+---Options of the schema builders (`mcp.string{}`, `mcp.number{}`, ...).
+---@class mcp.SchemaOptions
+---@field description? string
+---@field title? string
+---@field default? any a default makes the field optional; it is filled in before the handler runs
+---@field enum? any[]
+---@field const? any
+---@field examples? any[]
+---@field format? string "email", "uri", "date-time", ... (checked with app.lua's schema = { format = "assert" })
+---@field pattern? string an ECMA-262 regular expression
+---@field minimum? number
+---@field maximum? number
+---@field exclusiveMinimum? number
+---@field exclusiveMaximum? number
+---@field multipleOf? number
+---@field minLength? integer
+---@field maxLength? integer
+---@field minItems? integer
+---@field maxItems? integer
+---@field uniqueItems? boolean
+---@field items? mcp.Schema
+---@field min? number luamcp's name: minLength for strings, minItems for arrays, minimum for numbers
+---@field max? number luamcp's name: maxLength for strings, maxItems for arrays, maximum for numbers
+---@field optional? boolean not required in its object
+---@field additionalProperties? boolean|mcp.Schema
+---@field minProperties? integer
+---@field maxProperties? integer
+
+---A table of fields: each name to a schema. As a tool's input it names every
+---argument the tool takes.
+---@alias mcp.Fields table<string, mcp.Schema>
+
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.string(opts) end
+
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.number(opts) end
+
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.integer(opts) end
+
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.boolean(opts) end
+
+---A string limited to the listed values: `mcp.enum{"a", "b", description = "..."}`.
+---@param values mcp.SchemaOptions|string[]
+---@return mcp.Schema
+function mcp.enum(values) end
+
+---`mcp.array(items [, opts])` or `mcp.array{items = ..., min = 1}`.
+---@param items mcp.Schema|mcp.Fields|mcp.SchemaOptions
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.array(items, opts) end
+
+---An object schema from a table of fields.
+---@param fields mcp.Fields
+---@param opts? mcp.SchemaOptions
+---@return mcp.Schema
+function mcp.object(fields, opts) end
+
+---A copy of the schema that is not required in its object.
+---@param schema mcp.Schema
+---@return mcp.Schema
+function mcp.optional(schema) end
+
+---The validator tools use: `true`, or `false` and why.
+---@param schema mcp.Schema
+---@param value any
+---@param opts? { format?: "assert"|"annotate" }
+---@return boolean ok
+---@return string? message
+function mcp.validate(schema, value, opts) end
+
+-- }======
+
+-- {====== tools
+
+---@class mcp.ToolAnnotations
+---@field title? string
+---@field readOnlyHint? boolean
+---@field destructiveHint? boolean
+---@field idempotentHint? boolean
+---@field openWorldHint? boolean
+
+---@class mcp.Icon
+---@field src string
+---@field mimeType? string
+---@field sizes? string[]
+---@field theme? "light"|"dark"
+
+---What a handler may return: text, a record (structured output), a list of
+---records, content blocks, `mcp.result{}` or `mcp.fail()`.
+---@alias mcp.ToolReturn nil|string|number|boolean|table|mcp.Result
+
+---@class mcp.ToolDef
+---@field name string 1-128 characters of A-Z a-z 0-9 _ . -
+---@field title? string shown to people
+---@field description? string for the model
+---@field input? mcp.Fields|mcp.Schema the arguments: a table of fields, a builder, or a raw JSON Schema
+---@field inputSchema? mcp.Fields|mcp.Schema the MCP spelling of input
+---@field output? mcp.Fields|mcp.Schema the outputSchema; results are checked against it
+---@field outputSchema? mcp.Fields|mcp.Schema the MCP spelling of output
+---@field annotations? mcp.ToolAnnotations
+---@field icons? mcp.Icon[]
+---@field _meta? table
+---@field handler fun(args: table, ctx: mcp.Context): mcp.ToolReturn
+---@field ui? string the ui:// URI of the widget that shows its results (MCP Apps)
+---@field visibility? ("model"|"app")[] {"app"}: only views call it
+---@field task? "optional"|"required"|false may (must) run as a task (2026-07-28 tasks extension)
+
+---Register a tool (while scripts load).
+---@param def mcp.ToolDef
+function mcp.tool(def) end
+
+-- }======
+
+-- {====== resources, templates, prompts, widgets
+
+---What a 2026-07-28 client may keep of a read.
+---@class mcp.CacheHint
+---@field ttl? number seconds
+---@field scope? "public"|"private"
+
+---What a `read` returns: a string (text of the resource's mime type), a table
+---(its JSON), `{ blob = bytes }`, `{ text =, mime = }`, or a list of those.
+---@alias mcp.ReadReturn string|table|nil
+
+---@class mcp.ResourceDef
+---@field uri string
+---@field name? string default: the URI's last part
+---@field title? string
+---@field description? string
+---@field mime? string
+---@field mimeType? string the MCP spelling of mime
+---@field size? integer
+---@field annotations? table
+---@field icons? mcp.Icon[]
+---@field _meta? table
+---@field read? fun(uri: string, ctx: mcp.Context): mcp.ReadReturn
+---@field text? string fixed text instead of read
+---@field cache? mcp.CacheHint
+
+---@param def mcp.ResourceDef
+function mcp.resource(def) end
+
+---@class mcp.TemplateDef
+---@field uri string an RFC 6570 level 1 template: mcp://app/items/{id}
+---@field uriTemplate? string the MCP spelling of uri
+---@field name? string
+---@field title? string
+---@field description? string
+---@field mime? string
+---@field mimeType? string the MCP spelling of mime
+---@field annotations? table
+---@field icons? mcp.Icon[]
+---@field _meta? table
+---@field read fun(vars: table<string, string>, ctx: mcp.Context): mcp.ReadReturn nil: not found
+---@field complete? table<string, fun(value: string, args: table<string, string>, ctx: mcp.Context): string[]>
+---@field cache? mcp.CacheHint
+
+---@param def mcp.TemplateDef
+function mcp.template(def) end
+
+---A prompt argument: a schema (mcp.string{...}) or a table with these.
+---@class mcp.PromptArg
+---@field name? string in the list form
+---@field title? string
+---@field description? string
+---@field required? boolean
+---@field enum? string[] offered as completions
+---@field complete? fun(value: string, args: table<string, string>, ctx: mcp.Context): string[]
+
+---@class mcp.PromptDef
+---@field name string
+---@field title? string
+---@field description? string
+---@field args? table<string, mcp.Schema|mcp.PromptArg>|mcp.PromptArg[]
+---@field arguments? table<string, mcp.Schema|mcp.PromptArg>|mcp.PromptArg[] the MCP spelling of args
+---@field get fun(args: table<string, string>, ctx: mcp.Context): string|table a string, a message, a list of messages, or { description =, messages = }
+---@field icons? mcp.Icon[]
+---@field _meta? table
+---@field complete? table<string, fun(value: string, args: table<string, string>, ctx: mcp.Context): string[]>
+
+---@param def mcp.PromptDef
+function mcp.prompt(def) end
+
+---The origins a widget may use (MCP Apps CSP).
+---@class mcp.Csp
+---@field connectDomains? string[]
+---@field resourceDomains? string[]
+---@field frameDomains? string[]
+---@field baseUriDomains? string[]
+
+---@class mcp.WidgetDef
+---@field uri string ui://...
+---@field name? string
+---@field title? string
+---@field description? string
+---@field file? string a file in the app's widgets/ (or html =)
+---@field html? string
+---@field csp? mcp.Csp
+---@field permissions? table<string, boolean|table> camera = true, ...
+---@field domain? string
+---@field prefersBorder? boolean
+---@field _meta? table
+---@field icons? mcp.Icon[]
+---@field annotations? table
+---@field openai? boolean also serve it as text/html+skybridge (OpenAI Apps SDK)
+
+---@param def mcp.WidgetDef
+function mcp.widget(def) end
+
+---Runs after a reload has loaded every script, with mcp.state as carried over.
+---@param fn fun(old_state: table)
+function mcp.on_reload(fn) end
+
+---Send notifications/resources/updated to the clients subscribed to uri.
+---@param uri string
+function mcp.notify_updated(uri) end
+
+-- }======
+
+-- {====== results and content
+
+---@class mcp.Result
+---@field content? string|table
+---@field structured? table
+---@field structuredContent? table the MCP spelling of structured
+---@field isError? boolean
+---@field _meta? table
+
+---Exactly this tool result.
+---@param def mcp.Result
+---@return mcp.Result
+function mcp.result(def) end
+
+---A tool result with isError = true: a business failure the model sees.
+---@param message string a format string when more arguments follow
+---@param ... any
+---@return mcp.Result
+function mcp.fail(message, ...) end
+
+---Raised or returned: the call ends as a JSON-RPC error with that code.
+---@param code integer
+---@param message? string
+---@param data? any
+---@return table
+function mcp.rpc_error(code, message, data) end
+
+---@param s any
+---@param opts? table annotations =, _meta =
+---@return table block
+function mcp.text(s, opts) end
+
+---@param bytes string raw bytes (base64-encoded for you)
+---@param mime string
+---@param opts? table
+---@return table block
+function mcp.image(bytes, mime, opts) end
+
+---@param bytes string raw bytes (base64-encoded for you)
+---@param mime string
+---@param opts? table
+---@return table block
+function mcp.audio(bytes, mime, opts) end
+
+---@class mcp.LinkDef
+---@field uri string
+---@field name string
+---@field title? string
+---@field description? string
+---@field mime? string
+---@field mimeType? string the MCP spelling of mime
+---@field size? integer
+
+---A resource_link block.
+---@param def mcp.LinkDef
+---@return table block
+function mcp.link(def) end
+
+---@class mcp.EmbedDef
+---@field uri string
+---@field text? string
+---@field blob? string raw bytes
+---@field mime? string
+---@field mimeType? string the MCP spelling of mime
+---@field annotations? table
+---@field _meta? table
+
+---An embedded resource block.
+---@param def mcp.EmbedDef
+---@return table block
+function mcp.embed(def) end
+
+---A prompt message from the user.
+---@param content string|table
+---@return table message
+function mcp.user(content) end
+
+---A prompt message from the assistant.
+---@param content string|table
+---@return table message
+function mcp.assistant(content) end
+
+---Mark t (a new table if nil) as a JSON array: {} then encodes as [].
+---@generic T: table
+---@param t? T
+---@return T
+function mcp.as_array(t) end
+
+---The metatable that marks a JSON array.
+---@type table
+mcp.array_mt = {}
+
+---JSON null (the same value as cjson.null).
+---@type lightuserdata
+mcp.null = nil
+
+---A table that survives hot reloads (strings, numbers, booleans, tables).
+---@type table
+mcp.state = {}
+
+---@class mcp.json
+mcp.json = {}
+---@param value any
+---@return string
+function mcp.json.encode(value) end
+---@param text string
+---@return any
+function mcp.json.decode(text) end
+
+---@class mcp.base64
+mcp.base64 = {}
+---@param bytes string
+---@return string
+function mcp.base64.encode(bytes) end
+---@param text string
+---@return string
+function mcp.base64.decode(text) end
+
+---@class mcp.path
+mcp.path = {}
+---base/rel, or nil and why when rel is absolute, has a ".." segment or a NUL byte.
+---@param base string
+---@param rel string
+---@return string? path
+---@return string? why
+function mcp.path.join(base, rel) end
+---The same under the app's folder (no rel: the folder itself).
+---@param rel? string
+---@return string? path
+---@return string? why
+function mcp.path.app(rel) end
+
+-- }======
+
+-- {====== ctx: the call in progress
+
+---@alias mcp.LogLevel "debug"|"info"|"notice"|"warning"|"error"|"critical"|"alert"|"emergency"
+
+---@class mcp.Context
+---@field cancelled boolean true once the client cancelled
+---@field client_capabilities { elicitation?: table, sampling?: table, roots?: table } what this request's client can answer
+---@field protocol_version string what this client negotiated
+---@field uri? string the URI a resource read serves
+local Context = {}
+
+---notifications/message to the client (honours logging/setLevel).
+---@param level mcp.LogLevel
+---@param fmt string
+---@param ... any
+function Context:log(level, fmt, ...) end
+---@param fmt string
+---@param ... any
+function Context:debug(fmt, ...) end
+---@param fmt string
+---@param ... any
+function Context:info(fmt, ...) end
+---@param fmt string
+---@param ... any
+function Context:warning(fmt, ...) end
+---@param fmt string
+---@param ... any
+function Context:error(fmt, ...) end
+
+---notifications/progress, when the request carried a progressToken.
+---@param done number must increase
+---@param total? number
+---@param message? string
+---@return boolean sent
+function Context:progress(done, total, message) end
+
+---Park this call for seconds; other calls are served meanwhile.
+---@param seconds number
+function Context:sleep(seconds) end
+
+---@class mcp.ElicitRequest
+---@field message string
+---@field requestedSchema? table
+---@field schema? table luamcp's name for requestedSchema
+---@field key? string its inputRequests key (2026-07-28)
+
+---Ask the user through the client (elicitation/create).
+---@param req mcp.ElicitRequest
+---@return { action: "accept"|"decline"|"cancel", content?: table }
+function Context:elicit(req) end
+
+---@class mcp.SampleRequest
+---@field messages table[]
+---@field maxTokens integer
+---@field systemPrompt? string
+---@field temperature? number
+---@field modelPreferences? table
+---@field key? string its inputRequests key (2026-07-28)
+
+---Ask the client's model (sampling/createMessage).
+---@param req mcp.SampleRequest
+---@return { role: string, content: table, model: string, stopReason?: string }
+function Context:sample(req) end
+
+---The client's roots (roots/list).
+---@param opts? { key?: string }
+---@return { roots: { uri: string, name?: string }[] }
+function Context:roots(opts) end
+
+---Several questions at once: key -> { method =, params = }; the answers by key.
+---@param questions table<string, { method: string, params?: table }>
+---@return table<string, table>
+function Context:ask(questions) end
+
+---HTTP only: end this call's SSE response now; the client resumes it.
+---@return boolean
+function Context:close_stream() end
+
+---Become a task now (the tasks extension), before any wait.
+---@return boolean
+function Context:as_task() end
+
+-- }======
+
+-- {====== waiting on the outside world
+
+---@class mcp.HttpRequest
+---@field url string http:// or https://
+---@field method? string default GET, or POST with a body
+---@field headers? table<string, string>
+---@field body? string
+---@field json? any encoded, Content-Type: application/json
+---@field timeout? number seconds
+---@field follow? boolean|integer redirects (default 10)
+---@field max_size? integer response bytes
+---@field insecure? boolean skip TLS verification
+
+---@class mcp.HttpResponse
+---@field status integer
+---@field headers table<string, string>
+---@field body string
+---@field json? any
+---@field url string after redirects
+
+---@class mcp.http
+mcp.http = {}
+---@param req mcp.HttpRequest
+---@return mcp.HttpResponse
+function mcp.http.request(req) end
+---@param url string
+---@param opts? mcp.HttpRequest
+---@return mcp.HttpResponse
+function mcp.http.get(url, opts) end
+---@param url string
+---@param body string|table a table is sent as JSON
+---@param opts? mcp.HttpRequest
+---@return mcp.HttpResponse
+function mcp.http.post(url, body, opts) end
+
+---`mcp.exec{ "prog", "arg", ..., cwd = ... }`: the argv is the list part, or argv =.
+---@class mcp.ExecOptions
+---@field [integer] string
+---@field argv? string[]
+---@field stdin? string
+---@field env? table<string, string|false>
+---@field env_clear? boolean
+---@field cwd? string
+---@field timeout? number
+---@field grace? number
+---@field max_output? integer
+
+---@class mcp.ExecResult
+---@field code? integer
+---@field signal? string
+---@field stdout string
+---@field stderr string
+---@field timed_out boolean
+---@field stdout_truncated boolean
+---@field stderr_truncated boolean
+
+---Run a child process (no shell); the call parks until it ends.
+---@param opts mcp.ExecOptions
+---@return mcp.ExecResult
+function mcp.exec(opts) end
+
+---A cosocket with luasocket's client API.
+---@class mcp.Socket
+local Socket = {}
+---@return integer? ok
+---@return string? err
+function Socket:connect(host, port) end
+---@param data string
+---@param i? integer
+---@param j? integer
+---@return integer? last
+---@return string? err
+---@return integer? partial_last
+function Socket:send(data, i, j) end
+---@param pattern? "*l"|"*a"|"l"|"a"|integer
+---@param prefix? string
+---@return string? data
+---@return string? err
+---@return string? partial
+function Socket:receive(pattern, prefix) end
+---@param seconds? number
+function Socket:settimeout(seconds) end
+function Socket:close() end
+---@param name "tcp-nodelay"|"keepalive"
+---@param value boolean
+function Socket:setoption(name, value) end
+---@return string? host
+---@return integer? port
+function Socket:getpeername() end
+---@return string? host
+---@return integer? port
+function Socket:getsockname() end
+---@param how? "both"|"send"|"receive"
+function Socket:shutdown(how) end
+---@return boolean
+function Socket:dirty() end
+
+---@class mcp.socket
+mcp.socket = {}
+---@return mcp.Socket
+function mcp.socket.tcp() end
+---@return mcp.Socket
+function mcp.socket.tcp4() end
+---@return mcp.Socket
+function mcp.socket.tcp6() end
+---tcp() and connect() in one.
+---@return mcp.Socket? sock
+---@return string? err
+function mcp.socket.connect(host, port) end
+---@return number
+function mcp.socket.gettime() end
+---A unix stream socket (callable; also .stream()).
+---@type fun(): mcp.Socket
+mcp.socket.unix = nil
+
+-- }======
+
+-- {====== app.lua
+
+---What app.lua returns (or sets as globals).
+---@class mcp.AppInfo
+---@field name? string serverInfo.name
+---@field version? string serverInfo.version
+---@field title? string
+---@field description? string
+---@field websiteUrl? string
+---@field instructions? string
+---@field icons? mcp.Icon[]
+---@field cache? mcp.CacheHint of the lists (2026-07-28)
+---@field schema? mcp.SchemaPolicy
+---@field permissions? mcp.Permissions what --sandbox allows
+---@field author? string "Name <email>": the bundle's author (luamcp pack)
+---@field license? string
+---@field user_config? table<string, mcp.UserConfigEntry> what the bundle's installer asks
+---@field registry? mcp.RegistryInfo server.json (luamcp pack --server-json)
+
+---@class mcp.SchemaPolicy
+---@field format? "assert"|"annotate"
+---@field unknown_args? "reject"|"allow"
+
+---@class mcp.Permissions
+---@field exec? string[]
+---@field http? string[]
+---@field socket? string[]
+---@field env? string[]
+
+---@class mcp.UserConfigEntry
+---@field type "string"|"number"|"boolean"|"directory"|"file"
+---@field title string
+---@field description string
+---@field required? boolean
+---@field sensitive? boolean
+---@field multiple? boolean
+---@field min? number
+---@field max? number
+---@field default? string|number|boolean|string[]
+---@field env? string the environment variable the value reaches the app in (default: the key in capitals)
+
+---@class mcp.RegistryInfo
+---@field name? string reverse-DNS: io.github.you/app
+---@field url? string where the .mcpb is downloaded from; {version} and {file} are filled in
+---@field repository? string
+
+-- }======
+
+return mcp
