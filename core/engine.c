@@ -228,17 +228,38 @@ static inline void beat(engine *e) {
                         memory_order_relaxed);
 }
 
+/* What this thread does once it lets go of the run lock (engine_after_run). */
+static _Thread_local struct {
+  bool holding;
+  int n;
+  struct {
+    void (*fn)(void *);
+    void *arg;
+  } job[ENGINE_AFTER_RUN];
+} after_run;
+
+void engine_after_run(void (*fn)(void *arg), void *arg) {
+  if (!after_run.holding || after_run.n == ENGINE_AFTER_RUN) {
+    fn(arg);
+    return;
+  }
+  after_run.job[after_run.n].fn = fn;
+  after_run.job[after_run.n++].arg = arg;
+}
+
 /* The run lock, taken and given back with a heartbeat: the watchdog sees
    a stall as the lock held and the heartbeat standing still. */
 static void run_lock(engine *e) {
   pthread_mutex_lock(&e->run);
   atomic_store(&e->held, true);
+  after_run.holding = true;
   beat(e);
 }
 
 static bool run_trylock(engine *e) {
   if (pthread_mutex_trylock(&e->run) != 0) return false;
   atomic_store(&e->held, true);
+  after_run.holding = true;
   beat(e);
   return true;
 }
@@ -246,7 +267,10 @@ static bool run_trylock(engine *e) {
 static void run_unlock(engine *e) {
   beat(e);
   atomic_store(&e->held, false);
+  after_run.holding = false;
   pthread_mutex_unlock(&e->run);
+  for (int i = 0; i < after_run.n; i++) after_run.job[i].fn(after_run.job[i].arg);
+  after_run.n = 0;
 }
 
 

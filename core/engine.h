@@ -151,6 +151,13 @@ void engine_set_app(engine *e, app *fresh);
 /* Is a handler running now (we are inside its hook)? Messages read then
    wait (engine_defer) until it yields. */
 bool engine_busy(engine *e);
+
+/* Run fn(arg) when this thread lets go of the run lock, or now when it does
+   not hold it: for waking a thread that waits on an answer, a system call
+   every other request would otherwise wait behind (the lock serialises
+   all Lua work). At most ENGINE_AFTER_RUN are kept; past that, now. */
+#define ENGINE_AFTER_RUN 64
+void engine_after_run(void (*fn)(void *arg), void *arg);
 void engine_defer(engine *e, void *msg);
 /* Dispatch (protected) and release msg now; not while busy. */
 void engine_dispatch(engine *e, void *msg);
