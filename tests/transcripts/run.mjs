@@ -146,6 +146,10 @@ const KINDS = {
 
 const where = (p) => p || '(the message)';
 
+/** {"$json": pattern}: a string whose JSON text fits pattern. */
+const isJsonText = (p) => p !== null && typeof p === 'object' && !Array.isArray(p) && !(p instanceof Num) &&
+  Object.keys(p).length === 1 && Object.hasOwn(p, '$json');
+
 /**
  * null when value fits pattern; else what differs and where. Captures go
  * into vars (raw JSON text).
@@ -170,6 +174,16 @@ function match(pattern, value, vars, at = '') {
     }
   }
   if (value === undefined) return `${where(at)}: missing (expected ${toJson(pattern)})`;
+  if (isJsonText(pattern)) {
+    if (typeof value !== 'string') return `${where(at)}: ${toJson(value)} is not a string of JSON`;
+    let inner;
+    try {
+      inner = parseJson(value);
+    } catch {
+      return `${where(at)}: ${JSON.stringify(value)} is not JSON`;
+    }
+    return match(pattern.$json, inner, vars, `${at}($json)`);
+  }
   if (pattern instanceof Num) {
     return value instanceof Num && sameNumber(pattern, value) ? null : `${where(at)}: ${toJson(value)}, expected ${pattern.raw}`;
   }
