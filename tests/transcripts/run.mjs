@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { REPO_ROOT, TEST_TIMEOUT, WAIT, command, within } from '../integration/helpers.mjs';
@@ -645,15 +645,21 @@ const files = readdirSync(HERE)
   .sort();
 if (wanted.length && !files.length) throw new Error(`no transcript named ${wanted.join(', ')}`);
 
-for (const f of files) {
-  const file = path.join(HERE, f);
-  const t = parseTranscript(file);
-  test(f, { timeout: TEST_TIMEOUT }, async (ctx) => {
-    for (const revision of t.header.revision) {
-      for (const transport of t.header.transports) {
-        if (t.header.except.includes(`${transport} ${revision}`)) continue;
-        await ctx.test(`${transport}, ${revision}`, () => runOne(file, t, transport, revision));
+// Transcripts run three at a time, and the runs of one (transport x
+// revision) side by side: each has a server of its own, mostly waiting.
+describe('transcripts', { concurrency: 3 }, () => {
+  for (const f of files) {
+    const file = path.join(HERE, f);
+    const t = parseTranscript(file);
+    test(f, { timeout: TEST_TIMEOUT, concurrency: true }, async (ctx) => {
+      const runs = [];
+      for (const revision of t.header.revision) {
+        for (const transport of t.header.transports) {
+          if (t.header.except.includes(`${transport} ${revision}`)) continue;
+          runs.push(ctx.test(`${transport}, ${revision}`, () => runOne(file, t, transport, revision)));
+        }
       }
-    }
-  });
-}
+      await Promise.all(runs);
+    });
+  }
+});
