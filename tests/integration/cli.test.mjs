@@ -174,29 +174,6 @@ test('luamcp call: a tool with no arguments, and a Lua error naming file:line', 
   assert.match(JSON.parse(bad.stdout).content[0].text, /scripts\/broken\.lua:7:/);
 });
 
-test('mcp.validate: scripts can use the validator tools use', opts, async () => {
-  const dir = await tempApp({
-    'scripts/v.lua': [
-      'local mcp = require "mcp"',
-      'local schema = mcp.object { n = mcp.integer { min = 1 } }',
-      'mcp.tool { name = "check", description = "checks n", input = { n = mcp.number() },',
-      '  handler = function(args)',
-      '    local ok, msg = mcp.validate(schema, { n = args.n })',
-      '    return ok and "valid" or ("invalid: " .. msg)',
-      '  end }',
-    ].join('\n'),
-  });
-  try {
-    const bad = await run(['call', dir, 'check', '{"n":0}']);
-    assert.equal(bad.code, 0, bad.stderr);
-    assert.match(bad.stdout, /invalid: n: must be >= 1/);
-    const good = await run(['call', dir, 'check', '{"n":2}']);
-    assert.match(good.stdout, /"valid"/);
-  } finally {
-    await removeTemp(dir);
-  }
-});
-
 test('--timeout also stops a busy loop inside a coroutine the handler made', opts, async () => {
   const dir = await tempApp({
     'scripts/co.lua': [

@@ -22,35 +22,6 @@ const meta = (caps = {}, extra = {}) => ({
 });
 const SERVER_INFO = { name: 'modern-test', version: '2.0.0' };
 
-test('server/discover as the very first line: versions, capabilities, instructions, serverInfo, cache hints', opts, () =>
-  withRaw([APP], async (srv) => {
-    const r = await srv.call(1, 'server/discover', { _meta: meta() });
-    assert.equal(r.result.resultType, 'complete');
-    assert.deepEqual(r.result.supportedVersions, [REV]);
-    assert.ok(r.result.capabilities.tools);
-    assert.equal(r.result.instructions, 'An app for the 2026-07-28 tests.');
-    assert.deepEqual(r.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
-    assert.equal(typeof r.result.ttlMs, 'number');
-    assert.ok(['public', 'private'].includes(r.result.cacheScope));
-  }));
-
-test('envelope: -32022 with the supported versions, -32602 without capabilities, nothing carried over', opts, () =>
-  withRaw([APP], async (srv) => {
-    const bad = await srv.call(1, 'tools/list', { _meta: { ...meta(), 'io.modelcontextprotocol/protocolVersion': '2031-01-01' } });
-    assert.equal(bad.error.code, -32022);
-    assert.equal(bad.error.data.requested, '2031-01-01');
-    assert.deepEqual(bad.error.data.supported, [REV]); // what discover lists; 2025 is reached with initialize
-    const nocaps = await srv.call(2, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV } });
-    assert.equal(nocaps.error.code, -32602);
-    const level = await srv.call(3, 'tools/list', { _meta: meta({}, { 'io.modelcontextprotocol/logLevel': 'loud' }) });
-    assert.equal(level.error.code, -32602);
-    // elicitation declared on one request does not make the next one able to elicit
-    await srv.call(4, 'tools/call', { name: 'echo', arguments: { text: 'x' }, _meta: meta({ elicitation: {} }) });
-    const next = await srv.call(5, 'tools/call', { name: 'greet', arguments: { greeting: 'Hi' }, _meta: meta() });
-    assert.equal(next.error.code, -32021);
-    assert.deepEqual(next.error.data.requiredCapabilities, { elicitation: {} });
-  }));
-
 test('results: resultType and serverInfo on every result, cache hints on lists and reads; removed methods -32601; not found -32602', opts, () =>
   withRaw([APP], async (srv) => {
     const list = await srv.call(1, 'tools/list', { _meta: meta() });
@@ -159,22 +130,6 @@ test('a key file signs the state, and a rotated file with the old key second sti
     await removeTemp(dir);
   }
 });
-
-test('per-request log level: no notifications/message without it; with it, at or above it, before the result', opts, () =>
-  withRaw([APP], async (srv) => {
-    const quiet = await srv.call(1, 'tools/call', { name: 'log_and_progress', arguments: {}, _meta: meta() });
-    assert.equal(quiet.result.content[0].text, 'logged');
-    assert.ok(!srv.lines.some((l) => l.includes('notifications/message')), 'no log message without logLevel');
-    const before = srv.lines.length;
-    const loud = await srv.call(2, 'tools/call', { name: 'log_and_progress', arguments: {},
-      _meta: meta({}, { 'io.modelcontextprotocol/logLevel': 'warning', progressToken: 'tok' }) });
-    assert.equal(loud.result.content[0].text, 'logged');
-    const seen = srv.lines.slice(before).map((l) => JSON.parse(l));
-    const logs = seen.filter((m) => m.method === 'notifications/message');
-    assert.deepEqual(logs.map((m) => m.params.level), ['warning']);
-    assert.ok(seen.some((m) => m.method === 'notifications/progress' && m.params.progressToken === 'tok'));
-    assert.ok(seen.findIndex((m) => m.method === 'notifications/message') < seen.findIndex((m) => m.id === 2));
-  }));
 
 test('subscriptions/listen: ack first, hot reload delivers list_changed and resources/updated stamped with the id, cancel ends it', opts, async () => {
   const dir = await tempApp({
