@@ -66,6 +66,9 @@ struct call {
   double close_by;   /* > 0: its __close handlers run (call_end), until then */
   bool close_nested; /* ... inside another call's hook: that one reads the inputs */
   long long mem_grown;
+  /* > 0: it sent the client something its worker cannot relay while it
+     runs the call inline (engine_call_hand_over): since then */
+  double hand_over_since;
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
 };
@@ -108,6 +111,8 @@ struct engine {
      engine waits it out before it lets the coroutine go */
   pthread_t watchdog;
   bool watching;
+  pthread_t loop_thread; /* the one in engine_run: calls it runs hand nothing over */
+  bool loop_running;     /* engine_run is under way (else nothing takes a call over) */
   pthread_mutex_t watch_mu; /* the watchdog's sleep and stop only */
   pthread_cond_t watch_cv;
   bool watch_stop;
@@ -264,13 +269,17 @@ static bool run_trylock(engine *e) {
   return true;
 }
 
+static void after_run_drain(void) {
+  for (int i = 0; i < after_run.n; i++) after_run.job[i].fn(after_run.job[i].arg);
+  after_run.n = 0;
+}
+
 static void run_unlock(engine *e) {
   beat(e);
   atomic_store(&e->held, false);
   after_run.holding = false;
   pthread_mutex_unlock(&e->run);
-  for (int i = 0; i < after_run.n; i++) after_run.job[i].fn(after_run.job[i].arg);
-  after_run.n = 0;
+  after_run_drain();
 }
 
 
@@ -562,6 +571,7 @@ const char *call_interrupt_reason(lua_State *L) {
     poll_inputs(e);
     if (!queue_empty(e)) take_quick(e);
     e->h.flush(e->h.ud); /* pings answered and notifications sent while the handler runs */
+    after_run_drain();   /* ...and their workers woken now: the handler keeps the lock */
   }
   if (c->close_by > 0) { /* ending already: only its grace counts */
     if (t <= c->close_by) return NULL;
@@ -586,12 +596,40 @@ const char *call_interrupt_reason(lua_State *L) {
   return msg;
 }
 
+static void arm(call *c);
+
+/* A worker that answers its own request inline (help) runs the call, so
+   it relays none of the call's notifications to its client until the call
+   ends: a busy handler's progress over HTTP would arrive all at once. Once
+   the call sent one and ran HOOK_INPUT_INTERVAL on, its coroutine yields
+   here (a count hook may) and is resumed at once by the loop's thread,
+   while the worker goes back to relaying. */
+void engine_call_hand_over(call *c) {
+  if (c->hand_over_since <= 0) c->hand_over_since = engine_now();
+}
+
+static void hand_over(lua_State *L) {
+  call *c = call_of(L);
+  if (!c || c->hand_over_since <= 0 || L != c->co || c->wake_at > 0) return;
+  engine *e = c->e;
+  if (!e->loop_running || pthread_equal(pthread_self(), e->loop_thread) || !lua_isyieldable(L)) {
+    c->hand_over_since = 0; /* relayed as it goes, or it cannot yield here */
+    return;
+  }
+  if (engine_now() - c->hand_over_since < HOOK_INPUT_INTERVAL) return;
+  c->hand_over_since = 0;
+  c->wake_at = engine_now();
+  arm(c);
+  lua_yield(L, 0);
+}
+
 /* The count hook: ends a call that ran out of time or was cancelled, even
    in a busy loop. */
 static void call_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   const char *why = call_interrupt_reason(L);
   if (why) luaL_error(L, "%s", why);
+  hand_over(L);
 }
 
 static void on_call_timer(uv_timer_t *t);
@@ -1254,6 +1292,8 @@ static bool work_round(engine *e) {
 
 void engine_run(engine *e) {
   run_lock(e);
+  e->loop_thread = pthread_self();
+  e->loop_running = true;
   /* e->watching is read by run-lock holders (watch_begin): set under it */
   if (e->opt.warn_blocking > 0 || (e->opt.stall_limit > 0 && e->opt.stalled))
     e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;

@@ -158,6 +158,10 @@ bool engine_busy(engine *e);
    all Lua work). At most ENGINE_AFTER_RUN are kept; past that, now. */
 #define ENGINE_AFTER_RUN 64
 void engine_after_run(void (*fn)(void *arg), void *arg);
+
+/* c sent its client a notification: if a worker runs it inline, let the
+   loop's thread take it over soon, so the worker relays (see engine.c). */
+void engine_call_hand_over(call *c);
 void engine_defer(engine *e, void *msg);
 /* Dispatch (protected) and release msg now; not while busy. */
 void engine_dispatch(engine *e, void *msg);

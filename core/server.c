@@ -468,6 +468,7 @@ void call_log(call *c, int level, const char *msg, size_t len) {
   buf_free(&p);
   /* not flushed here: the loop flushes after the handler returns or parks,
      and the hook every few milliseconds while it runs */
+  engine_call_hand_over(c);
 }
 
 bool call_progress(call *c, double progress, double total, const char *message) {
@@ -497,6 +498,7 @@ bool call_progress(call *c, double progress, double total, const char *message) 
   buf_putc(&p, '}');
   jsonrpc_write_notification(out_of(r->srv, r->out), "notifications/progress", p.p, p.len);
   buf_free(&p);
+  engine_call_hand_over(c);
   return true;
 }
 
