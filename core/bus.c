@@ -34,10 +34,15 @@ static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
   (void)ac;
   bus *b = privdata;
   const redisReply *reply = r;
-  /* ["message", channel, payload]; also the ["subscribe", ...] confirmation */
+  /* ["message", channel, payload], or the ["subscribe", channel, n] confirmation */
   if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
-      reply->element[0]->type != REDIS_REPLY_STRING || strcmp(reply->element[0]->str, "message") != 0 ||
-      reply->element[2]->type != REDIS_REPLY_STRING)
+      reply->element[0]->type != REDIS_REPLY_STRING)
+    return;
+  if (strcmp(reply->element[0]->str, "subscribe") == 0) {
+    log_msg(LOG_INFO, "bus: subscribed to %s", b->channel);
+    return;
+  }
+  if (strcmp(reply->element[0]->str, "message") != 0 || reply->element[2]->type != REDIS_REPLY_STRING)
     return;
   const char *p = reply->element[2]->str;
   size_t n = reply->element[2]->len;

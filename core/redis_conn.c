@@ -6,13 +6,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hiredis/adapters/libuv.h>
+#include <hiredis/hiredis.h>
 
 #include "engine.h"
 #include "log.h"
 
 #define BACKOFF_FIRST 0.1
 #define BACKOFF_MAX 5.0
+
+/* {====== hiredis on libuv
+   Not hiredis' adapters/libuv.h: on an error libuv calls a poll callback
+   with a status (a refused connect is POLLERR: UV_EBADF, and the handle is
+   stopped), which 0.14's adapter ignores, so a reconnection attempt to a
+   Redis that is not up yet hung for good. Here an error is handed to
+   hiredis as the event it waits for, which then sees the socket's error
+   and reports the failure (connect callback or disconnect). */
+
+typedef struct uv_events {
+  redisAsyncContext *ac; /* NULL once hiredis let go of it */
+  uv_poll_t poll;
+  int events;
+} uv_events;
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+  uv_events *p = h->data;
+  if (status < 0) /* the handle is stopped: whichever hiredis waits for, it learns why */
+    events = p->events & UV_WRITABLE ? UV_WRITABLE : UV_READABLE;
+  if (p->ac && (events & UV_READABLE)) redisAsyncHandleRead(p->ac);
+  if (p->ac && (events & UV_WRITABLE)) redisAsyncHandleWrite(p->ac);
+}
+
+static void set_events(uv_events *p, int events) {
+  p->events = events;
+  if (events) uv_poll_start(&p->poll, events, on_poll);
+  else uv_poll_stop(&p->poll);
+}
+
+static void add_read(void *d) { set_events(d, ((uv_events *)d)->events | UV_READABLE); }
+static void del_read(void *d) { set_events(d, ((uv_events *)d)->events & ~UV_READABLE); }
+static void add_write(void *d) { set_events(d, ((uv_events *)d)->events | UV_WRITABLE); }
+static void del_write(void *d) { set_events(d, ((uv_events *)d)->events & ~UV_WRITABLE); }
+
+static void on_poll_closed(uv_handle_t *h) { free(h->data); }
+
+static void cleanup(void *d) {
+  uv_events *p = d;
+  p->ac = NULL;
+  uv_close((uv_handle_t *)&p->poll, on_poll_closed);
+}
+
+static bool attach(redisAsyncContext *ac, uv_loop_t *loop) {
+  uv_events *p = calloc(1, sizeof *p);
+  if (!p || uv_poll_init(loop, &p->poll, ac->c.fd) != 0) {
+    free(p);
+    return false;
+  }
+  p->ac = ac;
+  p->poll.data = p;
+  ac->ev.data = p;
+  ac->ev.addRead = add_read;
+  ac->ev.delRead = del_read;
+  ac->ev.addWrite = add_write;
+  ac->ev.delWrite = del_write;
+  ac->ev.cleanup = cleanup;
+  return true;
+}
+
+/* }====== */
 
 struct redis_conn {
   uv_loop_t *loop;
@@ -117,6 +177,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status) {
 
 static void start(redis_conn *rc) {
   if (rc->closing) return;
+  log_msg(LOG_DEBUG, "%s: connecting to redis %s", rc->h->what, rc->name);
   redisAsyncContext *ac = redisAsyncConnect(rc->url.host, rc->url.port);
   if (!ac) {
     went_down(rc, "out of memory");
@@ -130,7 +191,7 @@ static void start(redis_conn *rc) {
     return;
   }
   ac->data = rc;
-  if (redisLibuvAttach(ac, rc->loop) != REDIS_OK) {
+  if (!attach(ac, rc->loop)) {
     redisAsyncFree(ac);
     went_down(rc, "cannot watch its socket");
     return;

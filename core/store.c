@@ -173,7 +173,7 @@ static double check_ttl(lua_State *L, int i, const char *op) {
 /* {====================================================== redis */
 
 static redis_conn *rconn;
-static redis_health rhealth = {.what = "store", .note = "; mcp.store raises until it is back"};
+static redis_health rhealth = {.what = "store", .note = "; mcp.store raises meanwhile"};
 
 typedef struct store_op {
   call_wait w;
