@@ -203,6 +203,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
                 reply->type == REDIS_REPLY_STATUS)) {
     o->str = malloc(reply->len + 1);
     memcpy(o->str, reply->str, reply->len);
+    o->str[reply->len] = '\0'; /* an error's text goes to luaL_error's %s */
     o->len = reply->len;
   }
   if (reply && reply->type == REDIS_REPLY_INTEGER) o->integer = reply->integer;
