@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many instances behind nginx (docs/SCALING.md): 2026-07-28 tools/call echo
+# Many instances behind nginx (docs/SCALING.md): 2026-07-28 tools/call whoami
 # at c=16 straight to one instance, through nginx to 1 and to 2 instances
 # (deploy/nginx/luamcp.conf, ports replaced), then mcp.store incr per call in
 # memory and in Redis, then the event fan-out latency A -> Redis -> a
@@ -54,7 +54,7 @@ nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" -g 'd
 wait_port "$nport"
 
 envelope='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-echo_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"},$envelope}}"
+echo_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\",\"arguments\":{},$envelope}}"
 count_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"count\",\"arguments\":{\"key\":\"bench\"},$envelope}}"
 run() { # label port name body
   local out
@@ -64,10 +64,10 @@ run() { # label port name body
     console.log(`${process.argv[2].padEnd(34)} ${j.rps.toFixed(0).padStart(7)} req/s  p50 ${(j.p50_us/1000).toFixed(2)} ms  p99 ${(j.p99_us/1000).toFixed(2)} ms${bad ? `  ERRORS ${bad}` : ""}`)' "${j%%$'\n'*}" "$1"
 }
 echo "c=16, 2 wrk threads, ${secs}s each, $(nproc) cores"
-run "echo direct (1 instance)" "$pa" echo "$echo_body"
-run "echo via nginx (1 instance)" "$nport" echo "$echo_body"
+run "whoami direct (1 instance)" "$pa" whoami "$echo_body"
+run "whoami via nginx (1 instance)" "$nport" whoami "$echo_body"
 conf "$pa" "$pb"; kill -HUP "$ngx"; sleep 0.5
-run "echo via nginx (2 instances)" "$nport" echo "$echo_body"
+run "whoami via nginx (2 instances)" "$nport" whoami "$echo_body"
 run "store incr in memory (direct)" "$pm" count "$count_body"
 run "store incr in Redis (direct)" "$pa" count "$count_body"
 for p in "$pa" "$pb" "$pm"; do

@@ -146,6 +146,7 @@ before(async () => {
   const files = {
     'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
     'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8'),
+    'scripts/modern.lua': await readFile(path.join(APPS, 'modern', 'scripts', 'modern.lua'), 'utf8'),
   };
   for (const name of NAMES) {
     const app = await tempApp(files); // each its own folder: one reloads, the others not
@@ -218,12 +219,11 @@ test('v2 client pinned 2026-07-28 through nginx: round robin, tools, resources, 
     assert.equal((await client.readResource({ uri: DOC })).contents[0].text, 'the document');
     log.length = 0;
     const greet = textOf(await client.callTool({ name: 'greet', arguments: { greeting: 'Hello' } }));
-    assert.match(greet, /^Hello, Ada \(calm\) on [abc]$/);
+    assert.equal(greet, 'Hello, Ada (calm)');
     const rounds = log.filter((f) => f.method === 'tools/call');
     assert.equal(rounds.length, 3, `two input_required rounds and the answer: ${JSON.stringify(log)}`);
     assert.ok(rounds.every((r) => r.status === 200), JSON.stringify(rounds));
     assert.ok(new Set(rounds.map((r) => r.upstream)).size >= 2, `the rounds ran on more than one instance: ${JSON.stringify(rounds)}`);
-    assert.equal(greet.slice(-1), rounds[2].upstream, 'the last round answered where nginx says');
   } finally {
     await client.close();
   }

@@ -1,6 +1,7 @@
 -- scale.lua — tools for tests/integration/scale.test.mjs: three instances
 -- behind nginx, sharing a bus, a store and a state key. SCALE_INSTANCE
--- names the instance a tool ran on.
+-- names the instance a tool ran on. The test adds tests/apps/modern's
+-- modern.lua (echo, greet: two MRTR rounds).
 local mcp = require "mcp"
 local here = os.getenv("SCALE_INSTANCE") or "?"
 
@@ -8,28 +9,6 @@ mcp.tool {
   name = "whoami",
   description = "The instance that ran the call.",
   handler = function() return here end,
-}
-
-mcp.tool {
-  name = "echo",
-  description = "Echoes text.",
-  input = { text = mcp.string {} },
-  handler = function(args) return args.text end,
-}
-
--- two questions: under 2026-07-28 two input_required rounds, each retry
--- possibly answered by another instance
-mcp.tool {
-  name = "greet",
-  description = "Asks a name and a mood, then greets.",
-  input = { greeting = mcp.string {} },
-  handler = function(args, ctx)
-    local name = ctx:elicit { message = "Your name?",
-      requestedSchema = { type = "object", properties = { name = { type = "string" } } } }
-    local mood = ctx:elicit { message = "Your mood?",
-      requestedSchema = { type = "object", properties = { mood = { type = "string" } } } }
-    return ("%s, %s (%s) on %s"):format(args.greeting, name.content.name, mood.content.mood, here)
-  end,
 }
 
 mcp.tool {
