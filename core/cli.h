@@ -28,6 +28,8 @@ typedef struct options {
   double restart_on_stall; /* --restart-on-stall S: under the supervisor (supervise.h) */
   http_options h;
   const char *origins[16];
+  const char *proxies[8];      /* --trust-proxy */
+  const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
   const char *args[4];
   int nargs;

@@ -19,6 +19,7 @@
 #include "io_http.h"
 #include "io_exec.h"
 #include "io_socket.h"
+#include "store.h"
 #include "json.h"
 #include "log.h"
 #include "path.h"
@@ -586,5 +587,7 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "exec");
   io_socket_push(L);
   lua_setfield(L, -2, "socket");
+  store_push(L);
+  lua_setfield(L, -2, "store");
   /* }====== */
 }

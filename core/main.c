@@ -14,8 +14,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include <arpa/inet.h>
+
 #include "app.h"
 #include "cli.h"
+#include "bus.h"
+#include "redis_conn.h"
+#include "store.h"
 #include "request_state.h"
 #include "server.h"
 #include "supervise.h"
@@ -99,7 +104,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
                         .max_sessions = 10000, .header_timeout = 5, .body_timeout = 10,
                         .init_timeout = 30, .max_sessions_per_peer = 1000, .init_rate = 50,
-                        .stream_buffer = (size_t)4 << 20};
+                        .stream_buffer = (size_t)4 << 20, .trust_proxies = o->proxies};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -126,6 +131,22 @@ static void parse_options(int argc, char **argv, int first, options *o) {
       o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
     else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;
     else if (strcmp(a, "--stateless") == 0) o->h.stateless = true;
+    else if (strcmp(a, "--instance") == 0) {
+      if (!v || !http_instance_ok(v))
+        die_usage("%s needs a NAME of 1 to 32 letters, digits, '_' or '-'", a);
+      o->h.instance = v, i++;
+    } else if (strcmp(a, "--trust-proxy") == 0) {
+      unsigned char bin[16];
+      if (!v || (inet_pton(AF_INET, v, bin) != 1 && inet_pton(AF_INET6, v, bin) != 1))
+        die_usage("%s needs an IP address", a);
+      if (o->h.ntrust_proxies == 8) die_usage("%s: at most 8", a);
+      o->proxies[o->h.ntrust_proxies++] = v, i++;
+    } else if (strcmp(a, "--bus") == 0 || strcmp(a, "--store") == 0) {
+      char why[128];
+      if (!v || !redis_url_parse(v, NULL, why, sizeof why))
+        die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
+      *(a[2] == 'b' ? &o->bus : &o->store) = v, i++;
+    }
     else if (strcmp(a, "--dev") == 0) o->h.dev = true;
     else if (strcmp(a, "--allow-origin") == 0) {
       if (!v) die_usage("%s needs a URL", a);
@@ -295,6 +316,8 @@ static int cmd_serve(options *o) {
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
           a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
   server *srv = server_new(a, &o->server);
+  bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
+  if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, srv);
@@ -308,6 +331,8 @@ static int cmd_serve(options *o) {
   pthread_cancel(sig);
   pthread_join(sig, NULL);
   reload_watch_free(watch);
+  bus_free(b);
+  store_close();
   server_free(srv);
   close(out);
   return status;

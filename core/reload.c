@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bus.h"
 #include "listen.h"
 #include "server_internal.h"
 #include "json.h"
@@ -266,7 +267,7 @@ void reload_now(server *srv) {
       if (resources_said) continue;
       resources_said = true;
     }
-    broadcast(srv, changed[l], NULL, 0);
+    broadcast(srv, changed[l]);
   }
   /* resources/updated for subscribed URIs whose content may have changed */
   for (size_t i = 0; i < srv->nsessions; i++) {
@@ -289,17 +290,21 @@ void reload_now(server *srv) {
     }
   }
   /* the same for 2026-07-28 subscriptions: every URI whose content may
-     have changed, to the listeners that name it */
-  if (srv->listeners) {
+     have changed, to the listeners that name it; and to the other
+     instances (bus.h), whose clients may read it from here */
+  if (srv->listeners || srv->bus) {
     for (size_t i = 0; i < fresh->reg->nresources; i++) {
       const reg_resource *b = &fresh->reg->resources[i];
       const reg_resource *a = registry_find_resource(old->reg, b->uri, strlen(b->uri));
-      if (!a || a->fingerprint != b->fingerprint) listen_resource_updated(srv, b->uri, strlen(b->uri));
+      if (a && a->fingerprint == b->fingerprint) continue;
+      listen_resource_updated(srv, b->uri, strlen(b->uri));
+      bus_publish_updated(srv, b->uri, strlen(b->uri));
     }
     for (size_t i = 0; i < old->reg->nresources; i++) {
       const reg_resource *a = &old->reg->resources[i];
-      if (!registry_find_resource(fresh->reg, a->uri, strlen(a->uri)))
-        listen_resource_updated(srv, a->uri, strlen(a->uri));
+      if (registry_find_resource(fresh->reg, a->uri, strlen(a->uri))) continue;
+      listen_resource_updated(srv, a->uri, strlen(a->uri));
+      bus_publish_updated(srv, a->uri, strlen(a->uri));
     }
   }
   engine_set_app(srv->e, fresh); /* the old version closes with its last call */

@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "bus.h"
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
@@ -100,15 +101,20 @@ void result_tail(server *srv, const client_view *cv, buf *out) {
   buf_put(out, r->modern_tail, r->modern_tail_len);
 }
 
-void broadcast(server *srv, const char *method, const char *params, size_t n) {
+void deliver_list_changed(server *srv, const char *method) {
   for (size_t i = 0; i < srv->nsessions; i++) {
     outlet *o = srv->sessions[i]->standalone;
-    if (o && !o->dead) jsonrpc_write_notification(out_of(srv, o), method, params, n);
+    if (o && !o->dead) jsonrpc_write_notification(out_of(srv, o), method, NULL, 0);
   }
   listen_list_changed(srv, method); /* and every subscription that asked for it */
 }
 
-void notify_updated(server *srv, const char *uri, size_t n) {
+void broadcast(server *srv, const char *method) {
+  deliver_list_changed(srv, method);
+  bus_publish_list_changed(srv, method);
+}
+
+void deliver_updated(server *srv, const char *uri, size_t n) {
   buf p;
   buf_init(&p);
   buf_puts(&p, "{\"uri\":");
@@ -122,6 +128,11 @@ void notify_updated(server *srv, const char *uri, size_t n) {
   }
   buf_free(&p);
   listen_resource_updated(srv, uri, n);
+}
+
+void notify_updated(server *srv, const char *uri, size_t n) {
+  deliver_updated(srv, uri, n);
+  bus_publish_updated(srv, uri, n);
 }
 
 void call_notify_updated(lua_State *L, const char *uri, size_t n) {

@@ -96,6 +96,7 @@ struct server {
   size_t ndirty, dirty_cap;
   uint64_t next_ask; /* ids of server->client requests */
   task *tasks;       /* the tasks of this process (tasks.c) */
+  struct bus *bus;   /* the other instances (bus.c), or NULL */
   size_t ntasks;
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
@@ -118,10 +119,16 @@ void write_tool_error(server *srv, const client_view *cv, buf *out, json_span id
 /* What a result for this client ends with: for 2026-07-28 requests
    `,"resultType":"complete","_meta":{serverInfo}`; nothing for 2025 ones. */
 void result_tail(server *srv, const client_view *cv, buf *out);
-/* Tell every connected client (its standalone outlet) something. */
-void broadcast(server *srv, const char *method, const char *params, size_t n);
-/* notifications/resources/updated to every session subscribed to uri. */
+/* A list_changed notification (params: none) to every connected client
+   (its standalone outlet) and listener, here and, with a bus, on the other
+   instances. */
+void broadcast(server *srv, const char *method);
+/* notifications/resources/updated to every session subscribed to uri and
+   every listener naming it, here and on the other instances. */
 void notify_updated(server *srv, const char *uri, size_t n);
+/* The same for this instance's clients only (what the bus delivers). */
+void deliver_list_changed(server *srv, const char *method);
+void deliver_updated(server *srv, const char *uri, size_t n);
 /* }====== */
 
 /* {====== calls */

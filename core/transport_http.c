@@ -54,7 +54,9 @@
 #include "jsonrpc.h"
 #include "log.h"
 
-#define SESSION_ID_LEN 32
+#define SESSION_ID_LEN 32 /* hex digits of the random part */
+/* NAME.<hex>: the instance's name first, so a proxy can route on it */
+#define SESSION_ID_MAX (HTTP_INSTANCE_MAX + 1 + SESSION_ID_LEN)
 #define REPLAY_EVENTS 64 /* events a stream keeps for Last-Event-ID */
 #define RECENT_STREAMS 8 /* streams a session keeps for resumption */
 #define INIT_BURST_SECONDS 10 /* a peer's initialize bucket holds this many seconds of --init-rate */
@@ -223,7 +225,7 @@ typedef struct peer {
 #define PEER_BUCKETS 1024
 
 typedef struct hsession {
-  char id[SESSION_ID_LEN + 1];
+  char id[SESSION_ID_MAX + 1];
   session *s;
   peer *peer;
   bool acked; /* notifications/initialized came: the longer idle limit applies */
@@ -398,7 +400,9 @@ static void peers_sweep(http_server *srv, double t) {
 /* A new session of peer p (caller holds srv->lock). */
 static hsession *session_create(http_server *srv, peer *p) {
   hsession *hs = calloc(1, sizeof *hs);
-  random_id(hs->id);
+  char hex[SESSION_ID_LEN + 1];
+  random_id(hex);
+  snprintf(hs->id, sizeof hs->id, "%s.%s", srv->opt.instance, hex);
   hs->s = session_new();
   hs->last_seen = now();
   hs->peer = p;
@@ -653,6 +657,47 @@ static bool loopback_host(const http_server *srv, const char *h, size_t n) {
          same_name(h, n, "[::1]") || same_name(h, n, srv->opt.host);
 }
 
+/* {====== behind a reverse proxy (--trust-proxy) */
+
+/* Did the request come from a proxy we were told to trust? Only then are
+   its X-Forwarded-* headers believed: anyone else could send them. */
+static bool from_proxy(const http_server *srv, const struct mg_connection *conn) {
+  const char *addr = mg_get_request_info(conn)->remote_addr;
+  for (size_t i = 0; i < srv->opt.ntrust_proxies; i++)
+    if (strcmp(addr, srv->opt.trust_proxies[i]) == 0) return true;
+  return false;
+}
+
+/* The client's address as the proxy saw it: the last X-Forwarded-For
+   entry (the one the proxy appended; earlier ones are the client's say). */
+static bool forwarded_for(const struct mg_connection *conn, char *out, size_t cap) {
+  const char *v = mg_get_header(conn, "X-Forwarded-For");
+  if (!v) return false;
+  const char *last = strrchr(v, ',');
+  last = last ? last + 1 : v;
+  while (*last == ' ' || *last == '\t') last++;
+  size_t n = strcspn(last, " \t");
+  unsigned char bin[16];
+  if (n == 0 || n >= cap) return false;
+  memcpy(out, last, n);
+  out[n] = '\0';
+  return inet_pton(AF_INET, out, bin) == 1 || inet_pton(AF_INET6, out, bin) == 1;
+}
+
+static bool loopback_addr(const char *a) {
+  return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+/* The remote address the per-peer limits count: the client's behind a
+   trusted proxy, else the connection's. */
+static void peer_address(const http_server *srv, const struct mg_connection *conn, char *out,
+                         size_t cap) {
+  if (from_proxy(srv, conn) && forwarded_for(conn, out, cap)) return;
+  snprintf(out, cap, "%s", mg_get_request_info(conn)->remote_addr);
+}
+
+/* }====== */
+
 /* DNS-rebinding and cross-site protection, before anything else: 0 when
    the request may go on, else the status to refuse it with. Bound to
    loopback, Host must name loopback (its port is not compared: ssh -L and
@@ -663,8 +708,16 @@ static bool loopback_host(const http_server *srv, const char *h, size_t n) {
 static int origin_check(const http_server *srv, struct mg_connection *conn) {
   const char *host = mg_get_header(conn, "Host"), *h;
   size_t hn;
-  if (host && !parse_authority(host, strlen(host), &h, &hn)) return 400;
   bool loopback = bound_to_loopback(srv);
+  if (from_proxy(srv, conn)) {
+    /* the Host the client sent to the proxy, and the policy of the
+       client's side: a loopback client may be a rebound browser page */
+    const char *fh = mg_get_header(conn, "X-Forwarded-Host");
+    char client[48];
+    if (fh) host = fh;
+    if (forwarded_for(conn, client, sizeof client)) loopback = loopback_addr(client);
+  }
+  if (host && !parse_authority(host, strlen(host), &h, &hn)) return 400;
   if (loopback && (!host || !loopback_host(srv, h, hn))) return 403;
   const char *origin = mg_get_header(conn, "Origin");
   if (!origin) return 0; /* not a browser */
@@ -1144,7 +1197,9 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
       /* a flood of initialize must not grow memory without end */
       refusal = "Too many sessions: try again later";
     } else {
-      peer *p = peer_get(srv, ri->remote_addr);
+      char addr[48];
+      peer_address(srv, conn, addr, sizeof addr);
+      peer *p = peer_get(srv, addr);
       double t = now();
       peer_refill(srv, p, t);
       code = 429; /* this peer's doing: others are still served */
@@ -1482,12 +1537,24 @@ static bool concat_pem(const char *key, const char *cert, const char *dir, char 
 
 /* }====================================================== */
 
+bool http_instance_ok(const char *name) {
+  size_t n = strlen(name);
+  return n >= 1 && n <= HTTP_INSTANCE_MAX &&
+         strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
 int transport_http_serve(server *core, const http_options *o) {
   engine *e = server_engine(core);
   http_server *srv = calloc(1, sizeof *srv);
   srv->e = e;
   srv->srv = core;
   srv->opt = *o;
+  char instance[SESSION_ID_LEN + 1];
+  if (!o->instance) { /* a short random name: ids stay routable by it */
+    random_id(instance);
+    instance[8] = '\0';
+    srv->opt.instance = instance; /* lives as long as this function serves */
+  }
   pthread_mutex_init(&srv->lock, NULL);
   pthread_mutex_init(&srv->reaper_lock, NULL);
   pthread_cond_init(&srv->reaper_cond, NULL);
@@ -1561,8 +1628,8 @@ int transport_http_serve(server *core, const http_options *o) {
     return 1;
   }
   pthread_create(&srv->reaper, NULL, reaper_main, srv);
-  log_msg(LOG_INFO, "listening on http%s://%s:%d/mcp%s", o->cert ? "s" : "", o->host, o->port,
-          o->stateless ? " (stateless)" : "");
+  log_msg(LOG_INFO, "listening on http%s://%s:%d/mcp%s (instance %s)", o->cert ? "s" : "", o->host,
+          o->port, o->stateless ? " (stateless)" : "", srv->opt.instance);
   if (o->dev)
     log_msg(LOG_INFO, "developer page: http%s://%s:%d/dev", o->cert ? "s" : "", o->host, o->port);
 

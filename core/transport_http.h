@@ -33,7 +33,19 @@ typedef struct http_options {
   size_t stream_buffer;    /* bytes a stream may have unsent before it is parked or dropped */
   double keepalive;        /* seconds between SSE keep-alive comments */
   bool dev;                /* also serve the developer page at /dev */
+  /* this process's name among a service's instances: the prefix of its
+     session ids (NAME.<hex>), which a proxy in front routes on */
+  const char *instance;
+  /* peers whose X-Forwarded-For and X-Forwarded-Host are believed (a reverse
+     proxy in front): the client's address and Host are taken from them */
+  const char *const *trust_proxies;
+  size_t ntrust_proxies;
 } http_options;
+
+/* The longest --instance NAME. */
+#define HTTP_INSTANCE_MAX 32
+/* Is name a usable --instance (1..HTTP_INSTANCE_MAX of [A-Za-z0-9_-])? */
+bool http_instance_ok(const char *name);
 
 /* Serve until engine_finish (a signal) and the calls in flight are done;
    runs the engine on the calling thread. Returns 0, or 1 when the server

@@ -38,6 +38,9 @@ M.http = core.http
 M.exec = core.exec
 --- mcp.socket: luasocket's tcp/unix client as cosockets (core/io_socket.h)
 M.socket = core.socket
+--- mcp.store.get/set/incr/delete(key, ...): data the instances share (memory, or
+--- Redis with --store; core/store.h)
+M.store = core.store
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].

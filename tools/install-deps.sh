@@ -6,11 +6,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev libuv1-dev nettle-dev libpcre2-dev
-       libcurl4-openssl-dev libzip-dev ca-certificates)
+       libcurl4-openssl-dev libzip-dev libhiredis-dev ca-certificates)
 mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;
-  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server lua-redis
+  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server nginx-light lua-redis
         clang-14 libclang-rt-14-dev mandoc man-db) ;;
   bench) pkgs=("${build[@]}" wrk) ;;
   npm) pkgs=() ;;

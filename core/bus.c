@@ -1,0 +1,137 @@
+/* bus.c — change notifications between instances over Redis pub/sub (see
+ * bus.h). */
+#include "bus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "log.h"
+#include "redis_conn.h"
+#include "server_internal.h"
+
+#define ORIGIN_LEN 16
+/* longer URIs are not published (templates refuse past 8 KiB too) */
+#define URI_MAX 8192
+
+struct bus {
+  server *srv;
+  redis_conn *sub, *pub;
+  redis_health health; /* one outage line for both */
+  char channel[64];
+  char origin[ORIGIN_LEN + 1];
+  size_t dropped; /* events not published while the publisher was down */
+};
+
+static const char *const list_methods[] = {"notifications/tools/list_changed",
+                                           "notifications/resources/list_changed",
+                                           "notifications/prompts/list_changed"};
+
+/* One message from the channel: someone else's event, delivered here. */
+static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
+  (void)ac;
+  bus *b = privdata;
+  const redisReply *reply = r;
+  /* ["message", channel, payload], or the ["subscribe", channel, n] confirmation */
+  if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+      reply->element[0]->type != REDIS_REPLY_STRING)
+    return;
+  if (strcmp(reply->element[0]->str, "subscribe") == 0) {
+    log_msg(LOG_INFO, "bus: subscribed to %s", b->channel);
+    return;
+  }
+  if (strcmp(reply->element[0]->str, "message") != 0 || reply->element[2]->type != REDIS_REPLY_STRING)
+    return;
+  const char *p = reply->element[2]->str;
+  size_t n = reply->element[2]->len;
+  if (n < ORIGIN_LEN + 3 || p[ORIGIN_LEN] != ' ' || p[ORIGIN_LEN + 2] != ' ') goto ignored;
+  if (memcmp(p, b->origin, ORIGIN_LEN) == 0) return; /* ours: delivered here already */
+  const char *body = p + ORIGIN_LEN + 3;
+  size_t len = n - ORIGIN_LEN - 3;
+  if (p[ORIGIN_LEN + 1] == 'L') {
+    for (size_t i = 0; i < sizeof list_methods / sizeof *list_methods; i++)
+      if (strlen(list_methods[i]) == len && memcmp(list_methods[i], body, len) == 0) {
+        deliver_list_changed(b->srv, list_methods[i]);
+        return;
+      }
+  } else if (p[ORIGIN_LEN + 1] == 'U' && len <= URI_MAX) {
+    deliver_updated(b->srv, body, len);
+    return;
+  }
+ignored:
+  log_msg(LOG_DEBUG, "bus: a message that is not an event of ours: ignored (%zu bytes)", n);
+}
+
+/* The subscriber is (again) connected: subscribe. */
+static void sub_up(redis_conn *rc, void *ud) {
+  bus *b = ud;
+  redisAsyncCommand(redis_conn_ctx(rc), on_message, b, "SUBSCRIBE %s", b->channel);
+}
+
+static void pub_up(redis_conn *rc, void *ud) {
+  (void)rc;
+  bus *b = ud;
+  if (b->dropped)
+    log_msg(LOG_NOTICE, "bus: %zu event(s) of the outage reached only this instance's clients",
+            b->dropped);
+  b->dropped = 0;
+}
+
+bus *bus_new(server *srv, const char *url) {
+  redis_url u;
+  char why[128];
+  if (!redis_url_parse(url, &u, why, sizeof why)) return NULL; /* checked by main.c */
+  bus *b = calloc(1, sizeof *b);
+  b->srv = srv;
+  snprintf(b->channel, sizeof b->channel, "luamcp:events:%d", u.db);
+  unsigned char raw[ORIGIN_LEN / 2];
+  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    log_msg(LOG_CRITICAL, "getrandom failed: %s", strerror(errno));
+    abort();
+  }
+  for (size_t i = 0; i < sizeof raw; i++) snprintf(b->origin + 2 * i, 3, "%02x", raw[i]);
+  uv_loop_t *loop = engine_loop(server_engine(srv));
+  b->health = (redis_health){.what = "bus", .note = "; this instance's own clients are still told"};
+  b->sub = redis_conn_new(loop, &u, &b->health, sub_up, b);
+  b->pub = redis_conn_new(loop, &u, &b->health, pub_up, b);
+  srv->bus = b;
+  log_msg(LOG_INFO, "bus: events shared over redis %s, channel %s", redis_conn_name(b->pub),
+          b->channel);
+  return b;
+}
+
+void bus_free(bus *b) {
+  if (!b) return;
+  b->srv->bus = NULL;
+  redis_conn_free(b->sub);
+  redis_conn_free(b->pub);
+  free(b);
+}
+
+static void publish(server *srv, char kind, const char *body, size_t n) {
+  bus *b = srv->bus;
+  if (!b) return;
+  redisAsyncContext *ac = redis_conn_ctx(b->pub);
+  if (!ac) {
+    b->dropped++;
+    return;
+  }
+  buf msg;
+  buf_init(&msg);
+  buf_printf(&msg, "%s %c ", b->origin, kind);
+  buf_put(&msg, body, n);
+  const char *argv[3] = {"PUBLISH", b->channel, msg.p};
+  size_t lens[3] = {7, strlen(b->channel), msg.len};
+  redisAsyncCommandArgv(ac, NULL, NULL, 3, argv, lens);
+  buf_free(&msg);
+}
+
+void bus_publish_list_changed(server *srv, const char *method) {
+  publish(srv, 'L', method, strlen(method));
+}
+
+void bus_publish_updated(server *srv, const char *uri, size_t n) {
+  if (n <= URI_MAX) publish(srv, 'U', uri, n);
+}

@@ -1,0 +1,44 @@
+/* bus.h — change notifications shared between the instances of one service
+ * (--bus redis://HOST:PORT[/N]), over Redis pub/sub.
+ *
+ * Why: one luamcp process serves one core; a service of several behind a
+ * proxy must still tell every client of a change — mcp.notify_updated(uri)
+ * in a handler on instance A reaches a subscriptions/listen stream (or a
+ * 2025 session's subscription) held open by instance B, and a reload's
+ * list_changed reaches every instance's listeners.
+ *
+ * Once per listener: an event is delivered to this instance's own clients at
+ * once, as without a bus, and published; what comes back from Redis with
+ * this process's own origin (a random id per process, not --instance, so two
+ * instances misnamed alike still hear each other) is dropped. So local
+ * delivery needs no round trip and keeps working while Redis is away; events
+ * of an outage are not sent later (a notification is a hint to re-read, not
+ * data: a client that missed one re-reads on its next list or read). The
+ * channel is luamcp:events:N (pub/sub ignores databases: N keeps services on
+ * one Redis apart). Two connections: a subscriber (SUBSCRIBE mode takes the
+ * whole connection) and a publisher; both reconnect (redis_conn.h), and the
+ * subscriber subscribes again each time.
+ *
+ * A message is "<origin16> L <list_changed method>" or "<origin16> U <uri>";
+ * anything else from the channel is ignored (logged at debug). */
+#ifndef LUAMCP_BUS_H
+#define LUAMCP_BUS_H
+
+#include <stddef.h>
+
+typedef struct bus bus;
+struct server;
+
+/* Connect srv to the bus at url (already checked by redis_url_parse); the
+   connection comes up in the background. Before serving. */
+bus *bus_new(struct server *srv, const char *url);
+/* After serving, before server_free. NULL is fine. */
+void bus_free(bus *b);
+
+/* {====== the run-lock holder (server.c, reload.c) */
+/* Tell the other instances (nothing when srv has no bus). */
+void bus_publish_list_changed(struct server *srv, const char *method);
+void bus_publish_updated(struct server *srv, const char *uri, size_t n);
+/* }====== */
+
+#endif

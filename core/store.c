@@ -1,0 +1,417 @@
+/* store.c — mcp.store (see store.h): a table in this process's memory, or
+ * Redis through one reconnecting hiredis connection. Everything runs under
+ * the engine's run lock (handlers, and the loop's callbacks). */
+#include "store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "call.h"
+#include "engine.h"
+#include "redis_conn.h"
+
+#define KEY_MAX 1024
+#define VALUE_MAX ((size_t)16 << 20)
+#define TTL_MAX (10.0 * 365 * 86400)
+/* the memory table is swept of expired keys every this many writes */
+#define SWEEP_EVERY 4096
+
+enum { OP_GET, OP_SET, OP_INCR, OP_DELETE };
+static const char *const op_names[] = {"get", "set", "incr", "delete"};
+
+/* {====================================================== memory */
+
+typedef struct entry {
+  char *key, *val;
+  size_t klen, vlen;
+  double expires; /* engine_now() seconds; 0: never */
+  struct entry *next;
+} entry;
+
+static struct {
+  entry **b;
+  size_t nb, n, writes;
+} mem;
+
+static size_t key_hash(const char *k, size_t n) {
+  uint64_t h = 1469598103934665603u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211u;
+  return (size_t)h;
+}
+
+static void entry_free(entry *e) {
+  free(e->key);
+  free(e->val);
+  free(e);
+}
+
+static bool expired(const entry *e, double t) { return e->expires && t >= e->expires; }
+
+static void sweep(double t) {
+  for (size_t i = 0; i < mem.nb; i++)
+    for (entry **p = &mem.b[i]; *p;) {
+      entry *e = *p;
+      if (expired(e, t)) {
+        *p = e->next;
+        entry_free(e);
+        mem.n--;
+      } else {
+        p = &e->next;
+      }
+    }
+}
+
+/* The live entry of key, or NULL (an expired one is removed). */
+static entry **slot(const char *k, size_t n) {
+  if (!mem.nb) return NULL;
+  double t = engine_now();
+  for (entry **p = &mem.b[key_hash(k, n) & (mem.nb - 1)]; *p; p = &(*p)->next) {
+    entry *e = *p;
+    if (e->klen != n || memcmp(e->key, k, n) != 0) continue;
+    if (!expired(e, t)) return p;
+    *p = e->next;
+    entry_free(e);
+    mem.n--;
+    return NULL;
+  }
+  return NULL;
+}
+
+static void grow(void) {
+  if (mem.n < mem.nb) return;
+  size_t nb = mem.nb ? mem.nb * 2 : 64;
+  entry **b = calloc(nb, sizeof *b);
+  for (size_t i = 0; i < mem.nb; i++)
+    for (entry *e = mem.b[i], *next; e; e = next) {
+      next = e->next;
+      size_t j = key_hash(e->key, e->klen) & (nb - 1);
+      e->next = b[j];
+      b[j] = e;
+    }
+  free(mem.b);
+  mem.b = b;
+  mem.nb = nb;
+}
+
+/* Set key to val; ttl > 0 sets its expiry, 0 clears it, < 0 keeps it. */
+static void mem_put(const char *k, size_t kn, const char *v, size_t vn, double ttl) {
+  if (++mem.writes % SWEEP_EVERY == 0) sweep(engine_now());
+  entry **p = slot(k, kn), *e;
+  if (p) {
+    e = *p;
+    free(e->val);
+  } else {
+    grow();
+    e = calloc(1, sizeof *e);
+    e->key = malloc(kn ? kn : 1);
+    memcpy(e->key, k, kn);
+    e->klen = kn;
+    size_t i = key_hash(k, kn) & (mem.nb - 1);
+    e->next = mem.b[i];
+    mem.b[i] = e;
+    mem.n++;
+  }
+  e->val = malloc(vn ? vn : 1);
+  memcpy(e->val, v, vn);
+  e->vlen = vn;
+  if (ttl > 0) e->expires = engine_now() + ttl;
+  else if (ttl == 0) e->expires = 0;
+}
+
+/* A decimal integer exactly, as Redis reads one for INCRBY. */
+static bool parse_int(const char *s, size_t n, long long *out) {
+  char tmp[32];
+  if (n == 0 || n >= sizeof tmp) return false;
+  memcpy(tmp, s, n);
+  tmp[n] = '\0';
+  char *end;
+  errno = 0;
+  long long v = strtoll(tmp, &end, 10);
+  if (errno || *end || tmp[0] == '+' || tmp[0] == ' ' || (tmp[0] == '0' && n > 1) ||
+      (tmp[0] == '-' && (n == 1 || tmp[1] == '0')))
+    return false;
+  *out = v;
+  return true;
+}
+
+/* }====================================================== */
+
+/* {====================================================== arguments */
+
+static const char *check_key(lua_State *L, const char *op, size_t *n) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    luaL_error(L, "mcp.store.%s: the key must be a string, got %s", op, luaL_typename(L, 1));
+  const char *k = lua_tolstring(L, 1, n);
+  if (*n == 0 || *n > KEY_MAX)
+    luaL_error(L, "mcp.store.%s: the key must have 1 to %d bytes", op, KEY_MAX);
+  return k;
+}
+
+/* A TTL argument: 0 when nil, else seconds > 0. */
+static double check_ttl(lua_State *L, int i, const char *op) {
+  if (lua_isnoneornil(L, i)) return 0;
+  if (lua_type(L, i) != LUA_TNUMBER)
+    luaL_error(L, "mcp.store.%s: the ttl must be a number of seconds, got %s", op, luaL_typename(L, i));
+  double t = lua_tonumber(L, i);
+  if (!(t >= 0.001 && t <= TTL_MAX))
+    luaL_error(L, "mcp.store.%s: the ttl must be from 0.001 to %.0f seconds", op, TTL_MAX);
+  return t;
+}
+
+/* }====================================================== */
+
+/* {====================================================== redis */
+
+static redis_conn *rconn;
+static redis_health rhealth = {.what = "store", .note = "; mcp.store raises meanwhile"};
+
+typedef struct store_op {
+  call_wait w;
+  call *c; /* NULL once the call ended first */
+  int op;
+  int type; /* the reply's REDIS_REPLY_*, or -1: the connection went */
+  long long integer;
+  char *str;
+  size_t len;
+} store_op;
+
+static void op_free(store_op *o) {
+  free(o->str);
+  free(o);
+}
+
+static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
+  (void)ac;
+  store_op *o = privdata;
+  const redisReply *reply = r;
+  if (!o->c) { /* the call ended first (abort) */
+    op_free(o);
+    return;
+  }
+  o->type = reply ? reply->type : -1;
+  if (reply && (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_ERROR ||
+                reply->type == REDIS_REPLY_STATUS)) {
+    o->str = malloc(reply->len + 1);
+    memcpy(o->str, reply->str, reply->len);
+    o->str[reply->len] = '\0'; /* an error's text goes to luaL_error's %s */
+    o->len = reply->len;
+  }
+  if (reply && reply->type == REDIS_REPLY_INTEGER) o->integer = reply->integer;
+  call *c = o->c;
+  o->c = NULL;
+  lua_pushboolean(call_thread(c), 1); /* no allocation in a loop callback */
+  call_wake(c, 1);
+}
+
+static void on_abort(call_wait *w) {
+  store_op *o = (store_op *)((char *)w - offsetof(store_op, w));
+  o->c = NULL; /* the reply, when it comes, frees it */
+}
+
+/* The reply as Lua values (under a protected call: out of memory). */
+static int push_reply(lua_State *L) {
+  store_op *o = lua_touserdata(L, 1);
+  const char *op = op_names[o->op];
+  if (o->type == -1)
+    return luaL_error(L, "mcp.store.%s: the connection to redis %s was lost", op,
+                      redis_conn_name(rconn));
+  if (o->type == REDIS_REPLY_ERROR)
+    return luaL_error(L, "mcp.store.%s: redis: %s", op, o->str ? o->str : "error");
+  switch (o->op) {
+    case OP_GET:
+      if (o->type == REDIS_REPLY_STRING) lua_pushlstring(L, o->str, o->len);
+      else lua_pushnil(L);
+      return 1;
+    case OP_SET: lua_pushboolean(L, o->type == REDIS_REPLY_STATUS); return 1;
+    case OP_INCR: lua_pushinteger(L, (lua_Integer)o->integer); return 1;
+    default: lua_pushboolean(L, o->integer > 0); return 1;
+  }
+}
+
+static int op_done(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  if (lua_gettop(L) == 0) { /* woken with nothing: the call ended first */
+    call *c = call_of(L);
+    char msg[TIMEOUT_MSG_MAX];
+    if (c && call_timed_out(c)) {
+      timeout_message(c, msg);
+      return luaL_error(L, "%s (waiting for mcp.store)", msg);
+    }
+    return luaL_error(L, "mcp.store: the call ended");
+  }
+  store_op *o = (store_op *)(intptr_t)k;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, push_reply);
+  lua_pushlightuserdata(L, o);
+  int st = lua_pcall(L, 1, 1, 0);
+  op_free(o);
+  if (st != LUA_OK) return lua_error(L);
+  return 1;
+}
+
+/* Send the command and park the call on its reply. */
+static int redis_op(lua_State *L, int op, int argc, const char **argv, const size_t *lens) {
+  call *c = call_current(L);
+  const char *why = call_cannot_park(L, c);
+  if (why) return luaL_error(L, "mcp.store.%s: %s", op_names[op], why);
+  redisAsyncContext *ac = redis_conn_ctx(rconn);
+  if (!ac)
+    return luaL_error(L, "mcp.store.%s: redis %s is unreachable (reconnecting)", op_names[op],
+                      redis_conn_name(rconn));
+  store_op *o = calloc(1, sizeof *o);
+  o->op = op;
+  o->c = c;
+  o->w = (call_wait){.abort = on_abort, .what = "mcp.store"};
+  if (redisAsyncCommandArgv(ac, on_reply, o, argc, argv, lens) != REDIS_OK) {
+    free(o);
+    return luaL_error(L, "mcp.store.%s: redis %s: the command was not sent", op_names[op],
+                      redis_conn_name(rconn));
+  }
+  lua_settop(L, 0); /* what op_done finds tells a reply from an abort */
+  call_park(c, &o->w);
+  return lua_yieldk(L, 0, (lua_KContext)(intptr_t)o, op_done);
+}
+
+static const char incr_script[] =
+    "local v = redis.call('INCRBY', KEYS[1], ARGV[1]) "
+    "if ARGV[2] ~= '0' and redis.call('PTTL', KEYS[1]) == -1 then "
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return v";
+
+/* }====================================================== */
+
+/* {====================================================== the functions */
+
+static void in_call(lua_State *L, const char *op) {
+  if (!call_current(L)) luaL_error(L, "mcp.store.%s: only inside a handler", op);
+}
+
+static int store_get(lua_State *L) {
+  in_call(L, "get");
+  size_t kn;
+  const char *k = check_key(L, "get", &kn);
+  if (rconn) {
+    const char *argv[] = {"GET", k};
+    size_t lens[] = {3, kn};
+    return redis_op(L, OP_GET, 2, argv, lens);
+  }
+  entry **p = slot(k, kn);
+  if (p) lua_pushlstring(L, (*p)->val, (*p)->vlen);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int store_set(lua_State *L) {
+  in_call(L, "set");
+  size_t kn, vn;
+  const char *k = check_key(L, "set", &kn);
+  int t = lua_type(L, 2);
+  if (t != LUA_TSTRING && t != LUA_TNUMBER)
+    return luaL_error(L, "mcp.store.set: the value must be a string or a number, got %s",
+                      luaL_typename(L, 2));
+  const char *v = lua_tolstring(L, 2, &vn); /* a number: its decimal text, as Lua writes it */
+  if (vn > VALUE_MAX)
+    return luaL_error(L, "mcp.store.set: the value is larger than %zu MiB", VALUE_MAX >> 20);
+  double ttl = check_ttl(L, 3, "set");
+  if (rconn) {
+    char ms[32];
+    snprintf(ms, sizeof ms, "%.0f", ceil(ttl * 1000.0));
+    const char *argv[] = {"SET", k, v, "PX", ms};
+    size_t lens[] = {3, kn, vn, 2, strlen(ms)};
+    return redis_op(L, OP_SET, ttl > 0 ? 5 : 3, argv, lens);
+  }
+  mem_put(k, kn, v, vn, ttl);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int store_incr(lua_State *L) {
+  in_call(L, "incr");
+  size_t kn;
+  const char *k = check_key(L, "incr", &kn);
+  lua_Integer by = 1;
+  if (!lua_isnoneornil(L, 2)) {
+    int isint;
+    by = lua_tointegerx(L, 2, &isint);
+    if (!isint || lua_type(L, 2) != LUA_TNUMBER)
+      return luaL_error(L, "mcp.store.incr: the increment must be an integer");
+  }
+  double ttl = check_ttl(L, 3, "incr");
+  if (rconn) {
+    char bys[32], ms[32];
+    snprintf(bys, sizeof bys, "%lld", (long long)by);
+    snprintf(ms, sizeof ms, "%.0f", ceil(ttl * 1000.0));
+    const char *argv[] = {"EVAL", incr_script, "1", k, bys, ms};
+    size_t lens[] = {4, sizeof incr_script - 1, 1, kn, strlen(bys), strlen(ms)};
+    return redis_op(L, OP_INCR, 6, argv, lens);
+  }
+  entry **p = slot(k, kn);
+  long long cur = 0;
+  if (p && !parse_int((*p)->val, (*p)->vlen, &cur))
+    return luaL_error(L, "mcp.store.incr: the value of '%s' is not an integer", k);
+  if ((by > 0 && cur > LLONG_MAX - by) || (by < 0 && cur < LLONG_MIN - by))
+    return luaL_error(L, "mcp.store.incr: '%s' would overflow", k);
+  cur += by;
+  char num[32];
+  int n = snprintf(num, sizeof num, "%lld", cur);
+  /* like the script: a TTL only for a key that has none */
+  mem_put(k, kn, num, (size_t)n, ttl > 0 && !(p && (*p)->expires) ? ttl : -1);
+  lua_pushinteger(L, (lua_Integer)cur);
+  return 1;
+}
+
+static int store_delete(lua_State *L) {
+  in_call(L, "delete");
+  size_t kn;
+  const char *k = check_key(L, "delete", &kn);
+  if (rconn) {
+    const char *argv[] = {"DEL", k};
+    size_t lens[] = {3, kn};
+    return redis_op(L, OP_DELETE, 2, argv, lens);
+  }
+  entry **p = slot(k, kn);
+  if (p) {
+    entry *e = *p;
+    *p = e->next;
+    entry_free(e);
+    mem.n--;
+  }
+  lua_pushboolean(L, p != NULL);
+  return 1;
+}
+
+/* }====================================================== */
+
+void store_push(lua_State *L) {
+  static const luaL_Reg fns[] = {{"get", store_get},
+                                 {"set", store_set},
+                                 {"incr", store_incr},
+                                 {"delete", store_delete},
+                                 {NULL, NULL}};
+  luaL_newlib(L, fns);
+}
+
+void store_use_redis(engine *e, const char *url) {
+  redis_url u;
+  char why[128];
+  if (!redis_url_parse(url, &u, why, sizeof why)) return; /* checked by main.c */
+  rconn = redis_conn_new(engine_loop(e), &u, &rhealth, NULL, NULL);
+}
+
+void store_close(void) {
+  redis_conn_free(rconn);
+  rconn = NULL;
+  sweep(INFINITY);
+  free(mem.b);
+  mem.b = NULL;
+  mem.nb = mem.n = 0;
+}

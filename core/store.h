@@ -1,0 +1,38 @@
+/* store.h — mcp.store: get/set/incr/delete with an optional TTL, for data
+ * that the instances of a service share (a counter, a rate limit, a cache
+ * entry), unlike mcp.state, which is one process's Lua table.
+ *
+ *   mcp.store.set(key, value [, ttl])   -- value: a string or a number; true
+ *   mcp.store.get(key)                  -- the string, or nil
+ *   mcp.store.incr(key [, by [, ttl]])  -- the new integer; ttl only if the
+ *                                          key has none (a fixed window)
+ *   mcp.store.delete(key)               -- whether it existed
+ *
+ * Values are strings (numbers are stored as their decimal text), as Redis
+ * keeps them, so a script counts the same way on one instance or ten. By
+ * default the store is this process's memory (it survives reloads, not
+ * restarts); with --store redis://HOST:PORT[/N] it is Redis database N,
+ * over one hiredis connection on the engine's loop (redis_conn.h): each
+ * operation parks its call (call.h) until the reply, so the engine goes on
+ * meanwhile, and a call that times out or is cancelled drops its reply.
+ * incr with a TTL is one server-side script (INCRBY, then PEXPIRE when the
+ * key has no TTL): atomic across instances.
+ *
+ * Only inside a handler (a call): at load time there is no call to park,
+ * and the two backends must behave alike. While Redis is unreachable an
+ * operation raises at once (no waiting for a reconnection). */
+#ifndef LUAMCP_STORE_H
+#define LUAMCP_STORE_H
+
+typedef struct lua_State lua_State;
+typedef struct engine engine;
+
+/* Push the mcp.store table (core.store). */
+void store_push(lua_State *L);
+/* --store URL (checked by redis_url_parse): use Redis from now on. Before
+   serving, with the engine's loop. */
+void store_use_redis(engine *e, const char *url);
+/* After serving, before the engine is freed. */
+void store_close(void);
+
+#endif

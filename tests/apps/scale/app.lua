@@ -1,0 +1,1 @@
+return { name = "scale", version = "1.0.0" }

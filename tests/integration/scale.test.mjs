@@ -1,0 +1,422 @@
+// scale.test.mjs — many instances, one service (issue 16): three `luamcp
+// serve --http` behind Debian's nginx running deploy/nginx/luamcp.conf (only
+// its ports changed), sharing one redis-server (--bus, --store) and one
+// --state-key. The test starts redis-server and nginx itself on free
+// loopback ports, in a temporary folder, and stops what it started; exit 77
+// (skipped) when either binary is missing.
+//
+// - the v2 client pinned to 2026-07-28 through nginx: tools, resources,
+//   MRTR rounds answered by different instances;
+// - subscriptions/listen on one instance receives list_changed when another
+//   reloads, and resources/updated when a script on another calls
+//   mcp.notify_updated — once each;
+// - v1 client 2025 sessions through nginx: each stays on the instance its id
+//   names (GET stream, DELETE);
+// - mcp.store: 100 parallel increments across instances sum exactly;
+// - X-Forwarded-* believed only from the proxy's address;
+// - Redis killed and started again: local delivery goes on, events cross
+//   again, nobody crashes, one log line per outage per instance.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, tempApp, within } from './helpers.mjs';
+import { HttpServer, exchange, freePort, mcpHeaders, rpc } from './http-helpers.mjs';
+
+const REDIS = '/usr/bin/redis-server';
+const NGINX = '/usr/sbin/nginx';
+if (!existsSync(REDIS) || !existsSync(NGINX)) {
+  console.log(`skipped: ${existsSync(REDIS) ? NGINX : REDIS} is not installed (tools/install-deps.sh test)`);
+  process.exit(77);
+}
+
+const opts = { timeout: TEST_TIMEOUT };
+const NAMES = ['a', 'b', 'c'];
+const DOC = 'test://scale/doc';
+const PROXY_ADDR = '127.0.0.2'; // deploy/nginx/luamcp.conf's proxy_bind
+
+/** Poll pred() every 20 ms until it holds (within the limit). */
+async function until(pred, what, limit = WAIT) {
+  const t0 = Date.now();
+  while (!(await pred())) {
+    if (Date.now() - t0 > limit) throw new Error(`timed out waiting for ${what}`);
+    await delay(20);
+  }
+}
+
+// {====== redis-server and nginx, ours only
+
+/** redis-server on port (or a free one): {port, child, exited}. */
+async function startRedis(port) {
+  for (let attempt = 0; ; attempt++) {
+    const p = port ?? (await freePort());
+    const child = spawn(REDIS, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let out = '';
+    const ready = await within(new Promise((resolve) => {
+      const seen = (d) => {
+        out += d;
+        if (out.includes('Ready to accept connections')) resolve(true);
+      };
+      child.stdout.on('data', seen);
+      child.stderr.on('data', seen);
+      exited.then(() => resolve(false));
+    }), WAIT, 'redis-server to start');
+    if (ready) return { port: p, child, exited };
+    if (port !== undefined && attempt < 20 && /in use/i.test(out)) { await delay(100); continue; }
+    if (port !== undefined || attempt >= 4 || !/in use/i.test(out)) throw new Error(`redis-server did not start:\n${out}`);
+  }
+}
+
+async function stopChild(child, exited, signal = 'SIGTERM') {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  await within(exited, WAIT, `pid ${child.pid} to exit`).catch(() => child.kill('SIGKILL'));
+}
+
+/** Can something connect to 127.0.0.1:port now? */
+function accepts(port) {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** nginx with deploy/nginx/luamcp.conf (its ports replaced) in dir. */
+async function startNginx(dir, ports) {
+  let conf = await readFile(path.join(REPO_ROOT, 'deploy', 'nginx', 'luamcp.conf'), 'utf8');
+  for (const [i, p] of ports.entries()) conf = conf.replaceAll(`127.0.0.1:${8101 + i}`, `127.0.0.1:${p}`);
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    await writeFile(path.join(dir, 'luamcp.conf'), conf.replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`));
+    await writeFile(path.join(dir, 'nginx.conf'), [
+      'worker_processes 1;',
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/error.log warn;`,
+      'events { worker_connections 1024; }',
+      'http {',
+      '  access_log off;',
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
+      '  add_header X-Luamcp-Upstream $upstream_addr always;', // which instance answered (the test's only addition)
+      `  include ${dir}/luamcp.conf;`,
+      '}',
+      '',
+    ].join('\n'));
+    const child = spawn(NGINX, ['-p', dir, '-c', `${dir}/nginx.conf`, '-e', `${dir}/error.log`, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let gone = false;
+    exited.then(() => (gone = true));
+    try {
+      await until(async () => gone || (await accepts(port)), 'nginx to listen');
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    }
+    if (!gone) return { port, child, exited, url: `http://127.0.0.1:${port}/mcp` };
+    const log = out + (await readFile(`${dir}/error.log`, 'utf8').catch(() => ''));
+    if (attempt < 4 && /in use/i.test(log)) continue;
+    throw new Error(`nginx did not start:\n${log}`);
+  }
+}
+
+// }======
+
+const cluster = { instances: [], apps: [] };
+
+before(async () => {
+  cluster.dir = await mkdtemp(path.join(tmpdir(), 'luamcp-scale-'));
+  await chmod(cluster.dir, 0o755); // nginx's workers (nobody, when started as root) use its temp folders
+  cluster.redis = await startRedis();
+  cluster.bus = `redis://127.0.0.1:${cluster.redis.port}/3`;
+  const key = path.join(cluster.dir, 'state.key');
+  await writeFile(key, `${'k'.repeat(40)}\n`);
+  const files = {
+    'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
+    'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8'),
+    'scripts/modern.lua': await readFile(path.join(APPS, 'modern', 'scripts', 'modern.lua'), 'utf8'),
+  };
+  for (const name of NAMES) {
+    const app = await tempApp(files); // each its own folder: one reloads, the others not
+    cluster.apps.push(app);
+    const srv = new HttpServer(app, ['--instance', name, '--trust-proxy', PROXY_ADDR, '--state-key', key,
+      '--bus', cluster.bus, '--store', cluster.bus, '--max-sessions-per-peer', '0', '--init-rate', '0',
+      '--sse-keepalive', '1'], { env: { SCALE_INSTANCE: name } });
+    cluster.instances.push(await srv.start());
+  }
+  await mkdir(path.join(cluster.dir, 'nginx'));
+  cluster.nginx = await startNginx(path.join(cluster.dir, 'nginx'), cluster.instances.map((s) => s.port));
+  // every instance hears the bus before events are counted on
+  for (const srv of cluster.instances) await until(() => /bus: subscribed/.test(srv.stderr), `${srv.port} to subscribe`);
+  cluster.byPort = Object.fromEntries(cluster.instances.map((s, i) => [s.port, NAMES[i]]));
+});
+
+after(async () => {
+  await stopChild(cluster.nginx?.child, cluster.nginx?.exited, 'SIGQUIT');
+  const exits = [];
+  for (const srv of cluster.instances) exits.push(await srv.stop().catch((e) => e));
+  await stopChild(cluster.redis?.child, cluster.redis?.exited);
+  for (const app of cluster.apps) await removeTemp(app);
+  if (cluster.dir) await rm(cluster.dir, { recursive: true, force: true });
+  for (const [i, e] of exits.entries()) {
+    assert.ok(!(e instanceof Error), `${NAMES[i]}: ${e?.message}`);
+    assert.deepEqual(e, { code: 0, signal: null }, `instance ${NAMES[i]} did not exit cleanly:\n${cluster.instances[i].stderr}`);
+  }
+});
+
+/** The instance name an nginx response came from (its X-Luamcp-Upstream). */
+const upstreamOf = (headers) => cluster.byPort[Number(String(headers.get ? headers.get('x-luamcp-upstream') : headers['x-luamcp-upstream']).split(':').pop())];
+
+/** A fetch that records {method, upstream, status} of every request. */
+function recording(log) {
+  return async (url, init = {}) => {
+    const res = await fetch(url, init);
+    let method;
+    try { method = JSON.parse(init.body).method; } catch { method = init.method || 'GET'; }
+    log.push({ method, http: init.method || 'GET', upstream: upstreamOf(res.headers), status: res.status });
+    return res;
+  };
+}
+
+async function v2Client(log = []) {
+  const client = new V2Client({ name: 'luamcp-scale', version: '0.0.0' }, {
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+    capabilities: { elicitation: {} },
+  });
+  client.setRequestHandler('elicitation/create', async (req) => ({
+    action: 'accept', content: req.params.message === 'Your mood?' ? { mood: 'calm' } : { name: 'Ada' },
+  }));
+  await within(client.connect(new V2Transport(new URL(cluster.nginx.url), { fetch: recording(log) })), WAIT, 'connect (v2)');
+  return client;
+}
+
+const textOf = (r) => {
+  assert.ok(!r.isError, JSON.stringify(r));
+  return r.content[0].text;
+};
+
+test('v2 client pinned 2026-07-28 through nginx: round robin, tools, resources, MRTR retries on other instances', opts, async () => {
+  const log = [];
+  const client = await v2Client(log);
+  try {
+    const seen = new Set();
+    for (let i = 0; i < 6; i++) seen.add(textOf(await client.callTool({ name: 'whoami', arguments: {} })));
+    assert.deepEqual([...seen].sort(), NAMES, 'round robin reaches every instance');
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'greet'));
+    assert.equal(textOf(await client.callTool({ name: 'echo', arguments: { text: 'hi' } })), 'hi');
+    assert.equal((await client.readResource({ uri: DOC })).contents[0].text, 'the document');
+    log.length = 0;
+    const greet = textOf(await client.callTool({ name: 'greet', arguments: { greeting: 'Hello' } }));
+    assert.equal(greet, 'Hello, Ada (calm)');
+    const rounds = log.filter((f) => f.method === 'tools/call');
+    assert.equal(rounds.length, 3, `two input_required rounds and the answer: ${JSON.stringify(log)}`);
+    assert.ok(rounds.every((r) => r.status === 200), JSON.stringify(rounds));
+    assert.ok(new Set(rounds.map((r) => r.upstream)).size >= 2, `the rounds ran on more than one instance: ${JSON.stringify(rounds)}`);
+  } finally {
+    await client.close();
+  }
+});
+
+/** Call tool `name` through nginx until an instance other than `not` answers it. */
+async function callElsewhere(client, name, not) {
+  for (let i = 0; i < 10; i++) {
+    const who = textOf(await client.callTool({ name, arguments: {} }));
+    if (who !== not) return who;
+  }
+  throw new Error(`${name} never ran outside ${not}`);
+}
+
+async function listener() {
+  const log = [];
+  const client = await v2Client(log);
+  const got = { tools: 0, updated: [] };
+  client.setNotificationHandler('notifications/tools/list_changed', () => { got.tools++; });
+  client.setNotificationHandler('notifications/resources/updated', (n) => { got.updated.push(n.params.uri); });
+  const sub = await within(client.listen({ toolsListChanged: true, resourceSubscriptions: [DOC] }), WAIT, 'listen');
+  const on = log.find((f) => f.method === 'subscriptions/listen')?.upstream;
+  assert.ok(NAMES.includes(on), `the listen stream's instance: ${JSON.stringify(log)}`);
+  return { client, sub, got, on, log };
+}
+
+test('subscriptions/listen through nginx: list_changed from another instance\'s reload, resources/updated from another instance\'s script, once each', opts, async () => {
+  const l = await listener();
+  try {
+    // a reload on an instance that does not hold the stream
+    const other = NAMES.find((n) => n !== l.on);
+    const app = cluster.apps[NAMES.indexOf(other)];
+    const script = path.join(app, 'scripts', 'scale.lua');
+    const text = await readFile(script, 'utf8');
+    await writeFile(path.join(app, 'scripts', 'extra.lua'), 'local mcp = require "mcp"\nmcp.tool { name = "extra", description = "x", handler = function() return "x" end }\n');
+    await until(() => l.got.tools > 0, `list_changed from ${other}'s reload on the stream held by ${l.on}`);
+    // mcp.notify_updated in a handler that runs elsewhere
+    const caller = await v2Client();
+    try {
+      const where = await callElsewhere(caller, 'touch', l.on);
+      await until(() => l.got.updated.length > 0, `resources/updated from ${where}`);
+    } finally {
+      await caller.close();
+    }
+    await delay(300); // nothing doubled comes later
+    assert.equal(l.got.tools, 1, 'list_changed once');
+    assert.deepEqual(l.got.updated, [DOC], 'resources/updated once');
+    await rm(path.join(app, 'scripts', 'extra.lua'));
+    await until(() => l.got.tools > 1, 'list_changed of the second reload');
+    assert.equal(await readFile(script, 'utf8'), text);
+  } finally {
+    await l.sub.close().catch(() => {});
+    await l.client.close();
+  }
+});
+
+test('v1 client, 2025 sessions through nginx: 20 sessions, each on the instance its id names, GET stream, DELETE', opts, async () => {
+  const conns = [];
+  try {
+    for (let i = 0; i < 20; i++) {
+      const fetches = [];
+      const transport = new StreamableHTTPClientTransport(new URL(cluster.nginx.url), {
+        fetch: async (url, init = {}) => {
+          const res = await fetch(url, init);
+          fetches.push({ method: init.method || 'GET', upstream: upstreamOf(res.headers), status: res.status, session: new Headers(init.headers).get('mcp-session-id') });
+          return res;
+        },
+      });
+      const client = new Client({ name: `scale-v1-${i}`, version: '0.0.0' }, { capabilities: {} });
+      await within(client.connect(transport), WAIT, `session ${i}`);
+      conns.push({ client, transport, fetches });
+    }
+    const owners = new Set();
+    for (const c of conns) {
+      const id = c.transport.sessionId;
+      const name = id.split('.')[0];
+      assert.match(id, /^[abc]\.[0-9a-f]{32}$/);
+      owners.add(name);
+      for (let k = 0; k < 3; k++) assert.equal(textOf(await c.client.callTool({ name: 'whoami', arguments: {} })), name);
+      await until(() => c.fetches.some((f) => f.method === 'GET' && f.status === 200), 'the standalone GET stream');
+      assert.ok(c.fetches.filter((f) => f.session).every((f) => f.upstream === name), JSON.stringify(c.fetches));
+    }
+    assert.deepEqual([...owners].sort(), NAMES, 'initialize spread the sessions over every instance');
+    // a session's subscription is fed by an event from another instance too
+    const c0 = conns[0];
+    const name0 = c0.transport.sessionId.split('.')[0];
+    const updated = [];
+    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    c0.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+    await c0.client.subscribeResource({ uri: DOC });
+    const v2 = await v2Client();
+    try {
+      await callElsewhere(v2, 'touch', name0);
+    } finally {
+      await v2.close();
+    }
+    await until(() => updated.length > 0, 'resources/updated on the 2025 session\'s GET stream');
+    for (const c of conns) {
+      await c.transport.terminateSession();
+      const del = c.fetches.find((f) => f.method === 'DELETE');
+      assert.equal(del.status, 200);
+      assert.equal(del.upstream, del.session.split('.')[0], 'DELETE reached the session\'s instance');
+    }
+    // an ended session is 404 on its own instance
+    const gone = await exchange({ port: cluster.nginx.port }, { headers: mcpHeaders({ session: `${name0}.${'0'.repeat(32)}` }), body: rpc('tools/list', {}) });
+    await gone.finished();
+    assert.equal(gone.status, 404);
+  } finally {
+    for (const c of conns) await c.client.close().catch(() => {});
+  }
+});
+
+test('mcp.store: 100 parallel increments through nginx, across the instances, sum exactly; set/get/incr/delete/TTL in Redis', opts, async () => {
+  const client = await v2Client();
+  try {
+    const key = `hits-${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 100 }, () => client.callTool({ name: 'count', arguments: { key } })));
+    const values = results.map((r) => Number(textOf(r).split('@')[0])).sort((x, y) => x - y);
+    assert.deepEqual(values, Array.from({ length: 100 }, (_, i) => i + 1), 'each increment got its own value');
+    assert.ok(new Set(results.map((r) => textOf(r).split('@')[1])).size >= 2, 'more than one instance counted');
+    assert.equal(textOf(await client.callTool({ name: 'store_get', arguments: { key } })), '100');
+    const k = `ops-${Date.now()}`;
+    assert.equal(textOf(await client.callTool({ name: 'store_ops', arguments: { key: k } })), 'true 42 42 5 true false false true false');
+    assert.equal(textOf(await client.callTool({ name: 'store_expired', arguments: { key: k } })), 'nil', 'the TTL expired the key');
+  } finally {
+    await client.close();
+  }
+});
+
+test('X-Forwarded-* only from the proxy: Host/Origin checks hold behind nginx and cannot be forged around it', opts, async () => {
+  const nginx = { port: cluster.nginx.port };
+  const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } });
+  const headers = (extra) => mcpHeaders({ version: '2026-07-28', extra: { 'Mcp-Method': 'tools/list', ...extra } });
+  const status = async (srv, h, localAddress) => {
+    const ex = await exchange(srv, { headers: h, body: list, localAddress });
+    await ex.finished();
+    return ex.status;
+  };
+  assert.equal(await status(nginx, headers({})), 200);
+  // a rebound page: its Host (and Origin) reach the instance through X-Forwarded-Host
+  assert.equal(await status(nginx, headers({ Host: 'evil.example' })), 403);
+  assert.equal(await status(nginx, headers({ Origin: 'http://evil.example' })), 403);
+  // straight to an instance from 127.0.0.1 (not the proxy): forged headers are ignored
+  const a = cluster.instances[0];
+  assert.equal(await status(a, headers({ Host: 'mcp.example.com', 'X-Forwarded-For': '203.0.113.5', 'X-Forwarded-Host': '127.0.0.1' }), '127.0.0.1'), 403);
+  // from the proxy's address, a remote client: the remote policy (Origin only by --allow-origin)
+  assert.equal(await status(a, headers({ Host: 'mcp.example.com', 'X-Forwarded-For': '203.0.113.5', 'X-Forwarded-Host': 'mcp.example.com' }), PROXY_ADDR), 200);
+  assert.equal(await status(a, headers({ 'X-Forwarded-For': '203.0.113.5', 'X-Forwarded-Host': 'mcp.example.com', Origin: 'https://evil.example' }), PROXY_ADDR), 403);
+  // and a loopback client behind it: the loopback policy
+  assert.equal(await status(a, headers({ 'X-Forwarded-For': '127.0.0.1', 'X-Forwarded-Host': 'mcp.example.com' }), PROXY_ADDR), 403);
+});
+
+const outageLines = (srv) => srv.stderr.split('\n').filter((l) => /bus: redis .* unreachable/.test(l)).length;
+const backLines = (srv, what) => srv.stderr.split('\n').filter((l) => l.includes(`${what ?? "bus"}: redis `) && / is back after /.test(l)).length;
+
+test('Redis killed and started again: local delivery goes on, events cross again, one log line per outage', opts, async () => {
+  const l = await listener();
+  const caller = await v2Client();
+  try {
+    assert.deepEqual(cluster.instances.map(outageLines), [0, 0, 0]);
+    for (let outage = 1; outage <= 2; outage++) {
+      cluster.redis.child.kill('SIGKILL');
+      await cluster.redis.exited;
+      await until(() => cluster.instances.every((s) => outageLines(s) === outage), `every instance to log outage ${outage}`);
+      // meanwhile: calls answer, the listener's own instance still tells it
+      const before = l.got.updated.length;
+      for (let i = 0; i < 10 && l.got.updated.length === before; i++) {
+        const who = textOf(await caller.callTool({ name: 'touch', arguments: {} }));
+        if (who === l.on) await until(() => l.got.updated.length > before, 'local delivery during the outage');
+      }
+      assert.equal(l.got.updated.length, before + 1, 'delivered locally, once');
+      await delay(700); // several reconnection attempts: still one line each
+      assert.deepEqual(cluster.instances.map(outageLines), [outage, outage, outage]);
+      cluster.redis = await startRedis(cluster.redis.port);
+      await until(() => cluster.instances.every((s) => backLines(s, 'bus') === outage && backLines(s, 'store') === outage),
+        `every instance to reconnect after outage ${outage}`, WAIT * 2).catch((e) => {
+        e.message += JSON.stringify(cluster.instances.map((i) => [backLines(i, 'bus'), backLines(i, 'store'), outage])) + cluster.instances.map((i) => `\n--- ${i.port}:\n${i.stderr.split('\n').filter((x) => /redis|bus/.test(x)).join('\n')}`).join('');
+        throw e;
+      });
+      // events cross instances again
+      const n = l.got.updated.length;
+      await until(async () => {
+        await callElsewhere(caller, 'touch', l.on);
+        await delay(100);
+        return l.got.updated.length > n;
+      }, 'an event from another instance after the reconnection');
+      const counted = textOf(await caller.callTool({ name: 'count', arguments: { key: `after-${outage}` } }));
+      assert.match(counted, /^1@/, 'mcp.store works again');
+    }
+    assert.ok(cluster.instances.every((s) => s.child.exitCode === null), 'no instance exited');
+  } finally {
+    await caller.close();
+    await l.sub.close().catch(() => {});
+    await l.client.close();
+  }
+});
