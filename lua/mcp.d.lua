@@ -579,6 +579,29 @@ function mcp.socket.gettime() end
 ---@type fun(): mcp.Socket
 mcp.socket.unix = nil
 
+---Data the instances of a service share (a counter, a rate limit, a cache
+---entry): this process's memory by default, Redis with --store. Values are
+---strings (numbers are kept as their decimal text). Only inside a handler.
+---@class mcp.store
+mcp.store = {}
+---@param key string
+---@param value string|number
+---@param ttl? number seconds
+function mcp.store.set(key, value, ttl) end
+---@param key string
+---@return string?
+function mcp.store.get(key) end
+---The new integer; ttl applies only when the key has none (a fixed window).
+---@param key string
+---@param by? integer default 1
+---@param ttl? number seconds
+---@return integer
+function mcp.store.incr(key, by, ttl) end
+---Whether the key existed.
+---@param key string
+---@return boolean
+function mcp.store.delete(key) end
+
 -- }======
 
 -- {====== app.lua
