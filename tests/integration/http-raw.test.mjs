@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { BUSY_APP, FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
+import { BUSY_APP, FEATURES_APP, SCALE, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
 import {
   HTTP_APP,
   HttpServer,
@@ -618,4 +618,22 @@ test('keep-alive: the idle timeout is announced and held (a request 1.2 s after 
     sock.write(req);
     assert.ok(await answered(2), `second answer on the same connection: ${got}`);
     sock.destroy();
+  }));
+
+// A worker that answers its own request runs the call itself: until the call
+// is handed to the engine's thread it cannot relay what the call sends.
+test('a busy handler\'s progress streams while it runs (not all at its end)', opts, () =>
+  withHttp(BUSY_APP, ['--stateless'], async (srv) => {
+    const ms = 1500 * SCALE;
+    const t0 = Date.now();
+    const msg = rpc('tools/call', { name: 'busy_progress', arguments: { ms, step: 100 * SCALE }, _meta: { progressToken: 'p' } });
+    const ex = await exchange(srv, { headers: mcpHeaders(), body: msg, limit: ms * 4 });
+    const first = await ex.waitMessage((m) => m.method === 'notifications/progress', 'the first progress', ms * 4);
+    const tFirst = Date.now() - t0;
+    await ex.finished(ms * 4);
+    const tEnd = Date.now() - t0;
+    assert.equal(first.params.progressToken, 'p');
+    assert.ok(tEnd >= ms, `the call spun ${ms} ms (ended at ${tEnd})`);
+    assert.ok(tFirst < tEnd - ms / 2, `the first progress came at ${tFirst} ms, the end at ${tEnd} ms`);
+    assert.ok(ex.messages.filter((m) => m.method === 'notifications/progress').length >= 10);
   }));

@@ -41,3 +41,17 @@ mcp.tool {
   input = { text = mcp.string {} },
   handler = function(args) return args.text:match("^%s*(.-)%s*$") end,
 }
+
+mcp.tool {
+  name = "busy_progress",
+  description = "Keeps the CPU busy for ms milliseconds, reporting progress every step ms.",
+  input = { ms = mcp.number {}, step = mcp.number {} },
+  handler = function(args, ctx)
+    local steps = math.max(1, math.floor(args.ms / args.step))
+    for i = 1, steps do
+      ctx:progress(i - 1, steps)
+      spin(args.step)
+    end
+    return "busy done"
+  end,
+}
