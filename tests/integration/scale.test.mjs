@@ -420,3 +420,56 @@ test('Redis killed and started again: local delivery goes on, events cross again
     await l.client.close();
   }
 });
+
+// A rolling deploy: the app folder of each instance gets the new version in
+// turn (each reloads live), while 8 clients call through nginx all along.
+test('rolling reload under load through nginx: every request answered once, by the old or the new version, none lost', opts, async () => {
+  const rev = (v) => `local mcp = require "mcp"\nmcp.tool { name = "rev", handler = function() return "${v}" end }\n`;
+  const reloads = (srv) => (srv.stderr.match(/reloaded /g) || []).length;
+  const before0 = cluster.instances.map(reloads);
+  for (const app of cluster.apps) await writeFile(path.join(app, 'scripts', 'rev.lua'), rev('v1'));
+  for (const [i, srv] of cluster.instances.entries()) await until(() => reloads(srv) > before0[i], `${NAMES[i]} to load v1`);
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const body = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'rev', arguments: {}, _meta: meta } });
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'rev' };
+  const answers = new Map(); // id -> text
+  const problems = [];
+  let stop = false, next = 1;
+  const client = async () => {
+    while (!stop) {
+      const id = next++;
+      try {
+        const res = await fetch(cluster.nginx.url, { method: 'POST', headers, body: body(id) });
+        const text = await res.text();
+        const msg = JSON.parse(text);
+        if (res.status !== 200 || msg.id !== id || !msg.result) problems.push(`${id}: ${res.status} ${text.slice(0, 200)}`);
+        else if (answers.has(id)) problems.push(`${id}: answered twice`);
+        else answers.set(id, msg.result.content[0].text);
+      } catch (err) {
+        problems.push(`${id}: ${err.message}`);
+      }
+    }
+  };
+  const load = Array.from({ length: 8 }, client);
+  await delay(300);
+  for (const [i, app] of cluster.apps.entries()) { // one instance at a time
+    const n = reloads(cluster.instances[i]);
+    await writeFile(path.join(app, 'scripts', 'rev.lua'), rev('v2'));
+    await until(() => reloads(cluster.instances[i]) > n, `${NAMES[i]} to load v2`);
+    await delay(300);
+  }
+  stop = true;
+  await Promise.all(load);
+  assert.deepEqual(problems, []);
+  const sent = next - 1;
+  assert.equal(answers.size, sent, `${sent} sent, ${answers.size} answered`);
+  const texts = new Set(answers.values());
+  assert.ok([...texts].every((t) => t === 'v1' || t === 'v2'), [...texts].join(','));
+  assert.ok(texts.has('v1') && texts.has('v2'), 'both versions answered during the deploy');
+  for (let i = 0; i < 6; i++) { // after it, only the new one
+    const res = await fetch(cluster.nginx.url, { method: 'POST', headers, body: body(`after-${i}`) });
+    assert.equal(JSON.parse(await res.text()).result.content[0].text, 'v2');
+  }
+  assert.ok(sent > 100, `enough load to mean something: ${sent} requests`);
+});
