@@ -23,6 +23,11 @@
 #define KEY_MAX 1024
 #define VALUE_MAX ((size_t)16 << 20)
 #define TTL_MAX (10.0 * 365 * 86400)
+/* the in-memory store's keys and values together, at most: a script (or a
+   client driving one) cannot grow the process without end; Redis has its
+   own maxmemory */
+#define MEMORY_MAX ((size_t)256 << 20)
+#define ENTRY_COST(kn, vn) ((kn) + (vn) + sizeof(entry))
 /* the memory table is swept of expired keys every this many writes */
 #define SWEEP_EVERY 4096
 
@@ -41,6 +46,7 @@ typedef struct entry {
 static struct {
   entry **b;
   size_t nb, n, writes;
+  size_t bytes; /* ENTRY_COST of every entry */
 } mem;
 
 static size_t key_hash(const char *k, size_t n) {
@@ -50,6 +56,7 @@ static size_t key_hash(const char *k, size_t n) {
 }
 
 static void entry_free(entry *e) {
+  mem.bytes -= ENTRY_COST(e->klen, e->vlen);
   free(e->key);
   free(e->val);
   free(e);
@@ -103,12 +110,24 @@ static void grow(void) {
   mem.nb = nb;
 }
 
-/* Set key to val; ttl > 0 sets its expiry, 0 clears it, < 0 keeps it. */
-static void mem_put(const char *k, size_t kn, const char *v, size_t vn, double ttl) {
+/* Set key to val; ttl > 0 sets its expiry, 0 clears it, < 0 keeps it.
+   False when the store would pass MEMORY_MAX (expired keys swept first). */
+static bool mem_put(const char *k, size_t kn, const char *v, size_t vn, double ttl) {
   if (++mem.writes % SWEEP_EVERY == 0) sweep(engine_now());
   entry **p = slot(k, kn), *e;
+  size_t old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0, now = ENTRY_COST(kn, vn);
+  static double swept_full; /* at most one sweep a second when full: each is O(keys) */
+  if (mem.bytes - old + now > MEMORY_MAX && engine_now() - swept_full >= 1) {
+    swept_full = engine_now();
+    sweep(swept_full);
+    p = slot(k, kn);
+    old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0;
+  }
+  if (mem.bytes - old + now > MEMORY_MAX) return false;
+  mem.bytes += now - old;
   if (p) {
     e = *p;
+    e->vlen = 0; /* (its cost is counted anew below) */
     free(e->val);
   } else {
     grow();
@@ -126,6 +145,12 @@ static void mem_put(const char *k, size_t kn, const char *v, size_t vn, double t
   e->vlen = vn;
   if (ttl > 0) e->expires = engine_now() + ttl;
   else if (ttl == 0) e->expires = 0;
+  return true;
+}
+
+static int store_full(lua_State *L, const char *op) {
+  return luaL_error(L, "mcp.store.%s: the in-memory store is full (%d MiB of keys and values; "
+                       "--store redis://... holds more)", op, (int)(MEMORY_MAX >> 20));
 }
 
 /* A decimal integer exactly, as Redis reads one for INCRBY. */
@@ -164,7 +189,7 @@ static double check_ttl(lua_State *L, int i, const char *op) {
     luaL_error(L, "mcp.store.%s: the ttl must be a number of seconds, got %s", op, luaL_typename(L, i));
   double t = lua_tonumber(L, i);
   if (!(t >= 0.001 && t <= TTL_MAX))
-    luaL_error(L, "mcp.store.%s: the ttl must be from 0.001 to %.0f seconds", op, TTL_MAX);
+    luaL_error(L, "mcp.store.%s: the ttl must be from 0.001 to %d seconds", op, (int)TTL_MAX);
   return t;
 }
 
@@ -320,7 +345,7 @@ static int store_set(lua_State *L) {
                       luaL_typename(L, 2));
   const char *v = lua_tolstring(L, 2, &vn); /* a number: its decimal text, as Lua writes it */
   if (vn > VALUE_MAX)
-    return luaL_error(L, "mcp.store.set: the value is larger than %zu MiB", VALUE_MAX >> 20);
+    return luaL_error(L, "mcp.store.set: the value is larger than %d MiB", (int)(VALUE_MAX >> 20));
   double ttl = check_ttl(L, 3, "set");
   if (rconn) {
     char ms[32];
@@ -329,7 +354,7 @@ static int store_set(lua_State *L) {
     size_t lens[] = {3, kn, vn, 2, strlen(ms)};
     return redis_op(L, OP_SET, ttl > 0 ? 5 : 3, argv, lens);
   }
-  mem_put(k, kn, v, vn, ttl);
+  if (!mem_put(k, kn, v, vn, ttl)) return store_full(L, "set");
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -364,7 +389,8 @@ static int store_incr(lua_State *L) {
   char num[32];
   int n = snprintf(num, sizeof num, "%lld", cur);
   /* like the script: a TTL only for a key that has none */
-  mem_put(k, kn, num, (size_t)n, ttl > 0 && !(p && (*p)->expires) ? ttl : -1);
+  if (!mem_put(k, kn, num, (size_t)n, ttl > 0 && !(p && (*p)->expires) ? ttl : -1))
+    return store_full(L, "incr");
   lua_pushinteger(L, (lua_Integer)cur);
   return 1;
 }

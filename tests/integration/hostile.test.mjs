@@ -166,3 +166,33 @@ test('stdio: --max-message holds for a line read in one piece', opts, () =>
     assert.match(err.error.message, /larger than/);
     assert.deepEqual((await srv.call(3, 'ping')).result, {});
   }));
+
+test('mcp.store in memory is bounded: past 256 MiB set raises "full", a delete makes room', { timeout: TEST_TIMEOUT }, async () => {
+  const dir = await tempApp({
+    'scripts/s.lua': `local mcp = require "mcp"
+mcp.tool { name = "fill", handler = function()
+  local big = string.rep("x", 1 << 20)
+  for i = 1, 300 do
+    local ok, err = pcall(mcp.store.set, "k" .. i, big)
+    if not ok then return i .. " " .. err end
+  end
+  return "no limit"
+end }
+mcp.tool { name = "after", handler = function()
+  mcp.store.delete("k1")
+  return tostring(mcp.store.set("again", string.rep("y", 1 << 20)))
+end }
+`,
+  });
+  try {
+    await withRaw(['--no-watch', dir], async (srv) => {
+      await srv.initialize();
+      const fill = (await srv.call(1, 'tools/call', { name: 'fill', arguments: {} })).result;
+      assert.match(fill.content[0].text, /^25\d mcp\.store\.set: the in-memory store is full \(256 MiB/);
+      const after = (await srv.call(2, 'tools/call', { name: 'after', arguments: {} })).result;
+      assert.equal(after.content[0].text, 'true');
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
