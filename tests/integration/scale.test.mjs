@@ -473,3 +473,36 @@ test('rolling reload under load through nginx: every request answered once, by t
   }
   assert.ok(sent > 100, `enough load to mean something: ${sent} requests`);
 });
+
+test('--stateless 2025 traffic behind nginx: the v1 client with no session, its requests round robin over three instances', opts, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-scale-sl-'));
+  await chmod(dir, 0o755);
+  const apps = [], servers = [];
+  let proxy;
+  try {
+    for (const name of NAMES) {
+      const app = await tempApp({ 'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8') });
+      apps.push(app);
+      servers.push(await new HttpServer(app, ['--stateless', '--instance', name, '--trust-proxy', PROXY_ADDR],
+        { env: { SCALE_INSTANCE: name } }).start());
+    }
+    proxy = await startNginx(dir, servers.map((s) => s.port));
+    const client = new Client({ name: 'scale-stateless', version: '0.0.0' }, { capabilities: {} });
+    const transport = new StreamableHTTPClientTransport(new URL(proxy.url));
+    await within(client.connect(transport), WAIT, 'connect (stateless)');
+    try {
+      assert.equal(transport.sessionId, undefined, 'no session');
+      const seen = new Set();
+      for (let i = 0; i < 9; i++) seen.add(textOf(await client.callTool({ name: 'whoami', arguments: {} })));
+      assert.deepEqual([...seen].sort(), NAMES, 'round robin reaches every instance');
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'whoami'));
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await stopChild(proxy?.child, proxy?.exited, 'SIGQUIT');
+    for (const s of servers) await s.stop().catch(() => {});
+    for (const a of apps) await removeTemp(a);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
