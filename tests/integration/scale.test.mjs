@@ -147,6 +147,7 @@ before(async () => {
     'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
     'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8'),
     'scripts/modern.lua': await readFile(path.join(APPS, 'modern', 'scripts', 'modern.lua'), 'utf8'),
+    'scripts/http.lua': await readFile(path.join(APPS, 'http', 'scripts', 'http.lua'), 'utf8'), // resumable
   };
   for (const name of NAMES) {
     const app = await tempApp(files); // each its own folder: one reloads, the others not
@@ -280,7 +281,7 @@ test('subscriptions/listen through nginx: list_changed from another instance\'s 
   }
 });
 
-test('v1 client, 2025 sessions through nginx: 20 sessions, each on the instance its id names, GET stream, DELETE', opts, async () => {
+test('v1 client, 2025 sessions through nginx: 20 sessions, each on the instance its id names, GET stream, a resumed response, DELETE', opts, async () => {
   const conns = [];
   try {
     for (let i = 0; i < 20; i++) {
@@ -288,7 +289,8 @@ test('v1 client, 2025 sessions through nginx: 20 sessions, each on the instance 
       const transport = new StreamableHTTPClientTransport(new URL(cluster.nginx.url), {
         fetch: async (url, init = {}) => {
           const res = await fetch(url, init);
-          fetches.push({ method: init.method || 'GET', upstream: upstreamOf(res.headers), status: res.status, session: new Headers(init.headers).get('mcp-session-id') });
+          const h = new Headers(init.headers);
+          fetches.push({ method: init.method || 'GET', upstream: upstreamOf(res.headers), status: res.status, session: h.get('mcp-session-id'), lastEventId: h.get('last-event-id') });
           return res;
         },
       });
@@ -321,6 +323,16 @@ test('v1 client, 2025 sessions through nginx: 20 sessions, each on the instance 
       await v2.close();
     }
     await until(() => updated.length > 0, 'resources/updated on the 2025 session\'s GET stream');
+    // a response the tool ends early (ctx:close_stream) resumes through nginx: the
+    // SDK's GET with Last-Event-ID reaches the session's instance, which replays
+    const c1 = conns[1];
+    const name1 = c1.transport.sessionId.split('.')[0];
+    const marks = c1.fetches.length;
+    const resumed = await c1.client.callTool({ name: 'resumable', arguments: { seconds: 0.5 } });
+    assert.deepEqual(resumed.structuredContent, { closed: true, text: 'resumed result' });
+    const gets = c1.fetches.slice(marks).filter((f) => f.method === 'GET' && f.lastEventId);
+    assert.ok(gets.length >= 1 && gets.every((f) => f.status === 200 && f.upstream === name1),
+      `resumed on the session's instance: ${JSON.stringify(c1.fetches.slice(marks))}`);
     for (const c of conns) {
       await c.transport.terminateSession();
       const del = c.fetches.find((f) => f.method === 'DELETE');
