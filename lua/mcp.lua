@@ -629,6 +629,21 @@ function M._app_info(info, path, src)
     sort(out)
     return concat(out, ", ")
   end
+  -- t's fields against spec (field -> "type" or a set of allowed values);
+  -- own(f, v) may take a field over (true: checked)
+  local function fields_of(t, spec, what, own)
+    for f, fv in next, t do
+      local want = spec[f]
+      if want == nil then
+        bad(f, "unknown field '%s' in app.lua's %s (known: %s)", tostring(f), what, names(spec))
+      elseif own and own(f, fv) then -- checked by own
+      elseif type(want) == "string" and type(fv) ~= want then
+        bad(f, "app.lua's %s.%s must be a %s, got %s", what, f, want, type(fv))
+      elseif type(want) == "table" and not want[fv] then
+        bad(f, "app.lua's %s.%s must be one of %s, got %s", what, f, names(want), tostring(fv))
+      end
+    end
+  end
   for k, v in next, info do
     local ty = app_fields[k]
     if not ty then
@@ -636,16 +651,7 @@ function M._app_info(info, path, src)
     elseif type(v) ~= ty then
       bad(k, "app.lua's '%s' must be a %s, got %s", k, ty, type(v))
     elseif app_sub[k] then
-      for sk, sv in next, v do
-        local want = app_sub[k][sk]
-        if want == nil then
-          bad(sk, "unknown field '%s' in app.lua's %s (known: %s)", tostring(sk), k, names(app_sub[k]))
-        elseif type(want) == "string" and type(sv) ~= want then
-          bad(sk, "app.lua's %s.%s must be a %s, got %s", k, sk, want, type(sv))
-        elseif type(want) == "table" and not want[sv] then
-          bad(sk, "app.lua's %s.%s must be one of %s, got %s", k, sk, names(want), tostring(sv))
-        end
-      end
+      fields_of(v, app_sub[k], k)
     elseif k == "user_config" then
       for key, entry in next, v do
         if type(key) ~= "string" or not key:match("^[%a_][%w_]*$") then
@@ -653,22 +659,14 @@ function M._app_info(info, path, src)
         elseif type(entry) ~= "table" then
           bad(key, "app.lua's user_config.%s must be a table { type =, title =, description = }", key)
         else
-          for f, fv in next, entry do
-            local want = user_config_fields[f]
-            if want == nil then
-              bad(f, "unknown field '%s' in app.lua's user_config.%s (known: %s)", tostring(f), key,
-                  names(user_config_fields))
-            elseif f == "default" then
-              local t = type(fv)
-              if t ~= "string" and t ~= "number" and t ~= "boolean" and t ~= "table" then
-                bad(f, "app.lua's user_config.%s.default must be a string, number, boolean or list", key)
-              end
-            elseif type(want) == "string" and type(fv) ~= want then
-              bad(f, "app.lua's user_config.%s.%s must be a %s, got %s", key, f, want, type(fv))
-            elseif type(want) == "table" and not want[fv] then
-              bad(f, "app.lua's user_config.%s.%s must be one of %s, got %s", key, f, names(want), tostring(fv))
+          fields_of(entry, user_config_fields, "user_config." .. key, function(f, fv)
+            if f ~= "default" then return false end
+            local t = type(fv)
+            if t ~= "string" and t ~= "number" and t ~= "boolean" and t ~= "table" then
+              bad(f, "app.lua's user_config.%s.default must be a string, number, boolean or list", key)
             end
-          end
+            return true
+          end)
           for _, f in ipairs { "type", "title", "description" } do
             if entry[f] == nil then bad(key, "app.lua's user_config.%s needs '%s'", key, f) end
           end
