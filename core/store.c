@@ -436,7 +436,11 @@ void store_use_redis(engine *e, const char *url) {
 void store_close(void) {
   redis_conn_free(rconn);
   rconn = NULL;
-  sweep(INFINITY);
+  for (size_t i = 0; i < mem.nb; i++) /* every entry, those without a TTL too */
+    for (entry *e = mem.b[i], *next; e; e = next) {
+      next = e->next;
+      entry_free(e);
+    }
   free(mem.b);
   mem.b = NULL;
   mem.nb = mem.n = 0;
