@@ -27,10 +27,13 @@ typedef struct members {
   bool has_id;
 } members;
 
-/* A raw key token equal to the literal (escaped keys take the slow path). */
-#define KEY_IS(k, lit) \
-  ((k).n == sizeof(lit) + 1 ? memcmp((k).p + 1, lit, sizeof(lit) - 1) == 0 \
-                            : (memchr((k).p, '\\', (k).n) && json_string_eq((k), lit)))
+/* A raw key token equal to key[0..n): the token is "key" unless it has
+   escapes, which take the slow path. */
+static bool key_is(json_span k, const char *key, size_t n) {
+  return k.n == n + 2 ? memcmp(k.p + 1, key, n) == 0
+                      : k.n > n + 2 && memchr(k.p, '\\', k.n) && json_string_eq(k, key);
+}
+#define KEY_IS(k, lit) key_is((k), "" lit, sizeof(lit) - 1)
 
 static void on_member(void *ctx, json_span key, json_span value) {
   members *mb = ctx;
@@ -59,16 +62,11 @@ bool jsonrpc_param(const jsonrpc_msg *m, const char *key, json_span *v) {
   if (!m->params.n) return false;
   if (!m->pm_all) return json_object_get(m->params, key, v);
   size_t n = strlen(key);
-  for (size_t i = m->npm; i-- > 0;) { /* the last one wins, as in json_object_get */
-    json_span k = m->pm[i].key;
-    /* the raw token is "key" unless it has escapes (then the slow compare) */
-    bool same = k.n == n + 2 ? memcmp(k.p + 1, key, n) == 0
-                             : k.n > n + 2 && memchr(k.p, '\\', k.n) && json_string_eq(k, key);
-    if (same) {
+  for (size_t i = m->npm; i-- > 0;) /* the last one wins, as in json_object_get */
+    if (key_is(m->pm[i].key, key, n)) {
       *v = m->pm[i].value;
       return true;
     }
-  }
   return false;
 }
 

@@ -330,12 +330,19 @@ static task *lookup(server *srv, inmsg *im) {
   return NULL;
 }
 
+/* The end of a complete modern result: the registry's `,"resultType":..,"_meta":..}`. */
+static void complete_tail(server *srv, buf *out) {
+  const registry *reg = engine_app(srv->e)->reg;
+  buf_put(out, reg->modern_tail, reg->modern_tail_len);
+  buf_putc(out, '}');
+}
+
 static void ack(server *srv, inmsg *im) {
   buf *out = out_of(srv, im->reply);
   jsonrpc_begin_result(out, im->m.id);
-  buf_puts(out, "{\"resultType\":\"complete\",");
   const registry *reg = engine_app(srv->e)->reg;
-  buf_put(out, reg->server_meta, reg->server_meta_len);
+  buf_putc(out, '{');
+  buf_put(out, reg->modern_tail + 1, reg->modern_tail_len - 1); /* (without its comma) */
   buf_putc(out, '}');
   jsonrpc_end_reply(out);
 }
@@ -366,10 +373,7 @@ void tasks_get(server *srv, inmsg *im) {
     buf_putc(out, ',');
     buf_put(out, t->outcome, t->outcome_len);
   }
-  buf_puts(out, ",\"resultType\":\"complete\",");
-  const registry *reg = engine_app(srv->e)->reg;
-  buf_put(out, reg->server_meta, reg->server_meta_len);
-  buf_putc(out, '}');
+  complete_tail(srv, out);
   jsonrpc_end_reply(out);
 }
 

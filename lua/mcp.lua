@@ -453,10 +453,15 @@ end
 
 -- Structured output with its JSON as the text fallback (the spec's advice
 -- for clients that read only content). Encoding errors name the handler.
-local function structured(x, where)
+-- x as JSON (results' stricter encoding), or an error naming where and what.
+local function json_or_fail(x, where, what)
   local ok, json = pcall(core.json_encode, x, true)
-  if not ok then fail_at(where, "the result cannot be sent as JSON: %s", (tostring(json):gsub("^[^:]*:%d+: ", ""))) end
-  return { content = as_array { text_block(json) }, structuredContent = x }
+  if not ok then fail_at(where, "%s cannot be sent as JSON: %s", what, (tostring(json):gsub("^[^:]*:%d+: ", ""))) end
+  return json
+end
+
+local function structured(x, where)
+  return { content = as_array { text_block(json_or_fail(x, where, "the result")) }, structuredContent = x }
 end
 
 -- What the engine calls with a tool handler's return value (and the
@@ -566,9 +571,7 @@ function M._resource_result(v, uri, mime, where)
       return it
     end
     -- any other value: its JSON
-    local ok, json = pcall(core.json_encode, x, true)
-    if not ok then fail_at(where, "%s cannot be sent as JSON: %s", at, (tostring(json):gsub("^[^:]*:%d+: ", ""))) end
-    return { uri = uri, mimeType = mime or "application/json", text = json }
+    return { uri = uri, mimeType = mime or "application/json", text = json_or_fail(x, where, at) }
   end
   if type(v) == "table" and #v > 0 and type(v[1]) == "table" and (v[1].text or v[1].blob) then
     local out = as_array {}
