@@ -633,7 +633,7 @@ test('a busy handler\'s progress streams while it runs (not all at its end)', op
     await ex.finished(ms * 4);
     const tEnd = Date.now() - t0;
     assert.equal(first.params.progressToken, 'p');
-    assert.ok(tEnd >= ms, `the call spun ${ms} ms (ended at ${tEnd})`);
-    assert.ok(tFirst < tEnd - ms / 2, `the first progress came at ${tFirst} ms, the end at ${tEnd} ms`);
+    // (the spin counts CPU time, which a sanitizer's threads make pass faster than the clock)
+    assert.ok(tFirst < tEnd / 2, `the first progress came at ${tFirst} ms, the end at ${tEnd} ms`);
     assert.ok(ex.messages.filter((m) => m.method === 'notifications/progress').length >= 10);
   }));
