@@ -11,6 +11,7 @@
 #include "log.h"
 #include "redis_conn.h"
 #include "server_internal.h"
+#include "tasks_remote.h"
 
 #define ORIGIN_LEN 16
 /* longer URIs are not published (templates refuse past 8 KiB too) */
@@ -21,6 +22,8 @@ struct bus {
   redis_conn *sub, *pub;
   redis_health health; /* one outage line for both */
   char channel[64];
+  char direct[64]; /* our own channel: luamcp:to:N:<origin> */
+  int db;
   char origin[ORIGIN_LEN + 1];
   size_t dropped; /* events not published while the publisher was down */
 };
@@ -39,17 +42,26 @@ static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
       reply->element[0]->type != REDIS_REPLY_STRING)
     return;
   if (strcmp(reply->element[0]->str, "subscribe") == 0) {
-    log_msg(LOG_INFO, "bus: subscribed to %s", b->channel);
+    if (reply->element[1]->type == REDIS_REPLY_STRING)
+      log_msg(LOG_INFO, "bus: subscribed to %s", reply->element[1]->str);
     return;
   }
-  if (strcmp(reply->element[0]->str, "message") != 0 || reply->element[2]->type != REDIS_REPLY_STRING)
+  if (strcmp(reply->element[0]->str, "message") != 0 || reply->element[1]->type != REDIS_REPLY_STRING ||
+      reply->element[2]->type != REDIS_REPLY_STRING)
     return;
   const char *p = reply->element[2]->str;
   size_t n = reply->element[2]->len;
   if (n < ORIGIN_LEN + 3 || p[ORIGIN_LEN] != ' ' || p[ORIGIN_LEN + 2] != ' ') goto ignored;
-  if (memcmp(p, b->origin, ORIGIN_LEN) == 0) return; /* ours: delivered here already */
   const char *body = p + ORIGIN_LEN + 3;
   size_t len = n - ORIGIN_LEN - 3;
+  if (strcmp(reply->element[1]->str, b->direct) == 0) { /* for us alone */
+    char from[ORIGIN_LEN + 1];
+    memcpy(from, p, ORIGIN_LEN);
+    from[ORIGIN_LEN] = '\0';
+    tasks_remote_message(b->srv, from, p[ORIGIN_LEN + 1], body, len);
+    return;
+  }
+  if (memcmp(p, b->origin, ORIGIN_LEN) == 0) return; /* ours: delivered here already */
   if (p[ORIGIN_LEN + 1] == 'L') {
     for (size_t i = 0; i < sizeof list_methods / sizeof *list_methods; i++)
       if (strlen(list_methods[i]) == len && memcmp(list_methods[i], body, len) == 0) {
@@ -67,7 +79,7 @@ ignored:
 /* The subscriber is (again) connected: subscribe. */
 static void sub_up(redis_conn *rc, void *ud) {
   bus *b = ud;
-  redisAsyncCommand(redis_conn_ctx(rc), on_message, b, "SUBSCRIBE %s", b->channel);
+  redisAsyncCommand(redis_conn_ctx(rc), on_message, b, "SUBSCRIBE %s %s", b->channel, b->direct);
 }
 
 static void pub_up(redis_conn *rc, void *ud) {
@@ -92,6 +104,8 @@ bus *bus_new(server *srv, const char *url) {
     abort();
   }
   for (size_t i = 0; i < sizeof raw; i++) snprintf(b->origin + 2 * i, 3, "%02x", raw[i]);
+  b->db = u.db;
+  snprintf(b->direct, sizeof b->direct, "luamcp:to:%d:%s", u.db, b->origin);
   uv_loop_t *loop = engine_loop(server_engine(srv));
   b->health = (redis_health){.what = "bus", .note = "; this instance's own clients are still told"};
   b->sub = redis_conn_new(loop, &u, &b->health, sub_up, b);
@@ -104,28 +118,65 @@ bus *bus_new(server *srv, const char *url) {
 
 void bus_free(bus *b) {
   if (!b) return;
+  tasks_remote_free(b->srv);
   b->srv->bus = NULL;
   redis_conn_free(b->sub);
   redis_conn_free(b->pub);
   free(b);
 }
 
-static void publish(server *srv, char kind, const char *body, size_t n) {
-  bus *b = srv->bus;
-  if (!b) return;
+/* What bus_send's caller waits to hear: how many received a message. */
+typedef struct hearing {
+  server *srv;
+  void (*heard)(server *srv, unsigned long long tag, long long receivers);
+  unsigned long long tag;
+} hearing;
+
+static void on_published(redisAsyncContext *ac, void *r, void *privdata) {
+  (void)ac;
+  hearing *h = privdata;
+  const redisReply *reply = r;
+  h->heard(h->srv, h->tag, reply && reply->type == REDIS_REPLY_INTEGER ? reply->integer : -1);
+  free(h);
+}
+
+/* "<origin> <kind> <body>" on channel. False when the publisher is down. */
+static bool publish_to(bus *b, const char *channel, char kind, const char *body, size_t n,
+                       hearing *h) {
   redisAsyncContext *ac = redis_conn_ctx(b->pub);
-  if (!ac) {
-    b->dropped++;
-    return;
-  }
+  if (!ac) return false;
   buf msg;
   buf_init(&msg);
   buf_printf(&msg, "%s %c ", b->origin, kind);
   buf_put(&msg, body, n);
-  const char *argv[3] = {"PUBLISH", b->channel, msg.p};
-  size_t lens[3] = {7, strlen(b->channel), msg.len};
-  redisAsyncCommandArgv(ac, NULL, NULL, 3, argv, lens);
+  const char *argv[3] = {"PUBLISH", channel, msg.p};
+  size_t lens[3] = {7, strlen(channel), msg.len};
+  if (h) redisAsyncCommandArgv(ac, on_published, h, 3, argv, lens);
+  else redisAsyncCommandArgv(ac, NULL, NULL, 3, argv, lens);
   buf_free(&msg);
+  return true;
+}
+
+static void publish(server *srv, char kind, const char *body, size_t n) {
+  bus *b = srv->bus;
+  if (b && !publish_to(b, b->channel, kind, body, n, NULL)) b->dropped++;
+}
+
+const char *bus_origin(const server *srv) { return srv->bus ? srv->bus->origin : NULL; }
+
+bool bus_send(server *srv, const char *to, char kind, const char *body, size_t n,
+              void (*heard)(server *srv, unsigned long long tag, long long receivers),
+              unsigned long long tag) {
+  bus *b = srv->bus;
+  if (!b || !redis_conn_ctx(b->pub)) return false;
+  char channel[64];
+  snprintf(channel, sizeof channel, "luamcp:to:%d:%.*s", b->db, ORIGIN_LEN, to);
+  hearing *h = NULL;
+  if (heard) {
+    h = malloc(sizeof *h);
+    *h = (hearing){srv, heard, tag};
+  }
+  return publish_to(b, channel, kind, body, n, h);
 }
 
 void bus_publish_list_changed(server *srv, const char *method) {

@@ -20,10 +20,16 @@
  * subscriber subscribes again each time.
  *
  * A message is "<origin16> L <list_changed method>" or "<origin16> U <uri>";
- * anything else from the channel is ignored (logged at debug). */
+ * anything else from the channel is ignored (logged at debug).
+ *
+ * Each process also listens on a channel of its own, luamcp:to:N:<origin>,
+ * for messages meant for it alone ("<from16> <kind> <body>"): a request for
+ * one of its tasks from another instance, or the answer to one it sent
+ * (tasks_remote.h). */
 #ifndef LUAMCP_BUS_H
 #define LUAMCP_BUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct bus bus;
@@ -39,6 +45,16 @@ void bus_free(bus *b);
 /* Tell the other instances (nothing when srv has no bus). */
 void bus_publish_list_changed(struct server *srv, const char *method);
 void bus_publish_updated(struct server *srv, const char *uri, size_t n);
+/* This process's origin on the bus (16 hex digits), or NULL without one. */
+const char *bus_origin(const struct server *srv);
+/* "<our origin> <kind> <body>" to the instance of origin `to` (16 hex
+   digits). False when the bus is down or absent: nothing was sent. heard,
+   when not NULL, is told later how many processes received it (Redis'
+   count of subscribers: 0 when no live instance has that origin; -1 when
+   the bus went down first), with tag. */
+bool bus_send(struct server *srv, const char *to, char kind, const char *body, size_t n,
+              void (*heard)(struct server *srv, unsigned long long tag, long long receivers),
+              unsigned long long tag);
 /* }====== */
 
 #endif

@@ -371,9 +371,16 @@ void server_attach(server *srv, session *s, outlet *stream) {
 }
 
 void server_accept(server *srv, session *s, const char *p, size_t n) {
-  inmsg im = {.type = MSG_RPC, .s = s, .reply = s->standalone, .data = (char *)p, .len = n};
+  server_inject(srv, s, s->standalone, p, n);
+}
+
+void server_inject(server *srv, session *s, outlet *reply, const char *p, size_t n) {
+  inmsg im = {.type = MSG_RPC, .s = s, .reply = reply, .data = (char *)p, .len = n};
   jsonrpc_parse(p, n, &im.m);
-  if (answered_at_once(&im.m, out_of(srv, s->standalone))) return;
+  if (answered_at_once(&im.m, out_of(srv, reply))) {
+    if (reply != s->standalone) request_done(srv, reply);
+    return;
+  }
   json_span id;
   if (cancel_of(&im.m, &id)) {
     engine_cancel_now(srv->e, s, id.p, id.n);
@@ -394,7 +401,7 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
   char *data = malloc(n + 1);
   memcpy(data, p, n);
   data[n] = '\0';
-  inmsg *copy = inmsg_new(MSG_RPC, s, s->standalone, data, n);
+  inmsg *copy = inmsg_new(MSG_RPC, s, reply, data, n);
   jsonrpc_parse(copy->data, n, &copy->m);
   engine_defer(srv->e, copy);
 }

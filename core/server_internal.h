@@ -97,6 +97,7 @@ struct server {
   uint64_t next_ask; /* ids of server->client requests */
   task *tasks;       /* the tasks of this process (tasks.c) */
   struct bus *bus;   /* the other instances (bus.c), or NULL */
+  struct tasks_remote *remote; /* task requests sent to other instances (tasks_remote.c), or NULL */
   size_t ntasks;
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
@@ -141,6 +142,11 @@ request *request_of(call *c);
 void results_returned(void *ud, call *c, int nres);
 void results_failed(void *ud, call *c, const char *msg);
 /* }====== */
+
+/* server_accept with the answer going to reply (a request another
+   instance sent over the bus: tasks_remote.c); reply is finished once
+   answered, unless it is s->standalone. */
+void server_inject(server *srv, session *s, outlet *reply, const char *msg, size_t len);
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);

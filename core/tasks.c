@@ -14,10 +14,15 @@
 
 #include "json.h"
 #include "log.h"
+#include "bus.h"
 #include "mrtr.h"
+#include "tasks_remote.h"
 
 /* live tasks at most: past it a task tool runs as a plain call */
 #define TASKS_MAX 10000
+/* an id: 32 hex digits, after the bus origin (16) when there is a bus */
+#define ID_RANDOM 32
+#define ID_MAX (16 + ID_RANDOM)
 /* what CreateTaskResult and tasks/get suggest between two polls */
 #define POLL_INTERVAL_MS 500
 
@@ -28,7 +33,8 @@ static const char *const status_name[] = {"working", "input_required", "complete
 struct task {
   server *srv;
   task *next;
-  char id[33];
+  char id[ID_MAX + 1];
+  size_t id_len;
   call *c; /* while its handler runs */
   task_status status;
   double created, updated; /* wall clock (seconds) */
@@ -186,7 +192,12 @@ static task *become(server *srv, call *c) {
     x = ++seq;
     memcpy(rnd + 8, &x, 8);
   }
-  for (int i = 0; i < 16; i++) snprintf(t->id + 2 * i, 3, "%02x", rnd[i]);
+  /* with a bus, the id says which instance runs it (tasks_remote.h) */
+  const char *origin = bus_origin(srv);
+  size_t at = origin ? strlen(origin) : 0;
+  memcpy(t->id, origin ? origin : "", at);
+  for (int i = 0; i < 16; i++) snprintf(t->id + at + 2 * i, 3, "%02x", rnd[i]);
+  t->id_len = at + ID_RANDOM;
   t->c = c;
   t->status = T_WORKING;
   t->created = t->updated = wall_now();
@@ -324,7 +335,20 @@ static task *lookup(server *srv, inmsg *im) {
   }
   sweep(srv);
   for (task *t = srv->tasks; t; t = t->next)
-    if (id.n == 34 && memcmp(id.p + 1, t->id, 32) == 0) return t;
+    if (id.n == t->id_len + 2 && memcmp(id.p + 1, t->id, t->id_len) == 0) return t;
+  /* another instance's (its origin first): ask it */
+  const char *origin = bus_origin(srv);
+  if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, ID_MAX - ID_RANDOM) != 0) {
+    bool hex = true;
+    for (size_t i = 1; i <= ID_MAX; i++) hex = hex && strchr("0123456789abcdef", id.p[i]) && id.p[i];
+    if (hex) {
+      char owner[ID_MAX - ID_RANDOM + 1];
+      memcpy(owner, id.p + 1, ID_MAX - ID_RANDOM);
+      owner[ID_MAX - ID_RANDOM] = '\0';
+      tasks_remote_forward(srv, im, owner, id);
+      return NULL;
+    }
+  }
   reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Unknown task: %.*s",
               (int)(id.n < 80 ? id.n : 80), id.p);
   return NULL;
@@ -426,6 +450,7 @@ void tasks_cancel(server *srv, inmsg *im) {
 /* }====================================================== */
 
 void tasks_shutdown(server *srv) {
+  tasks_remote_shutdown(srv); /* requests waiting for other instances */
   for (task *t = srv->tasks; t; t = t->next)
     if (t->c) {
       t->status = T_CANCELLED;

@@ -11,47 +11,29 @@ cd "$(dirname "$0")/../.."
 secs=${BENCH_CLUSTER_SECONDS:-5}
 bin=${BENCH_LUAMCP_BIN:-build/luamcp}
 app=tests/apps/scale
+# shellcheck source=tests/cluster.sh
+. tests/cluster.sh
 dir=$(mktemp -d /tmp/luamcp-cluster.XXXXXX)
-chmod 755 "$dir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
-trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
-
-rport=$(port)
-redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no >"$dir/redis.log" 2>&1 & pids+=($!)
-wait_port "$rport"
-url=redis://127.0.0.1:$rport/0
+cluster_init "$dir"
+trap 'cluster_stop; rm -rf "$dir"' EXIT
+cluster_redis
+url=$CLUSTER_REDIS_URL
 printf 'k%.0s' {1..40} >"$dir/key"
 start() { # name port [extra...]
   local name=$1 p=$2; shift 2
   SCALE_INSTANCE=$name "$bin" serve --http 127.0.0.1:"$p" --instance "$name" --no-watch --trust-proxy 127.0.0.2 \
     --state-key "$dir/key" --bus "$url" --max-sessions-per-peer 0 --init-rate 0 --log-level warning "$@" "$app" \
-    2>>"$dir/$name.log" & pids+=($!)
-  wait_port "$p"
+    2>>"$dir/$name.log" &
+  cluster_track $!
+  cluster_wait_port "$p"
 }
-pa=$(port); pb=$(port); pm=$(port)
+pa=$(cluster_port); pb=$(cluster_port); pm=$(cluster_port)
 start a "$pa" --store "$url"
 start b "$pb" --store "$url"
 start m "$pm" # mcp.store in memory
-nport=$(port)
-mkdir "$dir/nginx"
-conf() { # the upstream ports of luamcp: first, second (or the first again)
-  sed -e "s/127.0.0.1:8101/127.0.0.1:$1/; s/127.0.0.1:8102/127.0.0.1:$2/; s/127.0.0.1:8103/127.0.0.1:$2/" \
-      -e "s/listen 127.0.0.1:8080;/listen 127.0.0.1:$nport;/" deploy/nginx/luamcp.conf >"$dir/nginx/luamcp.conf"
-  cat >"$dir/nginx/nginx.conf" <<NGX
-worker_processes 1;
-pid $dir/nginx/nginx.pid;
-error_log $dir/nginx/error.log warn;
-events { worker_connections 1024; }
-http { access_log off; client_body_temp_path $dir/nginx/body; proxy_temp_path $dir/nginx/proxy;
-  include $dir/nginx/luamcp.conf; }
-NGX
-}
-conf "$pa" "$pa"
-nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" -g 'daemon off;' & ngx=$!; pids+=($ngx)
-wait_port "$nport"
+nport=$(cluster_port)
+cluster_nginx "$nport" "$pa"
+ngx=$CLUSTER_NGINX_PID
 
 envelope='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 echo_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\",\"arguments\":{},$envelope}}"
@@ -66,7 +48,7 @@ run() { # label port name body
 echo "c=16, 2 wrk threads, ${secs}s each, $(nproc) cores"
 run "whoami direct (1 instance)" "$pa" whoami "$echo_body"
 run "whoami via nginx (1 instance)" "$nport" whoami "$echo_body"
-conf "$pa" "$pb"; kill -HUP "$ngx"; sleep 0.5
+cluster_nginx_conf "$nport" "$pa" "$pb"; kill -HUP "$ngx"; sleep 0.5
 run "whoami via nginx (2 instances)" "$nport" whoami "$echo_body"
 run "store incr in memory (direct)" "$pm" count "$count_body"
 run "store incr in Redis (direct)" "$pa" count "$count_body"

@@ -15,6 +15,13 @@
 #                      one scenario of that set, at that revision's wire
 #   tests/conformance/run.sh --requirements REV --list
 #                      the set's server scenarios, each with its kind
+#   ... --instances N  (2 or 3; with any of the above) the suite talks to
+#                      Debian's nginx running deploy/nginx/luamcp.conf in
+#                      front of N instances of one app folder (--instance
+#                      a, b, c, one --state-key, --bus and --store on a
+#                      redis-server of their own): docs/SCALING.md's
+#                      deployment. Needs nginx and redis-server (exit 77
+#                      when either is missing).
 #
 # Environment: LUAMCP_BIN (default build/luamcp of this checkout; a relative
 # path is taken from the current directory), LUAMCP_CONFORMANCE_TIMEOUT
@@ -59,6 +66,7 @@ usage() {
 }
 
 SCENARIO=""
+INSTANCES=0
 LIST=0
 REQUIREMENTS=""
 while [ $# -gt 0 ]; do
@@ -70,6 +78,9 @@ while [ $# -gt 0 ]; do
                 REQUIREMENTS="$2"; shift 2 ;;
     --requirements=*) REQUIREMENTS="${1#--requirements=}"; shift ;;
     --list) LIST=1; shift ;;
+    --instances) [ $# -ge 2 ] || { echo "run.sh: --instances needs a number" >&2; exit 2; }
+                INSTANCES="$2"; shift 2 ;;
+    --instances=*) INSTANCES="${1#--instances=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -90,6 +101,11 @@ fi
 SUITE="$SUITE_DIR/dist/index.js"
 LABEL="conformance"
 [ -z "$REQUIREMENTS" ] || LABEL="conformance $REQUIREMENTS"
+case "$INSTANCES" in
+  0) ;;
+  2|3) LABEL="$LABEL (nginx, $INSTANCES instances)" ;;
+  *) echo "run.sh: --instances takes 2 or 3 (the instances of deploy/nginx/luamcp.conf), got '$INSTANCES'" >&2; exit 2 ;;
+esac
 
 # A setup problem: say what is missing, then the closing line.
 fail_setup() {
@@ -143,70 +159,111 @@ if [ -n "$SCENARIO" ]; then
 fi
 
 [ -x "$BIN" ] || fail_setup "no luamcp binary at $BIN (build with 'make', or set LUAMCP_BIN)"
+if [ "$INSTANCES" != 0 ]; then
+  for tool in nginx redis-server python3; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "$LABEL: skipped: $tool is not installed ('make test' installs it)"
+      exit 77
+    fi
+  done
+fi
 # }======
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/luamcp-conformance.XXXXXX")"
-SERVER_PID=""
+SERVER_PIDS=() # one per instance; "" once it was waited for
+SERVER_LOGS=()
 STATUS=1
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "${SERVER_PIDS[@]}"; do
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || continue
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if declare -F cluster_stop >/dev/null; then cluster_stop; fi
   # kept on failure (and with LUAMCP_CONFORMANCE_KEEP=1); said before the closing line
   if [ "$STATUS" = 0 ] && [ "${LUAMCP_CONFORMANCE_KEEP:-0}" != 1 ]; then rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
 
 log_tail() {
-  if [ -s "$TMP/server.log" ]; then tail -n "${1:-20}" "$TMP/server.log" | sed 's/^/  server| /'
-  else echo "  server| (no output)"; fi
+  local log
+  for log in "${SERVER_LOGS[@]}"; do
+    [ "${#SERVER_LOGS[@]}" = 1 ] || echo "  $(basename "$log"):"
+    if [ -s "$log" ]; then tail -n "${1:-20}" "$log" | sed 's/^/  server| /'
+    else echo "  server| (no output)"; fi
+  done
 }
 
-# {====== a free loopback port (the OS picks one; it is released just before the server binds it)
-PORT="$("$NODE" -e '
+free_port() {
+  "$NODE" -e '
 const s = require("net").createServer();
-s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')"
-URL="http://127.0.0.1:$PORT/mcp"
-# }======
+s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
 
 # {====== the app: a copy, because fixtures write into it (test_trigger_tool_change
 # saves a script so that hot reload changes the tool list) and runs in parallel
-# must not see each other's changes
+# must not see each other's changes. Instances share it, as they would a
+# deployed folder: every one of them reloads the change.
 APP="$TMP/app"
 cp -R "$APP_SRC" "$APP"
 rm -f "$APP"/scripts/zz_trigger_*.lua # left by a manual run in the checkout
 # }======
 
-# {====== start the server, wait (at most 10 s) until the port answers
+# {====== start the server(s), wait (at most 10 s) until each port answers
 # --shutdown-grace 3: the suite gives up on a 60 s call and leaves; the
 # server then ends it at SIGTERM after the grace (an error answer to nobody)
 # rather than waiting the default 10 s this script allows for the exit
 read -r -a SERVER_ARGS <<<"--shutdown-grace 3 ${LUAMCP_CONFORMANCE_SERVER_ARGS:-}"
-echo "$LABEL: $BIN serve --http 127.0.0.1:$PORT ${SERVER_ARGS[*]} $APP"
-"$BIN" serve --http "127.0.0.1:$PORT" "${SERVER_ARGS[@]}" "$APP" </dev/null >"$TMP/server.out" 2>"$TMP/server.log" &
-SERVER_PID=$!
-
-up=0
-for _ in $(seq 100); do
-  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-    rc=0; wait "$SERVER_PID" || rc=$?
-    SERVER_PID=""
-    echo "$LABEL: server did not start (it exited with code $rc):"
-    log_tail
-    fail_setup "no server to test at $URL"
-  fi
-  if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
-  sleep 0.1
-done
-if [ "$up" != 1 ]; then
-  echo "$LABEL: server did not start: nothing answers on 127.0.0.1:$PORT after 10 s:"
+start_server() { # port log [extra args...]
+  local port=$1 log=$2
+  shift 2
+  echo "$LABEL: $BIN serve --http 127.0.0.1:$port ${SERVER_ARGS[*]} $* $APP"
+  "$BIN" serve --http "127.0.0.1:$port" "${SERVER_ARGS[@]}" "$@" "$APP" </dev/null >>"$TMP/server.out" 2>"$log" &
+  local pid=$! i=${#SERVER_PIDS[@]}
+  SERVER_PIDS+=("$pid")
+  SERVER_LOGS+=("$log")
+  for _ in $(seq 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rc=0; wait "$pid" || rc=$?
+      SERVER_PIDS[i]=""
+      echo "$LABEL: server did not start (it exited with code $rc):"
+      log_tail
+      fail_setup "no server to test on port $port"
+    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "$LABEL: server did not start: nothing answers on 127.0.0.1:$port after 10 s:"
   log_tail
-  fail_setup "no server to test at $URL"
+  fail_setup "no server to test on port $port"
+}
+
+if [ "$INSTANCES" = 0 ]; then
+  PORT="$(free_port)"
+  URL="http://127.0.0.1:$PORT/mcp"
+  start_server "$PORT" "$TMP/server.log"
+else
+  # shellcheck source=tests/cluster.sh
+  . "$ROOT/tests/cluster.sh"
+  cluster_init "$TMP/cluster"
+  cluster_redis || fail_setup "redis-server did not start"
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TMP/state.key" # one key for the service
+  PORTS=()
+  names=(a b c)
+  for ((k = 0; k < INSTANCES; k++)); do
+    PORTS+=("$(free_port)")
+    # the deployment file's options: deploy/nginx/luamcp.conf's comment
+    start_server "${PORTS[k]}" "$TMP/server-${names[k]}.log" --instance "${names[k]}" \
+      --trust-proxy 127.0.0.2 --state-key "$TMP/state.key" --bus "$CLUSTER_REDIS_URL" \
+      --store "$CLUSTER_REDIS_URL" --max-sessions-per-peer 0
+  done
+  cluster_nginx "$(free_port)" "${PORTS[@]}" || fail_setup "nginx did not start"
+  URL="$CLUSTER_NGINX_URL"
 fi
 # }======
 
@@ -232,25 +289,30 @@ set -e
 if [ "$SUITE_RC" = 124 ]; then echo "$LABEL: the suite was stopped after ${SUITE_TIMEOUT} s"; fi
 # }======
 
-# {====== stop the server: it must still be running, and exit 0 on SIGTERM
+# {====== stop the server(s): each must still be running, and exit 0 on SIGTERM
 # (a crash, or a sanitizer report at exit, is a failure even if every check passed)
 SERVER_PROBLEM=""
-if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-  rc=0; wait "$SERVER_PID" || rc=$?
-  SERVER_PROBLEM="the server exited during the run (code $rc)"
-else
-  kill "$SERVER_PID" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-    SERVER_PROBLEM="the server did not exit within 10 s of SIGTERM"
+for ((k = 0; k < ${#SERVER_PIDS[@]}; k++)); do
+  pid=${SERVER_PIDS[k]}
+  who="the server"
+  [ "$INSTANCES" = 0 ] || who="instance $(basename "${SERVER_LOGS[k]}" .log | sed 's/^server-//')"
+  problem=""
+  if ! kill -0 "$pid" 2>/dev/null; then
+    rc=0; wait "$pid" || rc=$?
+    problem="$who exited during the run (code $rc)"
+  else
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -9 "$pid" 2>/dev/null || true
+      problem="$who did not exit within 10 s of SIGTERM"
+    fi
+    rc=0; wait "$pid" 2>/dev/null || rc=$?
+    if [ -z "$problem" ] && [ "$rc" != 0 ]; then problem="$who exited with code $rc on SIGTERM"; fi
   fi
-  rc=0; wait "$SERVER_PID" 2>/dev/null || rc=$?
-  if [ -z "$SERVER_PROBLEM" ] && [ "$rc" != 0 ]; then
-    SERVER_PROBLEM="the server exited with code $rc on SIGTERM"
-  fi
-fi
-SERVER_PID=""
+  SERVER_PIDS[k]=""
+  [ -z "$problem" ] || SERVER_PROBLEM="${SERVER_PROBLEM:+$SERVER_PROBLEM; }$problem"
+done
 # }======
 
 set +e
