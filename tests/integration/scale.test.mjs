@@ -388,6 +388,79 @@ test('X-Forwarded-* only from the proxy: Host/Origin checks hold behind nginx an
   assert.equal(await status(a, headers({ 'X-Forwarded-For': '127.0.0.1', 'X-Forwarded-Host': 'mcp.example.com' }), PROXY_ADDR), 403);
 });
 
+// {====== tasks: created on one instance, asked about on the others
+
+const TASK_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+};
+
+/** One 2026-07-28 request straight to srv; its JSON-RPC answer. */
+async function modernCall(srv, method, params, name) {
+  const ex = await exchange(srv, {
+    headers: mcpHeaders({ version: '2026-07-28', extra: { 'Mcp-Method': method, 'Mcp-Name': name } }),
+    body: rpc(method, { ...params, _meta: TASK_META }),
+  });
+  await ex.finished();
+  if (ex.messages.length) return ex.messages.at(-1);
+  return JSON.parse(ex.body);
+}
+
+const taskOf = async (srv, tool) => {
+  const r = await modernCall(srv, 'tools/call', { name: tool, arguments: {} }, tool);
+  assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
+  return r.result.taskId;
+};
+const taskGet = (srv, id) => modernCall(srv, 'tasks/get', { taskId: id }, id);
+
+test('tasks across instances: created on a, polled, answered and cancelled through b and c', opts, async () => {
+  const [a, b, c] = cluster.instances;
+  const id = await taskOf(a, 'ask_later');
+  assert.match(id, /^[0-9a-f]{48}$/, 'a bus origin, then the random part');
+  // b does not run it: it asks a, and answers with a's view
+  let got = await taskGet(b, id);
+  assert.equal(got.result?.status, 'input_required', JSON.stringify(got));
+  assert.equal(got.result.inputRequests[Object.keys(got.result.inputRequests)[0]].params.message, 'A word?');
+  // c gives the answer; the handler parked on a goes on with it
+  const ack = await modernCall(c, 'tasks/update', { taskId: id, inputResponses: { [Object.keys(got.result.inputRequests)[0]]: { action: 'accept', content: { word: 'otter' } } } }, id);
+  assert.equal(ack.result?.resultType, 'complete', JSON.stringify(ack));
+  await until(async () => (got = await taskGet(b, id)).result?.status === 'completed', 'the task to complete');
+  assert.equal(got.result.result.content[0].text, 'otter@a', 'run on a, with the answer given to c');
+  // cancelled through c: a's handler stops, every instance sees "cancelled"
+  const slow = await taskOf(b, 'sleep_task');
+  assert.equal((await modernCall(c, 'tasks/cancel', { taskId: slow }, slow)).result?.resultType, 'complete');
+  for (const srv of [a, b, c]) assert.equal((await taskGet(srv, slow)).result?.status, 'cancelled');
+  // an origin no instance has: unknown at once, as an unknown id of one's own is
+  const forged = `${'0'.repeat(16)}${id.slice(16)}`;
+  const unknown = await taskGet(b, forged);
+  assert.equal(unknown.error?.code, -32602, JSON.stringify(unknown));
+  assert.match(unknown.error.message, /Unknown task: .*no instance runs it/);
+  const local = await taskGet(b, id.slice(16));
+  assert.match(local.error?.message ?? '', /^Unknown task/, 'an id without an origin is looked up here only');
+});
+
+test('tasks across instances: an instance that stops takes its tasks with it; the others say so', opts, async () => {
+  const app = await tempApp({ 'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
+    'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8') });
+  const d = await new HttpServer(app, ['--instance', 'd', '--bus', cluster.bus, '--no-watch', '--shutdown-grace', '0.2'],
+    { env: { SCALE_INSTANCE: 'd' } }).start();
+  try {
+    await until(() => /bus: subscribed to luamcp:to:/.test(d.stderr), 'd to hear its own channel');
+    const id = await taskOf(d, 'sleep_task');
+    const [a] = cluster.instances;
+    assert.equal((await taskGet(a, id)).result?.status, 'working', 'asked of d while it runs');
+    await d.stop();
+    const gone = await taskGet(a, id);
+    assert.equal(gone.error?.code, -32602, JSON.stringify(gone));
+    assert.match(gone.error.message, /no instance runs it/);
+  } finally {
+    await d.stop().catch(() => {});
+    await removeTemp(app);
+  }
+});
+
+// }======
+
 const outageLines = (srv) => srv.stderr.split('\n').filter((l) => /bus: redis .* unreachable/.test(l)).length;
 const backLines = (srv, what) => srv.stderr.split('\n').filter((l) => l.includes(`${what ?? "bus"}: redis `) && / is back after /.test(l)).length;
 

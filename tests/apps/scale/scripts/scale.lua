@@ -65,3 +65,30 @@ mcp.tool {
 }
 
 mcp.resource { uri = "test://scale/doc", name = "doc", text = "the document" }
+
+-- tasks (2026-07-28 tasks extension): the task lives on the instance that
+-- created it; the test asks about it on the others
+mcp.tool {
+  name = "ask_later",
+  description = "A task: asks for a word, then answers with it and the instance that ran it.",
+  task = "optional",
+  handler = function(_, ctx)
+    ctx:as_task()
+    local a = ctx:elicit {
+      message = "A word?",
+      requestedSchema = { type = "object", properties = { word = { type = "string" } },
+                          required = mcp.as_array { "word" } },
+    }
+    return (a.content and a.content.word or "-") .. "@" .. here
+  end,
+}
+
+mcp.tool {
+  name = "sleep_task",
+  description = "A task that sleeps a minute (unless cancelled).",
+  task = "optional",
+  handler = function(_, ctx)
+    ctx:sleep(60)
+    return "slept@" .. here
+  end,
+}
