@@ -24,6 +24,10 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "server.h"
+#include "store.h"
+
+/* seconds --store gives Redis to accept the connection */
+#define STORE_CONNECT_WAIT 3.0
 
 typedef struct capture {
   outlet out; /* first: the outlet is the capture */
@@ -50,12 +54,25 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   s->standalone = &cap.out;
   server *srv = server_new(a, &o->server);
   engine *e = server_engine(srv);
+  if (o->store) { /* the service's shared data: up before the handler's first op */
+    store_use_redis(e, o->store);
+    if (!store_wait_connected(e, STORE_CONNECT_WAIT)) {
+      fprintf(stderr, "luamcp: --store %s: no connection to Redis (waited at most %g s)\n", o->store,
+              STORE_CONNECT_WAIT);
+      store_drop_redis();
+      server_free(srv);
+      session_unref(s);
+      buf_free(&cap.lines);
+      return false;
+    }
+  }
   char *msg = malloc(len + 1);
   memcpy(msg, req, len);
   msg[len] = '\0';
   server_submit(srv, s, &cap.out, msg, len, NULL);
   engine_finish(e);
   engine_run(e);
+  store_drop_redis();
   server_free(srv);
   for (const char *p = cap.lines.p, *end = p + cap.lines.len; p && p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -433,9 +433,30 @@ void store_use_redis(engine *e, const char *url) {
   rconn = redis_conn_new(engine_loop(e), &u, &rhealth, NULL, NULL);
 }
 
-void store_close(void) {
+static void timer_fired(uv_timer_t *t) { *(bool *)t->data = true; }
+
+bool store_wait_connected(engine *e, double seconds) {
+  if (!rconn) return true;
+  uv_loop_t *loop = engine_loop(e);
+  bool late = false;
+  uv_timer_t t;
+  uv_timer_init(loop, &t);
+  t.data = &late;
+  uv_timer_start(&t, timer_fired, (uint64_t)(seconds * 1000.0), 0);
+  int down = rhealth.down;
+  while (!redis_conn_ctx(rconn) && !late && rhealth.down == down) uv_run(loop, UV_RUN_ONCE);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(loop, UV_RUN_NOWAIT); /* the close */
+  return redis_conn_ctx(rconn) != NULL;
+}
+
+void store_drop_redis(void) {
   redis_conn_free(rconn);
   rconn = NULL;
+}
+
+void store_close(void) {
+  store_drop_redis();
   for (size_t i = 0; i < mem.nb; i++) /* every entry, those without a TTL too */
     for (entry *e = mem.b[i], *next; e; e = next) {
       next = e->next;

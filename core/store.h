@@ -24,6 +24,8 @@
 #ifndef LUAMCP_STORE_H
 #define LUAMCP_STORE_H
 
+#include <stdbool.h>
+
 typedef struct lua_State lua_State;
 typedef struct engine engine;
 
@@ -32,6 +34,13 @@ void store_push(lua_State *L);
 /* --store URL (checked by redis_url_parse): use Redis from now on. Before
    serving, with the engine's loop. */
 void store_use_redis(engine *e, const char *url);
+/* Run e's loop (nothing else runs it yet: the command line's one-shot
+   engine) until the Redis connection is up, it failed once, or `seconds`
+   passed. True when it is up (or there is no Redis). */
+bool store_wait_connected(engine *e, double seconds);
+/* The Redis connection only (the memory store stays): before the engine
+   it was made with is freed. */
+void store_drop_redis(void);
 /* After serving, before the engine is freed. */
 void store_close(void);
 

@@ -17,7 +17,7 @@
 // - Redis killed and started again: local delivery goes on, events cross
 //   again, nobody crashes, one log line per outage per instance.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -30,7 +30,7 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, tempApp, within } from './helpers.mjs';
+import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, tempApp, within } from './helpers.mjs';
 import { HttpServer, exchange, freePort, mcpHeaders, rpc } from './http-helpers.mjs';
 
 const REDIS = '/usr/bin/redis-server';
@@ -360,6 +360,29 @@ test('mcp.store: 100 parallel increments through nginx, across the instances, su
     const k = `ops-${Date.now()}`;
     assert.equal(textOf(await client.callTool({ name: 'store_ops', arguments: { key: k } })), 'true 42 42 5 true false false true false');
     assert.equal(textOf(await client.callTool({ name: 'store_expired', arguments: { key: k } })), 'nil', 'the TTL expired the key');
+  } finally {
+    await client.close();
+  }
+});
+
+test('luamcp call --store: the command line counts in the same store as the instances; no Redis, no call', opts, async () => {
+  const client = await v2Client();
+  const key = `cli-${Date.now()}`;
+  const cli = (url) => new Promise((resolve) => {
+    execFile(BIN, ['call', '--store', url, path.join(APPS, 'scale'), 'count', JSON.stringify({ key })],
+      { env: { ...process.env, SCALE_INSTANCE: 'cli' } }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+  try {
+    assert.match(textOf(await client.callTool({ name: 'count', arguments: { key } })), /^1@[abc]$/);
+    const r = await cli(cluster.bus);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).content[0].text, '2@cli');
+    assert.match(textOf(await client.callTool({ name: 'count', arguments: { key } })), /^3@[abc]$/);
+    const closed = await freePort();
+    const down = await cli(`redis://127.0.0.1:${closed}/0`);
+    assert.equal(down.code, 1);
+    assert.match(down.stderr, new RegExp(`--store redis://127.0.0.1:${closed}/0: no connection to Redis`));
+    assert.equal(down.stdout, '', 'no result without the store');
   } finally {
     await client.close();
   }
