@@ -8,7 +8,7 @@
 #                             nginx's workers run as nobody when we are root)
 #   cluster_port              a free loopback port (printed)
 #   cluster_wait_port PORT    until something accepts on PORT (10 s), else 1
-#   cluster_redis             start redis-server; sets CLUSTER_REDIS_URL
+#   cluster_redis             start redis-server; sets CLUSTER_REDIS_URL, CLUSTER_REDIS_PID
 #   cluster_nginx_conf PORT UPSTREAM...   write DIR/nginx/ for nginx on PORT in
 #                             front of the instance ports (1 to 3: upstreams
 #                             a, b, c of the deployment file); again to change them
@@ -47,6 +47,7 @@ cluster_redis() {
   p=$(cluster_port)
   redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
     </dev/null >"$CLUSTER_DIR/redis.log" 2>&1 &
+  CLUSTER_REDIS_PID=$!
   cluster_track $!
   cluster_wait_port "$p" || { cat "$CLUSTER_DIR/redis.log" >&2; return 1; }
   CLUSTER_REDIS_URL="redis://127.0.0.1:$p/0"

@@ -3,8 +3,11 @@
 # at c=16 straight to one instance, through nginx to 1 and to 2 instances
 # (deploy/nginx/luamcp.conf, ports replaced), then mcp.store incr per call in
 # memory and in Redis, then the event fan-out latency A -> Redis -> a
-# listener on B (bench/cluster/fanout.mjs). redis-server and nginx are
-# started here on free loopback ports and stopped at the end.
+# listener on B (bench/cluster/fanout.mjs). Each run also gives the CPU time
+# per request of the instances, nginx's workers and redis-server (from
+# /proc), and, on 2 or more cores, the direct and nginx runs again with the
+# instance pinned to a CPU of its own. redis-server and nginx are started
+# here on free loopback ports and stopped at the end.
 #   BENCH_CLUSTER_SECONDS  seconds of one wrk run [5]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,8 +28,10 @@ start() { # name port [extra...]
     --state-key "$dir/key" --bus "$url" --max-sessions-per-peer 0 --init-rate 0 --log-level warning "$@" "$app" \
     2>>"$dir/$name.log" &
   cluster_track $!
+  inst_pids+=($!)
   cluster_wait_port "$p"
 }
+inst_pids=()
 pa=$(cluster_port); pb=$(cluster_port); pm=$(cluster_port)
 start a "$pa" --store "$url"
 start b "$pb" --store "$url"
@@ -38,16 +43,69 @@ ngx=$CLUSTER_NGINX_PID
 envelope='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 echo_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\",\"arguments\":{},$envelope}}"
 count_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"count\",\"arguments\":{\"key\":\"bench\"},$envelope}}"
-run() { # label port name body
-  local out
-  out=$(MCP_MODERN=1 MCP_NAME=$3 MCP_CALL_BODY=$4 wrk -t2 -c16 -d"${secs}s" --latency -s bench/http/echo_call.lua "http://127.0.0.1:$2/mcp" 2>&1)
+# CPU time (clock ticks) of the processes given, every thread
+ticks() {
+  local t=0 p f
+  for p in "$@"; do
+    for f in /proc/"$p"/task/*/stat; do
+      [ -r "$f" ] || continue
+      read -r -a st < <(cut -d')' -f2 "$f" 2>/dev/null) || continue
+      t=$((t + st[11] + st[12]))
+    done
+  done
+  echo "$t"
+}
+# CPU time of this shell's waited-for children (wrk, in its $(...))
+children_ticks() {
+  read -r -a st < <(cut -d')' -f2 /proc/$$/stat)
+  echo $((st[13] + st[14]))
+}
+hz=$(getconf CLK_TCK)
+run() { # label port name body [wrk prefix...]
+  local label=$1 port=$2 name=$3 body=$4 out
+  shift 4
+  local workers
+  workers=$(pgrep -P "$ngx" | tr '\n' ' ')
+  # shellcheck disable=SC2086 # the worker pids, one word each
+  local l0 n0 r0 l1 n1 r1
+  l0=$(ticks "${inst_pids[@]}"); n0=$(ticks $workers); r0=$(ticks "$CLUSTER_REDIS_PID")
+  local w0 w1
+  w0=$(children_ticks)
+  out=$(MCP_MODERN=1 MCP_NAME=$name MCP_CALL_BODY=$body "$@" wrk -t2 -c16 -d"${secs}s" --latency -s bench/http/echo_call.lua "http://127.0.0.1:$port/mcp" 2>&1)
+  # shellcheck disable=SC2086
+  l1=$(ticks "${inst_pids[@]}"); n1=$(ticks $workers); r1=$(ticks "$CLUSTER_REDIS_PID")
+  w1=$(children_ticks)
   local j=${out##*WRK_JSON }
+  # per request: the CPU time of the instances, of nginx's workers and of redis-server
   node -e 'const j=JSON.parse(process.argv[1]); const bad=j.non2xx+j.err_connect+j.err_read+j.err_write+j.err_timeout;
-    console.log(`${process.argv[2].padEnd(34)} ${j.rps.toFixed(0).padStart(7)} req/s  p50 ${(j.p50_us/1000).toFixed(2)} ms  p99 ${(j.p99_us/1000).toFixed(2)} ms${bad ? `  ERRORS ${bad}` : ""}`)' "${j%%$'\n'*}" "$1"
+    const n=j.rps*Number(process.argv[3]), hz=Number(process.argv[7]);
+    const us=(t)=>(Number(t)/hz*1e6/n).toFixed(0).padStart(3);
+    console.log(`${process.argv[2].padEnd(40)} ${j.rps.toFixed(0).padStart(7)} req/s  p50 ${(j.p50_us/1000).toFixed(2)} ms  p99 ${(j.p99_us/1000).toFixed(2)} ms` +
+      `  CPU/request: luamcp ${us(process.argv[4])} µs, nginx ${us(process.argv[5])} µs, redis ${us(process.argv[6])} µs, wrk ${us(process.argv[8])} µs${bad ? `  ERRORS ${bad}` : ""}`)' \
+    "${j%%$'\n'*}" "$label" "$secs" $((l1 - l0)) $((n1 - n0)) $((r1 - r0)) "$hz" $((w1 - w0))
+}
+# pin: instance a's threads to CPU 0, nginx's workers to CPU 1 (wrk gets
+# CPU 1 too, from its prefix); unpin: every CPU again
+pin() {
+  taskset -a -p -c 0 "${inst_pids[0]}" >/dev/null
+  for w in $(pgrep -P "$ngx"); do taskset -a -p -c 1 "$w" >/dev/null; done
+}
+unpin() {
+  taskset -a -p -c "0-$(($(nproc) - 1))" "${inst_pids[0]}" >/dev/null
+  for w in $(pgrep -P "$ngx"); do taskset -a -p -c "0-$(($(nproc) - 1))" "$w" >/dev/null; done
 }
 echo "c=16, 2 wrk threads, ${secs}s each, $(nproc) cores"
 run "whoami direct (1 instance)" "$pa" whoami "$echo_body"
 run "whoami via nginx (1 instance)" "$nport" whoami "$echo_body"
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  # the same two with the instance on a CPU of its own and the rest on
+  # another: what the proxy costs the instance when nginx is not
+  # competing with it for its core
+  pin
+  run "  direct, instance on CPU 0, wrk on 1" "$pa" whoami "$echo_body" taskset -c 1
+  run "  via nginx, instance on 0, nginx+wrk on 1" "$nport" whoami "$echo_body" taskset -c 1
+  unpin
+fi
 cluster_nginx_conf "$nport" "$pa" "$pb"; kill -HUP "$ngx"; sleep 0.5
 run "whoami via nginx (2 instances)" "$nport" whoami "$echo_body"
 run "store incr in memory (direct)" "$pm" count "$count_body"
