@@ -96,6 +96,7 @@ bench: deps-bench npm build
 	@bench/http/run.sh
 	@if [ -x bench/scale/run.sh ]; then bench/scale/run.sh; fi
 	@bench/io/run.sh
+	@bench/cluster/run.sh
 	@bench/soak/run.sh
 	@node bench/report.mjs
 

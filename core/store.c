@@ -375,6 +375,11 @@ static int store_incr(lua_State *L) {
     char bys[32], ms[32];
     snprintf(bys, sizeof bys, "%lld", (long long)by);
     snprintf(ms, sizeof ms, "%.0f", ceil(ttl * 1000.0));
+    if (ttl <= 0) { /* no TTL to set: INCRBY alone (a script costs Redis a SHA-1 a call) */
+      const char *argv[] = {"INCRBY", k, bys};
+      size_t lens[] = {6, kn, strlen(bys)};
+      return redis_op(L, OP_INCR, 3, argv, lens);
+    }
     const char *argv[] = {"EVAL", incr_script, "1", k, bys, ms};
     size_t lens[] = {4, sizeof incr_script - 1, 1, kn, strlen(bys), strlen(ms)};
     return redis_op(L, OP_INCR, 6, argv, lens);

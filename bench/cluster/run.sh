@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Many instances behind nginx (docs/SCALING.md): 2026-07-28 tools/call whoami
 # at c=16 straight to one instance, through nginx to 1 and to 2 instances
-# (deploy/nginx/luamcp.conf, ports replaced), then mcp.store incr per call in
-# memory and in Redis, then the event fan-out latency A -> Redis -> a
+# (deploy/nginx/luamcp.conf, ports replaced), then mcp.store incr and get per
+# call in memory and in Redis, then the event fan-out latency A -> Redis -> a
 # listener on B (bench/cluster/fanout.mjs). Each run also gives the CPU time
 # per request of the instances, nginx's workers and redis-server (from
 # /proc), and, on 2 or more cores, the direct and nginx runs again with the
@@ -42,6 +42,7 @@ ngx=$CLUSTER_NGINX_PID
 
 envelope='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 echo_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\",\"arguments\":{},$envelope}}"
+get_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"store_get\",\"arguments\":{\"key\":\"bench\"},$envelope}}"
 count_body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"count\",\"arguments\":{\"key\":\"bench\"},$envelope}}"
 # CPU time (clock ticks) of the processes given, every thread
 ticks() {
@@ -110,7 +111,10 @@ cluster_nginx_conf "$nport" "$pa" "$pb"; kill -HUP "$ngx"; sleep 0.5
 run "whoami via nginx (2 instances)" "$nport" whoami "$echo_body"
 run "store incr in memory (direct)" "$pm" count "$count_body"
 run "store incr in Redis (direct)" "$pa" count "$count_body"
-for p in "$pa" "$pb" "$pm"; do
-  printf '%-34s %s KiB RSS\n' "instance on $p after the runs" "$(ps -o rss= -p "$(ss -ltnp | grep ":$p " | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)")"
+run "store get in memory (direct)" "$pm" store_get "$get_body"
+run "store get in Redis (direct)" "$pa" store_get "$get_body"
+names=(a b m)
+for k in 0 1 2; do
+  printf '%-34s %s KiB RSS\n' "instance ${names[k]} after the runs" "$(ps -o rss= -p "${inst_pids[k]}")"
 done
 node bench/cluster/fanout.mjs "127.0.0.1:$pa" "127.0.0.1:$pb"
