@@ -462,6 +462,43 @@ test('tasks across instances: created on a, polled, answered and cancelled throu
   assert.match(local.error?.message ?? '', /^Unknown task/, 'an id without an origin is looked up here only');
 });
 
+/** PUBLISH payload on channel, straight to our redis-server (RESP by hand): its receiver count. */
+function publish(channel, payload) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(cluster.redis.port, '127.0.0.1');
+    const bulk = (x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`;
+    sock.on('error', reject);
+    sock.once('data', (d) => { sock.end(); resolve(Number(String(d).slice(1).trim())); });
+    sock.write(`*3\r\n${bulk('PUBLISH')}${bulk(channel)}${bulk(payload)}`);
+  });
+}
+
+test('tasks across instances: what arrives on an instance\'s own channel that is not a well-formed request for one of its tasks is dropped', opts, async () => {
+  const [a, b] = cluster.instances;
+  const id = await taskOf(a, 'sleep_task');
+  const origin = id.slice(0, 16);
+  const channel = `luamcp:to:3:${origin}`;
+  const other = `${'1'.repeat(16)}`;
+  const foreign = JSON.stringify(rpc('tasks/get', { taskId: `${other}${id.slice(16)}`, _meta: TASK_META }));
+  const key = `junk-${Date.now()}`;
+  const call = JSON.stringify(rpc('tools/call', { name: 'count', arguments: { key }, _meta: TASK_META }));
+  for (const junk of ['', 'x', `${other} Q`, `${other} Q 1`, `${other} Q x {}`, `${other} Q 1 {not json`,
+    `${other} Q 2 ${foreign}`, `${other} Q 3 ${call}`, `${other} R 99 {"jsonrpc":"2.0","id":1,"result":{}}`,
+    `${other} Z 1 {}`, `${other} Q 99999999999999999999999 ${foreign}`]) {
+    assert.equal(await publish(channel, junk), 1, 'a hears its channel');
+  }
+  // a still serves, its task is as it was, and it ran nothing it was sent
+  assert.equal((await taskGet(b, id)).result?.status, 'working');
+  const client = await v2Client();
+  try {
+    assert.equal(textOf(await client.callTool({ name: 'store_get', arguments: { key } })), 'nil', 'the tools/call sent on the bus did not run');
+  } finally {
+    await client.close();
+  }
+  assert.equal(a.child.exitCode, null);
+  assert.equal((await modernCall(b, 'tasks/cancel', { taskId: id }, id)).result?.resultType, 'complete');
+});
+
 test('tasks across instances: an instance that stops takes its tasks with it; the others say so', opts, async () => {
   const app = await tempApp({ 'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
     'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8') });
