@@ -117,4 +117,45 @@ names=(a b m)
 for k in 0 1 2; do
   printf '%-34s %s KiB RSS\n' "instance ${names[k]} after the runs" "$(ps -o rss= -p "${inst_pids[k]}")"
 done
+# what an open stream costs: N subscriptions/listen held on instance b,
+# straight and through nginx (nginx's upstream is a and b now: the second
+# lot is spread over both)
+rss() { local t=0 p; for p in "$@"; do t=$((t + $(ps -o rss= -p "$p"))); done; echo "$t"; }
+streams=${BENCH_CLUSTER_STREAMS:-200}
+hold() { # label target pids...
+  local label=$1 target=$2
+  shift 2
+  local before fifo after
+  before=$(rss "$@")
+  fifo="$dir/hold.$RANDOM"
+  mkfifo "$fifo"
+  node bench/cluster/streams.mjs "$target" "$streams" <"$fifo" >"$fifo.out" 2>&1 &
+  local holder=$!
+  exec 7>"$fifo" # the holder's stdin, open until we close it
+  for _ in $(seq 200); do grep -q '^open' "$fifo.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 0.5
+  after=$(rss "$@")
+  if grep -q '^open' "$fifo.out"; then
+    awk -v l="$label" -v n="$streams" -v d=$((after - before)) \
+      'BEGIN { printf "%-40s %5d streams  RSS +%d KiB (%.1f KiB a stream)\n", l, n, d, d / n }' </dev/null
+  else
+    echo "$label: the streams did not open: $(head -c 300 "$fifo.out")"
+  fi
+  exec 7>&-
+  wait "$holder" 2>/dev/null || true
+  rm -f "$fifo" "$fifo.out"
+}
+hold "streams on instance b (direct), b's RSS" "127.0.0.1:$pb" "${inst_pids[1]}"
+# shellcheck disable=SC2046 # the worker pids
+hold "streams via nginx, nginx workers' RSS" "127.0.0.1:$nport" $(pgrep -P "$ngx")
+# what a store key costs Redis: 10,000 keys as mcp.store.set writes them
+# (a 16-byte key, a 10-byte value, with a TTL), from INFO's used_memory
+if command -v redis-cli >/dev/null; then
+  rport=${CLUSTER_REDIS_URL##*:}; rport=${rport%%/*}
+  used() { redis-cli -p "$rport" info memory | tr -d '\r' | sed -n 's/^used_memory://p'; }
+  m0=$(used)
+  redis-cli -p "$rport" eval "for i=1,10000 do redis.call('SET', string.format('bench:key:%06d', i), '1234567890', 'PX', 600000) end return 1" 0 >/dev/null
+  m1=$(used)
+  awk -v d=$((m1 - m0)) 'BEGIN { printf "%-40s %5d keys     +%d bytes (%.0f bytes a key)\n", "Redis memory for mcp.store keys", 10000, d, d / 10000 }' </dev/null
+fi
 node bench/cluster/fanout.mjs "127.0.0.1:$pa" "127.0.0.1:$pb"
