@@ -106,10 +106,10 @@ bus *bus_new(server *srv, const char *url) {
   for (size_t i = 0; i < sizeof raw; i++) snprintf(b->origin + 2 * i, 3, "%02x", raw[i]);
   b->db = u.db;
   snprintf(b->direct, sizeof b->direct, "luamcp:to:%d:%s", u.db, b->origin);
-  uv_loop_t *loop = engine_loop(server_engine(srv));
+  engine *e = server_engine(srv);
   b->health = (redis_health){.what = "bus", .note = "; this instance's own clients are still told"};
-  b->sub = redis_conn_new(loop, &u, &b->health, sub_up, b);
-  b->pub = redis_conn_new(loop, &u, &b->health, pub_up, b);
+  b->sub = redis_conn_new(e, &u, &b->health, sub_up, b);
+  b->pub = redis_conn_new(e, &u, &b->health, pub_up, b);
   srv->bus = b;
   log_msg(LOG_INFO, "bus: events shared over redis %s, channel %s", redis_conn_name(b->pub),
           b->channel);

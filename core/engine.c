@@ -37,6 +37,8 @@
    microseconds of our reply; checking for it briefly before sleeping saves
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
+/* the longest the loop's thread sleeps without a reason to wake */
+#define LOOP_SLEEP_MAX_MS 1000
 /* How long the to-be-closed variables of a call that ends early get, all
    together (engine.h: "__close"). */
 #define CLOSE_GRACE 0.1
@@ -79,6 +81,11 @@ struct engine {
   engine_hooks h;
 
   pthread_mutex_t run; /* held by whoever runs the engine's work (see engine.h) */
+  struct {
+    void (*fn)(void *arg);
+    void *arg;
+  } settle[ENGINE_SETTLE]; /* engine_on_settle */
+  int nsettle;
 
   pthread_mutex_t lock; /* guards the queue, finishing and cancels */
   pthread_cond_t space;
@@ -386,6 +393,25 @@ static bool loop_changed(engine *e) {
    when they come due sooner than it planned). When another thread holds
    e->run, it sees the message: every holder looks at the queue again after
    letting go (the queue's lock orders our enqueue before its look). */
+void engine_on_settle(engine *e, void (*fn)(void *arg), void *arg) {
+  if (e->nsettle == ENGINE_SETTLE) abort(); /* a fixed few users: bus and store */
+  e->settle[e->nsettle].fn = fn;
+  e->settle[e->nsettle++].arg = arg;
+}
+
+void engine_off_settle(engine *e, void (*fn)(void *arg), void *arg) {
+  for (int i = 0; i < e->nsettle; i++)
+    if (e->settle[i].fn == fn && e->settle[i].arg == arg) {
+      e->settle[i] = e->settle[--e->nsettle];
+      return;
+    }
+}
+
+/* e->run held, no call running. */
+static void settle(engine *e) {
+  for (int i = 0; i < e->nsettle; i++) e->settle[i].fn(e->settle[i].arg);
+}
+
 static void help(engine *e, const void *mine) {
   if (!stack_roomy()) { /* a small stack: handlers run elsewhere */
     wake(e);
@@ -393,6 +419,7 @@ static void help(engine *e, const void *mine) {
   }
   if (!run_trylock(e)) return;
   dispatch_batch(e, take(e, mine, NULL));
+  settle(e); /* a Redis command a call queued goes out from here */
   e->h.flush(e->h.ud);
   /* a timer or handle started here: the engine thread's wait must learn of it */
   bool sooner = e->ndeferred || loop_changed(e);
@@ -1286,6 +1313,7 @@ static bool work_round(engine *e) {
   dispatch_batch(e, take(e, NULL, &finishing));
   apply_cancels(e); /* after the dispatch: a cancel may name a call it just started */
   reap(e);
+  settle(e);
   e->h.flush(e->h.ud);
   return finishing;
 }
@@ -1326,6 +1354,8 @@ void engine_run(engine *e) {
     }
     if (finishing) /* stop taking input; finish what runs */
       while (e->ninputs) engine_remove_input(e, e->inputs[0]->fd);
+    settle(e); /* what the hooks above queued, before the wait */
+    e->h.flush(e->h.ud);
     int timeout = uv_backend_timeout(&e->loop);
     if (finishing) {
       int ms = (int)ceil((e->finish_deadline - engine_now()) * 1000.0);
@@ -1335,7 +1365,11 @@ void engine_run(engine *e) {
     /* read by a call resumed above, not yet dispatched; or handles started
        since the loop polled (registered by its next pass) */
     if (e->ndeferred || unregistered_handles(e)) timeout = 0;
-    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
+    /* never asleep for good: a timer a worker starts further out than the
+       planned wake-up (a parked call's deadline, its Redis command already
+       written at the settle point) then needs no wake-up (loop_changed) */
+    if (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS) timeout = LOOP_SLEEP_MAX_MS;
+    e->sleep_until = uv_now(&e->loop) + (uint64_t)timeout;
     wait_for_loop(e, timeout);
   }
   if (e->watching) { /* it takes only watch_mu: joined with e->run held */

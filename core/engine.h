@@ -159,6 +159,15 @@ bool engine_busy(engine *e);
 #define ENGINE_AFTER_RUN 64
 void engine_after_run(void (*fn)(void *arg), void *arg);
 
+/* Run fn(arg) wherever the run-lock holder has no call running and is
+   about to let go or to sleep: after a worker's batch, at the end of each
+   round of the loop's thread and before it waits. For output a call queued
+   on a socket of the loop (a Redis command): written there and then, it
+   needs no wake-up of the loop's thread first. At most ENGINE_SETTLE. */
+#define ENGINE_SETTLE 8
+void engine_on_settle(engine *e, void (*fn)(void *arg), void *arg);
+void engine_off_settle(engine *e, void (*fn)(void *arg), void *arg);
+
 /* c sent its client a notification: if a worker runs it inline, let the
    loop's thread take it over soon, so the worker relays (see engine.c). */
 void engine_call_hand_over(call *c);

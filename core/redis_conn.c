@@ -20,12 +20,22 @@
    stopped), which 0.14's adapter ignores, so a reconnection attempt to a
    Redis that is not up yet hung for good. Here an error is handed to
    hiredis as the event it waits for, which then sees the socket's error
-   and reports the failure (connect callback or disconnect). */
+   and reports the failure (connect callback or disconnect).
+
+   Commands are written by the run-lock holder that queued them, at its
+   next settle point (engine_on_settle: a worker that ran the call inline,
+   or the loop's thread before it waits), not on the loop's next pass: a
+   command given by a call a worker runs then needs no wake-up of the
+   loop's thread, and the interest in writability (each change of which
+   is two epoll_ctl calls) is registered only when a write stays partial
+   or the connection is still being made. */
 
 typedef struct uv_events {
   redisAsyncContext *ac; /* NULL once hiredis let go of it */
   uv_poll_t poll;
-  int events;
+  int events;      /* what the poll watches */
+  bool want_write; /* hiredis has output */
+  bool settling;   /* settle() writes: a partial write registers writability */
 } uv_events;
 
 static void on_poll(uv_poll_t *h, int status, int events) {
@@ -37,6 +47,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 }
 
 static void set_events(uv_events *p, int events) {
+  if (events == p->events) return;
   p->events = events;
   if (events) uv_poll_start(&p->poll, events, on_poll);
   else uv_poll_stop(&p->poll);
@@ -44,8 +55,19 @@ static void set_events(uv_events *p, int events) {
 
 static void add_read(void *d) { set_events(d, ((uv_events *)d)->events | UV_READABLE); }
 static void del_read(void *d) { set_events(d, ((uv_events *)d)->events & ~UV_READABLE); }
-static void add_write(void *d) { set_events(d, ((uv_events *)d)->events | UV_WRITABLE); }
-static void del_write(void *d) { set_events(d, ((uv_events *)d)->events & ~UV_WRITABLE); }
+static void add_write(void *d) {
+  uv_events *p = d;
+  p->want_write = true;
+  /* connecting (hiredis learns of the connection by writability), or a
+     write left partial: the loop watches; else settle() writes */
+  if (p->settling || !p->ac || !(p->ac->c.flags & REDIS_CONNECTED))
+    set_events(p, p->events | UV_WRITABLE);
+}
+static void del_write(void *d) {
+  uv_events *p = d;
+  p->want_write = false;
+  set_events(p, p->events & ~UV_WRITABLE);
+}
 
 static void on_poll_closed(uv_handle_t *h) { free(h->data); }
 
@@ -75,6 +97,7 @@ static bool attach(redisAsyncContext *ac, uv_loop_t *loop) {
 /* }====== */
 
 struct redis_conn {
+  engine *e;
   uv_loop_t *loop;
   redis_url url;
   char name[300];
@@ -201,9 +224,21 @@ static void start(redis_conn *rc) {
   redisAsyncSetDisconnectCallback(ac, on_disconnect);
 }
 
-redis_conn *redis_conn_new(uv_loop_t *loop, const redis_url *u, redis_health *h,
+/* The engine's settle point: what hiredis queued goes out now. */
+static void settle(void *arg) {
+  redis_conn *rc = arg;
+  uv_events *p = rc->ac ? rc->ac->ev.data : NULL;
+  if (!p || !p->want_write || (p->events & UV_WRITABLE)) return; /* nothing, or the loop has it */
+  p->settling = true;
+  redisAsyncHandleWrite(rc->ac); /* a failure calls back now: NULL replies, the disconnect */
+  p->settling = false;           /* (p lives until its handle is closed by the loop) */
+}
+
+redis_conn *redis_conn_new(engine *e, const redis_url *u, redis_health *h,
                            void (*up)(redis_conn *rc, void *ud), void *ud) {
   redis_conn *rc = calloc(1, sizeof *rc);
+  rc->e = e;
+  uv_loop_t *loop = engine_loop(e);
   rc->loop = loop;
   rc->url = *u;
   rc->h = h;
@@ -213,6 +248,7 @@ redis_conn *redis_conn_new(uv_loop_t *loop, const redis_url *u, redis_health *h,
   snprintf(rc->name, sizeof rc->name, "%s:%d/%d", u->host, u->port, u->db);
   uv_timer_init(loop, &rc->retry);
   rc->retry.data = rc;
+  engine_on_settle(e, settle, rc);
   start(rc);
   return rc;
 }
@@ -225,6 +261,7 @@ static void on_closed(uv_handle_t *h) { free(h->data); }
 
 void redis_conn_free(redis_conn *rc) {
   if (!rc) return;
+  engine_off_settle(rc->e, settle, rc);
   rc->closing = true;
   if (rc->ac) redisAsyncFree(rc->ac); /* pending callbacks run now, with NULL replies */
   rc->ac = NULL;

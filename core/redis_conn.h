@@ -33,6 +33,7 @@ typedef struct redis_url {
 bool redis_url_parse(const char *url, redis_url *out, char *why, size_t cap);
 
 typedef struct redis_conn redis_conn;
+typedef struct engine engine;
 
 /* What the outage messages count over: the connections of one user (the
    bus has two) share one, so an outage is one line however many drop. */
@@ -43,10 +44,10 @@ typedef struct redis_health {
   double since;
 } redis_health;
 
-/* up: called on the loop each time the connection is (again) usable, after
+/* On e's loop. up: called on the loop each time the connection is (again) usable, after
    its SELECT was queued (a subscriber subscribes here). May be NULL. h
    outlives the connection. */
-redis_conn *redis_conn_new(uv_loop_t *loop, const redis_url *u, redis_health *h,
+redis_conn *redis_conn_new(engine *e, const redis_url *u, redis_health *h,
                            void (*up)(redis_conn *rc, void *ud), void *ud);
 /* The live context, or NULL while the connection is down. */
 redisAsyncContext *redis_conn_ctx(redis_conn *rc);

@@ -435,7 +435,7 @@ void store_use_redis(engine *e, const char *url) {
   redis_url u;
   char why[128];
   if (!redis_url_parse(url, &u, why, sizeof why)) return; /* checked by main.c */
-  rconn = redis_conn_new(engine_loop(e), &u, &rhealth, NULL, NULL);
+  rconn = redis_conn_new(e, &u, &rhealth, NULL, NULL);
 }
 
 static void timer_fired(uv_timer_t *t) { *(bool *)t->data = true; }
