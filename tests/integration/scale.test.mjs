@@ -30,7 +30,7 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, tempApp, within } from './helpers.mjs';
+import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
 import { HttpServer, exchange, freePort, mcpHeaders, rpc } from './http-helpers.mjs';
 
 const REDIS = '/usr/bin/redis-server';
@@ -497,6 +497,50 @@ test('tasks across instances: what arrives on an instance\'s own channel that is
   }
   assert.equal(a.child.exitCode, null);
   assert.equal((await modernCall(b, 'tasks/cancel', { taskId: id }, id)).result?.resultType, 'complete');
+});
+
+/** A Redis subscriber on channel that never answers (a silent instance): {close}. */
+async function silentSubscriber(channel) {
+  const sock = net.connect(cluster.redis.port, '127.0.0.1');
+  const bulk = (x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`;
+  await new Promise((resolve, reject) => {
+    sock.on('error', reject);
+    sock.once('data', resolve); // the subscribe confirmation
+    sock.write(`*2\r\n${bulk('SUBSCRIBE')}${bulk(channel)}`);
+  });
+  return { close: () => sock.destroy() };
+}
+
+test('tasks across instances: an owner that is there but silent gives -32603 at the deadline, or at shutdown', opts, async () => {
+  const silent = 'abcdefabcdefabcd';
+  const sub = await silentSubscriber(`luamcp:to:3:${silent}`);
+  const app = await tempApp({ 'app.lua': await readFile(path.join(APPS, 'scale', 'app.lua'), 'utf8'),
+    'scripts/scale.lua': await readFile(path.join(APPS, 'scale', 'scripts', 'scale.lua'), 'utf8') });
+  const e = await new HttpServer(app, ['--instance', 'e', '--bus', cluster.bus, '--no-watch'], { env: { SCALE_INSTANCE: 'e' } }).start();
+  try {
+    await until(() => /bus: subscribed to luamcp:to:/.test(e.stderr), 'e to hear its own channel');
+    const id = `${silent}${'0'.repeat(32)}`;
+    const late = await taskGet(e, id);
+    assert.equal(late.error?.code, -32603, JSON.stringify(late));
+    assert.match(late.error.message, /\(abcdefabcdefabcd\) did not answer within 5 s/);
+    // asked again, and the server stops before an answer: the request is answered, the exit clean
+    const ex = exchange(e, {
+      headers: mcpHeaders({ version: '2026-07-28', extra: { 'Mcp-Method': 'tasks/get', 'Mcp-Name': id } }),
+      body: rpc('tasks/get', { taskId: id, _meta: TASK_META }),
+    });
+    await delay(ms(500)); // it reaches e and waits for the silent owner
+    const stopped = e.stop();
+    const res = await ex;
+    await res.finished();
+    const answer = res.messages.length ? res.messages.at(-1) : JSON.parse(res.body);
+    assert.equal(answer.error?.code, -32603, JSON.stringify(answer));
+    assert.match(answer.error.message, /was not heard from before this server shut down/);
+    assert.deepEqual(await stopped, { code: 0, signal: null });
+  } finally {
+    sub.close();
+    await e.stop().catch(() => {});
+    await removeTemp(app);
+  }
 });
 
 test('tasks across instances: an instance that stops takes its tasks with it; the others say so', opts, async () => {
