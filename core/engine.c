@@ -37,7 +37,7 @@
    microseconds of our reply; checking for it briefly before sleeping saves
    the wake-up (measured: most of a request's latency at one in flight). */
 #define SPIN_SECONDS 50e-6
-/* the longest the loop's thread sleeps without a reason to wake */
+/* the longest the loop's thread sleeps without a reason to wake, with Redis */
 #define LOOP_SLEEP_MAX_MS 1000
 /* How long the to-be-closed variables of a call that ends early get, all
    together (engine.h: "__close"). */
@@ -1365,11 +1365,12 @@ void engine_run(engine *e) {
     /* read by a call resumed above, not yet dispatched; or handles started
        since the loop polled (registered by its next pass) */
     if (e->ndeferred || unregistered_handles(e)) timeout = 0;
-    /* never asleep for good: a timer a worker starts further out than the
-       planned wake-up (a parked call's deadline, its Redis command already
-       written at the settle point) then needs no wake-up (loop_changed) */
-    if (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS) timeout = LOOP_SLEEP_MAX_MS;
-    e->sleep_until = uv_now(&e->loop) + (uint64_t)timeout;
+    /* with a settle user (Redis), never asleep for good: a timer a worker
+       starts further out than the planned wake-up (a parked call's
+       deadline, its command already written at the settle point) then
+       needs no wake-up (loop_changed); without one, an idle server sleeps */
+    if (e->nsettle && (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS)) timeout = LOOP_SLEEP_MAX_MS;
+    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
     wait_for_loop(e, timeout);
   }
   if (e->watching) { /* it takes only watch_mu: joined with e->run held */
