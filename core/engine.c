@@ -385,14 +385,6 @@ static bool loop_changed(engine *e) {
   return e->sleep_until == 0 || due < e->sleep_until;
 }
 
-/* The caller's message (mine) is queued: answer it on this thread when the
-   engine is idle, which saves the two thread hand-offs (to the engine
-   thread and back) that were half of an HTTP request's cost. Only the
-   messages up to mine: the caller's own answer must not wait for others'
-   work (resumed calls, timers, reloads stay with the engine thread, woken
-   when they come due sooner than it planned). When another thread holds
-   e->run, it sees the message: every holder looks at the queue again after
-   letting go (the queue's lock orders our enqueue before its look). */
 void engine_on_settle(engine *e, void (*fn)(void *arg), void *arg) {
   if (e->nsettle == ENGINE_SETTLE) abort(); /* a fixed few users: bus and store */
   e->settle[e->nsettle].fn = fn;
@@ -412,6 +404,14 @@ static void settle(engine *e) {
   for (int i = 0; i < e->nsettle; i++) e->settle[i].fn(e->settle[i].arg);
 }
 
+/* The caller's message (mine) is queued: answer it on this thread when the
+   engine is idle, which saves the two thread hand-offs (to the engine
+   thread and back) that were half of an HTTP request's cost. Only the
+   messages up to mine: the caller's own answer must not wait for others'
+   work (resumed calls, timers, reloads stay with the engine thread, woken
+   when they come due sooner than it planned). When another thread holds
+   e->run, it sees the message: every holder looks at the queue again after
+   letting go (the queue's lock orders our enqueue before its look). */
 static void help(engine *e, const void *mine) {
   if (!stack_roomy()) { /* a small stack: handlers run elsewhere */
     wake(e);
