@@ -13,7 +13,6 @@
 #include "server_internal.h"
 #include "tasks_remote.h"
 
-#define ORIGIN_LEN 16
 /* longer URIs are not published (templates refuse past 8 KiB too) */
 #define URI_MAX 8192
 
@@ -24,7 +23,7 @@ struct bus {
   char channel[64];
   char direct[64]; /* our own channel: luamcp:to:N:<origin> */
   int db;
-  char origin[ORIGIN_LEN + 1];
+  char origin[BUS_ORIGIN_LEN + 1];
   size_t dropped; /* events not published while the publisher was down */
 };
 
@@ -51,24 +50,24 @@ static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
     return;
   const char *p = reply->element[2]->str;
   size_t n = reply->element[2]->len;
-  if (n < ORIGIN_LEN + 3 || p[ORIGIN_LEN] != ' ' || p[ORIGIN_LEN + 2] != ' ') goto ignored;
-  const char *body = p + ORIGIN_LEN + 3;
-  size_t len = n - ORIGIN_LEN - 3;
+  if (n < BUS_ORIGIN_LEN + 3 || p[BUS_ORIGIN_LEN] != ' ' || p[BUS_ORIGIN_LEN + 2] != ' ') goto ignored;
+  const char *body = p + BUS_ORIGIN_LEN + 3;
+  size_t len = n - BUS_ORIGIN_LEN - 3;
   if (strcmp(reply->element[1]->str, b->direct) == 0) { /* for us alone */
-    char from[ORIGIN_LEN + 1];
-    memcpy(from, p, ORIGIN_LEN);
-    from[ORIGIN_LEN] = '\0';
-    tasks_remote_message(b->srv, from, p[ORIGIN_LEN + 1], body, len);
+    char from[BUS_ORIGIN_LEN + 1];
+    memcpy(from, p, BUS_ORIGIN_LEN);
+    from[BUS_ORIGIN_LEN] = '\0';
+    tasks_remote_message(b->srv, from, p[BUS_ORIGIN_LEN + 1], body, len);
     return;
   }
-  if (memcmp(p, b->origin, ORIGIN_LEN) == 0) return; /* ours: delivered here already */
-  if (p[ORIGIN_LEN + 1] == 'L') {
+  if (memcmp(p, b->origin, BUS_ORIGIN_LEN) == 0) return; /* ours: delivered here already */
+  if (p[BUS_ORIGIN_LEN + 1] == 'L') {
     for (size_t i = 0; i < sizeof list_methods / sizeof *list_methods; i++)
       if (strlen(list_methods[i]) == len && memcmp(list_methods[i], body, len) == 0) {
         deliver_list_changed(b->srv, list_methods[i]);
         return;
       }
-  } else if (p[ORIGIN_LEN + 1] == 'U' && len <= URI_MAX) {
+  } else if (p[BUS_ORIGIN_LEN + 1] == 'U' && len <= URI_MAX) {
     deliver_updated(b->srv, body, len);
     return;
   }
@@ -98,7 +97,7 @@ bus *bus_new(server *srv, const char *url) {
   bus *b = calloc(1, sizeof *b);
   b->srv = srv;
   snprintf(b->channel, sizeof b->channel, "luamcp:events:%d", u.db);
-  unsigned char raw[ORIGIN_LEN / 2];
+  unsigned char raw[BUS_ORIGIN_LEN / 2];
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
     log_msg(LOG_CRITICAL, "getrandom failed: %s", strerror(errno));
     abort();
@@ -170,7 +169,7 @@ bool bus_send(server *srv, const char *to, char kind, const char *body, size_t n
   bus *b = srv->bus;
   if (!b || !redis_conn_ctx(b->pub)) return false;
   char channel[64];
-  snprintf(channel, sizeof channel, "luamcp:to:%d:%.*s", b->db, ORIGIN_LEN, to);
+  snprintf(channel, sizeof channel, "luamcp:to:%d:%.*s", b->db, BUS_ORIGIN_LEN, to);
   hearing *h = NULL;
   if (heard) {
     h = malloc(sizeof *h);

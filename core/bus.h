@@ -32,6 +32,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* the length of an origin: hex digits of a random id per process */
+#define BUS_ORIGIN_LEN 16
+
 typedef struct bus bus;
 struct server;
 

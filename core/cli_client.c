@@ -233,16 +233,21 @@ static void string_member(buf *b, const char *key, const char *v) {
   json_encode_string(b, v, strlen(v));
 }
 
-int cmd_call(options *o) {
-  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", "call needs DIR TOOL [JSON-ARGS]");
+/* call and prompt: {"name":NAME,"arguments":JSON-ARGS} */
+static int named_request(options *o, const char *usage, const char *method, bool tool) {
+  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", usage);
   const char *args = o->nargs == 3 ? json_args("JSON-ARGS", o->args[2]) : "{}";
   buf p;
   buf_init(&p);
   string_member(&p, "name", o->args[1]);
   buf_printf(&p, ",\"arguments\":%s", args);
-  int status = request(o, "tools/call", p.p, true);
+  int status = request(o, method, p.p, tool);
   buf_free(&p);
   return status;
+}
+
+int cmd_call(options *o) {
+  return named_request(o, "call needs DIR TOOL [JSON-ARGS]", "tools/call", true);
 }
 
 int cmd_read(options *o) {
@@ -256,15 +261,7 @@ int cmd_read(options *o) {
 }
 
 int cmd_prompt(options *o) {
-  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", "prompt needs DIR NAME [JSON-ARGS]");
-  const char *args = o->nargs == 3 ? json_args("JSON-ARGS", o->args[2]) : "{}";
-  buf p;
-  buf_init(&p);
-  string_member(&p, "name", o->args[1]);
-  buf_printf(&p, ",\"arguments\":%s", args);
-  int status = request(o, "prompts/get", p.p, false);
-  buf_free(&p);
-  return status;
+  return named_request(o, "prompt needs DIR NAME [JSON-ARGS]", "prompts/get", false);
 }
 
 /* {====== luamcp list: read off the loaded app by lua/ship.lua */

@@ -22,7 +22,7 @@
 #define TASKS_MAX 10000
 /* an id: 32 hex digits, after the bus origin (16) when there is a bus */
 #define ID_RANDOM 32
-#define ID_MAX (16 + ID_RANDOM)
+#define ID_MAX (BUS_ORIGIN_LEN + ID_RANDOM)
 /* what CreateTaskResult and tasks/get suggest between two polls */
 #define POLL_INTERVAL_MS 500
 
@@ -338,13 +338,13 @@ static task *lookup(server *srv, inmsg *im) {
     if (id.n == t->id_len + 2 && memcmp(id.p + 1, t->id, t->id_len) == 0) return t;
   /* another instance's (its origin first): ask it */
   const char *origin = bus_origin(srv);
-  if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, ID_MAX - ID_RANDOM) != 0) {
+  if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, BUS_ORIGIN_LEN) != 0) {
     bool hex = true;
     for (size_t i = 1; i <= ID_MAX; i++) hex = hex && strchr("0123456789abcdef", id.p[i]) && id.p[i];
     if (hex) {
-      char owner[ID_MAX - ID_RANDOM + 1];
-      memcpy(owner, id.p + 1, ID_MAX - ID_RANDOM);
-      owner[ID_MAX - ID_RANDOM] = '\0';
+      char owner[BUS_ORIGIN_LEN + 1];
+      memcpy(owner, id.p + 1, BUS_ORIGIN_LEN);
+      owner[BUS_ORIGIN_LEN] = '\0';
       tasks_remote_forward(srv, im, owner, id);
       return NULL;
     }

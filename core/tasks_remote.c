@@ -13,7 +13,6 @@
 
 /* requests waiting for another instance at most (each holds an HTTP worker) */
 #define MAX_PENDING 4096
-#define ORIGIN_LEN 16
 
 /* A request sent to the task's instance, waiting for its answer. */
 typedef struct pending {
@@ -21,7 +20,7 @@ typedef struct pending {
   outlet *reply;
   char *id; /* the request's JSON-RPC id (raw), for an error of ours */
   size_t id_len;
-  char task[ORIGIN_LEN + 1]; /* the owner, for messages */
+  char owner[BUS_ORIGIN_LEN + 1]; /* its instance's origin */
   char task_id[96];           /* the taskId (raw JSON), for messages */
   double deadline;
   struct pending *next;
@@ -41,7 +40,7 @@ struct tasks_remote {
 typedef struct relay {
   outlet out;
   server *srv;
-  char to[ORIGIN_LEN + 1];
+  char to[BUS_ORIGIN_LEN + 1];
   char seq[24];
   buf resp; /* the response line, without its newline */
 } relay;
@@ -69,7 +68,7 @@ static void pending_free(pending *p) {
 /* Answer p's request with an error of ours, and forget it. */
 static void give_up(server *srv, pending *p, const char *why) {
   reply_error(srv, p->reply, (json_span){p->id, p->id_len}, JSONRPC_INTERNAL_ERROR,
-              "The instance running this task (%s) %s", p->task, why);
+              "The instance running this task (%s) %s", p->owner, why);
   request_done(srv, p->reply);
   pending_free(p);
 }
@@ -142,7 +141,7 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
   if (!sent) {
     reply_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR,
                 "The instance running this task (%.*s) cannot be reached: the bus is down",
-                ORIGIN_LEN, owner);
+                BUS_ORIGIN_LEN, owner);
     return;
   }
   pending *p = calloc(1, sizeof *p);
@@ -151,7 +150,7 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
   p->id = malloc(im->m.id.n ? im->m.id.n : 1);
   memcpy(p->id, im->m.id.p, im->m.id.n);
   p->id_len = im->m.id.n;
-  memcpy(p->task, owner, ORIGIN_LEN);
+  memcpy(p->owner, owner, BUS_ORIGIN_LEN);
   snprintf(p->task_id, sizeof p->task_id, "%.*s", (int)task_id.n, task_id.p);
   p->deadline = engine_now() + TASKS_REMOTE_TIMEOUT;
   p->next = r->waiting;
@@ -168,7 +167,7 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
 static void answered(server *srv, const char *from, uint64_t seq, const char *json, size_t n) {
   struct tasks_remote *r = srv->remote;
   pending *p = find(r, seq);
-  if (!p || memcmp(p->task, from, ORIGIN_LEN) != 0) {
+  if (!p || memcmp(p->owner, from, BUS_ORIGIN_LEN) != 0) {
     log_msg(LOG_DEBUG, "bus: an answer from %s to no waiting request (late, or not ours)", from);
     return;
   }
@@ -233,7 +232,7 @@ static bool ours(server *srv, const jsonrpc_msg *m) {
   json_span id;
   const char *origin = bus_origin(srv);
   return known && origin && m->params.n && jsonrpc_param(m, "taskId", &id) && json_kind(id) == '"' &&
-         id.n > ORIGIN_LEN + 2 && memcmp(id.p + 1, origin, ORIGIN_LEN) == 0;
+         id.n > BUS_ORIGIN_LEN + 2 && memcmp(id.p + 1, origin, BUS_ORIGIN_LEN) == 0;
 }
 
 /* Another instance asks about one of our tasks. */
@@ -247,7 +246,7 @@ static void asked(server *srv, const char *from, const char *seq, size_t seq_len
   }
   relay *rl = calloc(1, sizeof *rl);
   rl->srv = srv;
-  memcpy(rl->to, from, ORIGIN_LEN);
+  memcpy(rl->to, from, BUS_ORIGIN_LEN);
   memcpy(rl->seq, seq, seq_len);
   buf_init(&rl->resp), buf_init(&rl->out.out);
   rl->out.write = relay_write;
