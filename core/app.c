@@ -18,6 +18,7 @@
 #include "call.h"
 #include "json.h"
 #include "lua_api.h"
+#include "lua_bounded.h"
 #include "lua_guard.h"
 #include "log.h"
 #include "lua_pattern.h"
@@ -344,10 +345,13 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
      copy the main thread's, so it must say "no call" */
   memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
-  lua_guard_install(L, cfg->allow_bytecode && !cfg->sandbox);
+  lua_guard_install(L, cfg->allow_bytecode && !cfg->sandbox, call_interrupt_reason);
   /* string.find & co. that stop at the call's deadline or cancel, which
      the count hook cannot do inside one C call (lua_pattern.h) */
   lua_pattern_install(L, call_interrupt_reason);
+  /* string.rep, table.insert/remove/move: loops a client's number can
+     make endless in C (lua_bounded.h) */
+  lua_bounded_install(L, call_interrupt_reason);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_cjson);
   lua_setfield(L, -2, "cjson");

@@ -127,6 +127,8 @@ struct engine {
   atomic_bool arming;
   atomic_uint_fast64_t heartbeat;     /* counts resumes and hook runs: no clock read a resume */
   atomic_uint_fast64_t blocked_since; /* armed: when the stall began (µs); 0: not */
+  atomic_uint_fast64_t watched_until; /* the watched call's deadline (µs); 0: none */
+  atomic_uint_fast64_t finish_asked;  /* when engine_finish was called (µs); 0: not */
   atomic_bool held;                   /* someone holds e->run (run_lock) */
   call *new_call; /* made by the message being dispatched, until it starts */
   void **deferred; /* read while a call ran; dispatched after it */
@@ -462,6 +464,8 @@ void engine_cancel(engine *e, const void *peer, const char *id, size_t n) {
 bool engine_finishing(engine *e) { return atomic_load(&e->finishing_flag); }
 
 void engine_finish(engine *e) {
+  uint_fast64_t zero = 0;
+  atomic_compare_exchange_strong(&e->finish_asked, &zero, (uint_fast64_t)(engine_now() * 1e6));
   pthread_mutex_lock(&e->lock);
   e->finishing = true;
   atomic_store(&e->finishing_flag, true);
@@ -786,6 +790,21 @@ static bool stuck_where(lua_State *L, char *where, size_t cap, bool *lua_at_top,
   return true;
 }
 
+/* A stall that began at `still`: which limit it has outlived, if any. */
+static const char *past_every_limit(engine *e, double still, double limit, double now) {
+  if (now - still < 1) return NULL; /* a stall, not a slow check */
+  if (limit > 0 && now - still >= limit) return "past --restart-on-stall";
+  double asked = (double)atomic_load(&e->finish_asked) * 1e-6;
+  if (asked > 0 && now >= asked + e->opt.shutdown_grace + 1)
+    return "past --shutdown-grace after the signal to stop";
+  double until = (double)atomic_load(&e->watched_until) * 1e-6;
+  if (until <= 0 || atomic_load(&e->watched) == NULL) until = still + e->opt.call_timeout;
+  if (now >= until + e->opt.shutdown_grace)
+    return "in code no time limit can stop (a C function or a __gc finalizer), past its "
+           "--timeout and a further --shutdown-grace";
+  return NULL;
+}
+
 static void *watchdog_main(void *arg) {
   engine *e = arg;
   double warn = e->opt.warn_blocking, limit = e->opt.stalled ? e->opt.stall_limit : 0;
@@ -817,9 +836,10 @@ static void *watchdog_main(void *arg) {
     }
     char where[256];
     bool lua_top, in_gc;
-    if (limit > 0 && now - still >= limit) { /* the supervisor's business (engine.h) */
+    const char *why = e->opt.stalled ? past_every_limit(e, still, limit, now) : NULL;
+    if (why) { /* ends the process (engine.h) */
       stuck_where(L, where, sizeof where, &lua_top, &in_gc);
-      e->opt.stalled(now - still, where);
+      e->opt.stalled(now - still, where, why);
       still = now; /* it came back: a new stall from here */
       continue;
     }
@@ -857,6 +877,8 @@ static void *watchdog_main(void *arg) {
 static void watch_begin(engine *e, call *c) {
   if (!e->watching) return;
   beat(e);
+  double until = c->close_by > 0 ? c->close_by : c->deadline;
+  atomic_store(&e->watched_until, (uint_fast64_t)(until * 1e6));
   atomic_store(&e->watched, c->co);
 }
 
@@ -1323,7 +1345,7 @@ void engine_run(engine *e) {
   e->loop_thread = pthread_self();
   e->loop_running = true;
   /* e->watching is read by run-lock holders (watch_begin): set under it */
-  if (e->opt.warn_blocking > 0 || (e->opt.stall_limit > 0 && e->opt.stalled))
+  if (e->opt.warn_blocking > 0 || e->opt.stalled)
     e->watching = pthread_create(&e->watchdog, NULL, watchdog_main, e) == 0;
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */

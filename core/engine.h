@@ -35,11 +35,15 @@
  * has not run a check later and the stalled coroutine's innermost frame is
  * Lua code, the watchdog's own thread reports it on stderr ("file:line: a
  * __gc finalizer has blocked the server for N ms so far"); the client
- * cannot be told, the engine is stuck. Nothing in-process can stop it:
- * with stall_limit, a stall that long (the run lock held, no heartbeat:
- * hooks, resumes, lock hand-overs) calls `stalled`, from the watchdog's
- * thread, which ends the process for its supervisor (main.c,
- * --restart-on-stall).
+ * cannot be told, the engine is stuck. Nothing in-process can stop it, so
+ * a stall (the run lock held, no heartbeat: hooks, resumes, lock
+ * hand-overs) calls `stalled` from the watchdog's thread, which ends the
+ * process (for a supervisor to start again: main.c) once it is
+ *   - past the stalled call's deadline (or, outside a call, --timeout from
+ *     its start) by a further shutdown_grace: nothing will end it;
+ *   - shutdown_grace + 1 s after engine_finish (SIGTERM) began: the
+ *     calls' grace is over and the engine could not end them;
+ *   - stall_limit long, when one is set (--restart-on-stall).
  *
  * __close: a call that ends before its handler returned (cancelled or
  * timed out while parked, failed, its session ended, shutdown) runs its
@@ -72,12 +76,13 @@ typedef struct engine_options {
   size_t queue_cap;      /* messages waiting before submitters block */
   double shutdown_grace; /* seconds calls in flight get to finish at shutdown */
   double warn_blocking;  /* report a handler that blocks this long in one C call; 0: off */
-  /* With stall_limit > 0: the engine stood still that long (see above).
-     Called on the watchdog's thread with the engine stuck: where is
-     "file:line: " of the stuck Lua code or "". Returns only to keep
-     serving (the next stall is counted from then). */
+  /* The engine stood still past what ends it (see above; stall_limit > 0:
+     that long at most). Called on the watchdog's thread with the engine
+     stuck: where is "file:line: " of the stuck Lua code or "", why says
+     which limit passed. Returns only to keep serving (the next stall is
+     counted from then). NULL: stalls are only reported. */
   double stall_limit;
-  void (*stalled)(double seconds, const char *where);
+  void (*stalled)(double seconds, const char *where, const char *why);
 } engine_options;
 
 typedef struct engine engine;

@@ -105,6 +105,138 @@ static int text_searcher(lua_State *L) {
   return 2;
 }
 
+/* {====================================================== coroutines */
+
+/* A coroutine gets its hook when it is made (Lua copies the maker's), so
+   one made while the app loaded has none: resumed from a handler, its
+   loops would escape the call's deadline, cancel and watchdog. Every
+   resume (coroutine.resume, a wrap function, coroutine.close, which runs
+   __close variables) therefore gives the coroutine the resumer's hook
+   first, so it runs under the limits of the call that runs it, whoever
+   made it. A coroutine the call's limit stopped is left as it is: Lua
+   runs no hook on a coroutine whose hook raised, so its pending __close
+   variables could not be bounded (the engine skips them for a call's own
+   coroutine, engine.c's close_variables); coroutine.close then reports it
+   instead of running them. */
+
+static lua_CFunction real_resume, real_close;
+static lua_pattern_interrupt interrupt;
+static const char STOPPED_KEY = 0; /* registry: weak set of stopped coroutines */
+
+static void carry_hook(lua_State *L, lua_State *co) {
+  if (co && co != L) lua_sethook(co, lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L));
+}
+
+static void push_stopped(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STOPPED_KEY) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &STOPPED_KEY);
+}
+
+/* co failed: if the call is being stopped, that is why (its hook raised). */
+static void note_if_stopped(lua_State *L, int co_index) {
+  if (!interrupt || !interrupt(L)) return;
+  push_stopped(L);
+  lua_pushvalue(L, co_index);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+static bool was_stopped(lua_State *L, int co_index) {
+  push_stopped(L);
+  lua_pushvalue(L, co_index);
+  bool stopped = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return stopped;
+}
+
+/* coroutine.resume(co, ...): the real one, after the hook. */
+static int guarded_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  carry_hook(L, co);
+  int n = real_resume(L); /* same stack, same frame: its errors read as before */
+  if (co && n >= 1 && !lua_toboolean(L, -n)) note_if_stopped(L, 1);
+  return n;
+}
+
+/* coroutine.close(co) */
+static int guarded_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  if (co && was_stopped(L, 1)) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "the coroutine was stopped by a call's time limit or cancel: its <close> "
+                       "variables are not run");
+    return 2;
+  }
+  carry_hook(L, co);
+  return real_close(L);
+}
+
+/* lcorolib.c's auxresume (Lua 5.4, MIT licence) */
+static int auxresume(lua_State *L, lua_State *co, int narg) {
+  int nres;
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  lua_xmove(L, co, narg);
+  int status = lua_resume(co, L, narg, &nres);
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, nres + 1)) {
+      lua_pop(co, nres);
+      lua_pushliteral(L, "too many results to resume");
+      return -1;
+    }
+    lua_xmove(co, L, nres);
+    return nres;
+  }
+  lua_xmove(co, L, 1);
+  return -1;
+}
+
+/* A coroutine.wrap function: lcorolib.c's auxwrap, with the hook first. */
+static int guarded_auxwrap(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  carry_hook(L, co);
+  int r = auxresume(L, co, lua_gettop(L));
+  if (r >= 0) return r;
+  int stat = lua_status(co);
+  if (stat != LUA_OK && stat != LUA_YIELD) { /* an error in the coroutine */
+    if (interrupt && interrupt(L)) {
+      lua_pushvalue(L, lua_upvalueindex(1));
+      note_if_stopped(L, lua_gettop(L));
+      lua_pop(L, 1);
+    } else {
+      stat = lua_resetthread(co); /* close its to-be-closed variables */
+      lua_xmove(co, L, 1);        /* their error, or the coroutine's again */
+    }
+  }
+  if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+static int guarded_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushcclosure(L, guarded_auxwrap, 1);
+  return 1;
+}
+
+/* }====================================================== */
+
 static int panic(lua_State *L) {
   const char *msg = lua_tostring(L, -1);
   log_msg(LOG_ERROR, "internal error: a Lua error outside any protected call: %s",
@@ -125,10 +257,17 @@ static void replace(lua_State *L, const char *lib, const char *name, lua_CFuncti
   lua_pop(L, 2);
 }
 
-void lua_guard_install(lua_State *L, bool allow_bytecode) {
+void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check) {
   lua_atpanic(L, panic);
+  interrupt = check;
   replace(L, "debug", "sethook", &real_sethook, guarded_sethook);
   replace(L, NULL, "collectgarbage", &real_collectgarbage, guarded_collectgarbage);
+  replace(L, "coroutine", "resume", &real_resume, guarded_resume);
+  replace(L, "coroutine", "close", &real_close, guarded_close);
+  lua_getglobal(L, "coroutine");
+  lua_pushcfunction(L, guarded_wrap);
+  lua_setfield(L, -2, "wrap");
+  lua_pop(L, 1);
   if (allow_bytecode) return;
   lua_getglobal(L, "load");
   lua_pushcclosure(L, text_load, 1);

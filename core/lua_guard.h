@@ -11,6 +11,10 @@
  * garbage of one call after another uncollected: the heap would outgrow
  * every memory cap) raise an error.
  *
+ * Coroutines: every resume gives the coroutine the resumer's hook, so one
+ * made while the app loaded (with no hook) runs under the limits of the
+ * call that resumes it (coroutine.resume, wrap functions, coroutine.close).
+ *
  * The panic handler is the last resort: an error outside every protected
  * call is a bug of ours; it is reported with its message before the abort
  * rather than as a bare "PANIC". */
@@ -19,9 +23,10 @@
 
 #include <stdbool.h>
 
-typedef struct lua_State lua_State;
+#include "lua_pattern.h" /* lua_pattern_interrupt */
 
-/* Install the guards in L (after luaL_openlibs). */
-void lua_guard_install(lua_State *L, bool allow_bytecode);
+/* Install the guards in L (after luaL_openlibs). check tells whether the
+   running call is being stopped (its deadline, a cancel): NULL if not. */
+void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check);
 
 #endif

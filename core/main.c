@@ -95,7 +95,7 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   o->server = (server_options){
       .app = {.page_size = 100},
       .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
-                 .shutdown_grace = 10, .warn_blocking = 0.25}};
+                 .shutdown_grace = 10, .warn_blocking = 0.25, .stalled = supervise_stalled}};
   o->debounce = 0.03;
   o->server.state_ttl = 600;
   o->server.task_ttl = 3600;
@@ -277,7 +277,8 @@ static int protect_stdin(void) {
   return fd;
 }
 
-/* SIGINT/SIGTERM: stop taking input, let calls in flight finish.
+/* SIGINT/SIGTERM: stop taking input, let calls in flight finish; a
+   second one: exit now (the calls in flight are not answered).
    SIGHUP: reload the app now. */
 static void *signal_main(void *arg) {
   server *srv = arg;
@@ -287,15 +288,21 @@ static void *signal_main(void *arg) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
   int sig;
+  bool finishing = false;
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
       server_request_reload(srv);
       continue;
     }
+    if (finishing) {
+      log_msg(LOG_WARNING, "%s again: exiting now, without the calls in flight", strsignal(sig));
+      fflush(stderr);
+      _exit(1);
+    }
     log_msg(LOG_INFO, "%s: finishing calls in flight, then exiting", strsignal(sig));
     engine_finish(server_engine(srv));
-    break;
+    finishing = true;
   }
   return NULL;
 }
@@ -306,7 +313,6 @@ static int cmd_serve(options *o) {
   if (o->restart_on_stall > 0) { /* before any thread: from here on, the child */
     supervise();
     o->server.engine.stall_limit = o->restart_on_stall;
-    o->server.engine.stalled = supervise_stalled;
   }
   int out = cli_protect_stdout();
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */

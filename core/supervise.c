@@ -21,11 +21,12 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void supervise_stalled(double seconds, const char *where) {
+void supervise_stalled(double seconds, const char *where, const char *why) {
   size_t n = strlen(where); /* "file:line: " */
   if (n >= 2) n -= 2;
-  log_msg(LOG_ERROR, "the server has stood still for %.1f s, %s%.*s; exiting (status %d) to be started again",
-          seconds, n ? "stuck at " : "not in a handler", (int)n, where, SUPERVISE_EXIT_STALLED);
+  log_msg(LOG_ERROR, "the server has stood still for %.1f s, %s%.*s, %s; exiting (status %d) to be "
+          "started again", seconds, n ? "stuck at " : "not in a handler", (int)n, where, why,
+          SUPERVISE_EXIT_STALLED);
   fflush(stderr);
   _exit(SUPERVISE_EXIT_STALLED); /* the engine is stuck: no cleanup can run */
 }

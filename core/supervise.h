@@ -23,8 +23,8 @@
    was not sent (at most once a second), and otherwise exits as it did. */
 void supervise(void);
 
-/* engine_options.stalled for a supervised server: log, then _exit with
-   SUPERVISE_EXIT_STALLED. */
-void supervise_stalled(double seconds, const char *where);
+/* engine_options.stalled, supervised or not: log, then _exit with
+   SUPERVISE_EXIT_STALLED (a service manager restarts on it too). */
+void supervise_stalled(double seconds, const char *where, const char *why);
 
 #endif

@@ -111,7 +111,7 @@ test('--restart-on-stall: a server stuck in a __gc loop is reported, restarted, 
     await assert.rejects(call('gc_loop', 2), 'the stuck server never answers: it is ended');
     await until(() => srv.stderr.split('listening on').length > 2, 'the server to listen again', ms(10_000));
     assert.match(srv.stderr, new RegExp(`stall\\.lua:${GC_LOOP}: a __gc finalizer has blocked the server`));
-    assert.match(srv.stderr, new RegExp(`stood still for [\\d.]+ s, stuck at .*stall\\.lua:${GC_LOOP}; exiting \\(status 75\\)`));
+    assert.match(srv.stderr, new RegExp(`stood still for [\\d.]+ s, stuck at .*stall\\.lua:${GC_LOOP}, past --restart-on-stall; exiting \\(status 75\\)`));
     assert.match(srv.stderr, /supervisor: starting the server again \(restart 1\)/);
     assert.equal(textOf(answerOf(await call('ok', 3))), 'ok');
     await srv.stopClean(); // SIGTERM reaches the server through the supervisor: status 0

@@ -1,0 +1,115 @@
+// wedge.test.mjs — one client argument, or a coroutine made while the app
+// loads, must not hold the server in a loop no limit ends (the hardening
+// issue's items 3 and 4): string.rep and table.move with a client's numbers,
+// coroutines made at load time resumed from handlers (also under --sandbox),
+// and, for what nothing in-process can stop (a __gc finalizer that never
+// returns), the server exits with the script line instead of ignoring
+// SIGTERM forever.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { APPS, RawServer, TEST_TIMEOUT, ms, within, withRaw } from './helpers.mjs';
+
+const APP = path.join(APPS, 'wedge');
+const opts = { timeout: TEST_TIMEOUT };
+const source = readFileSync(path.join(APP, 'scripts', 'wedge.lua'), 'utf8').split('\n');
+const lineOf = (mark) => source.findIndex((l) => l.includes(mark)) + 1;
+const textOf = (r) => r.result?.content?.[0]?.text;
+const TIMEOUT = ['--timeout', String(ms(1000) / 1000)];
+
+// the call ends in a timeout at the line given, and the server answers the next call
+async function timesOut(srv, id, name, args, mark) {
+  const r = await srv.call(id, 'tools/call', { name, arguments: args });
+  assert.equal(r.result?.isError, true, JSON.stringify(r));
+  assert.match(textOf(r), new RegExp(`wedge\\.lua:${lineOf(mark)}: call timed out after`));
+  assert.equal(textOf(await srv.call(id + 1000, 'tools/call', { name: 'ok', arguments: {} })), 'ok');
+}
+
+test('string.rep and table.move with a client\'s numbers: empty pads are instant, huge slices time out', opts, () =>
+  withRaw([...TIMEOUT, APP], async (srv) => {
+    await srv.initialize();
+    const pad = await srv.call(2, 'tools/call', { name: 'pad', arguments: { text: 'ab', fill: '', width: 2 ** 62 } });
+    assert.equal(textOf(pad), 'ab');
+    const big = await srv.call(3, 'tools/call', { name: 'pad', arguments: { text: 'ab', fill: 'x', width: 2 ** 40 } });
+    assert.match(textOf(big), /resulting string too large/);
+    await timesOut(srv, 4, 'slice', { first: 1, last: 2 ** 62 }, 'SLICE LINE');
+  }));
+
+test('a client\'s cancel ends table.move in C as it ends Lua code', opts, () =>
+  withRaw([APP], async (srv) => {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slice', arguments: { first: 1, last: 2 ** 62 } } });
+    await delay(ms(300));
+    srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+    assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'ok');
+    assert.ok(!srv.lines.some((l) => JSON.parse(l).id === 2), 'no answer for the cancelled call');
+  }));
+
+for (const sandbox of [false, true]) {
+  test(`coroutines made while the app loaded run under the call's limits${sandbox ? ' (--sandbox)' : ''}`, opts, () =>
+    withRaw([...TIMEOUT, ...(sandbox ? ['--sandbox'] : []), APP], async (srv) => {
+      await srv.initialize();
+      // resume: the coroutine stops, then the handler (its next instruction)
+      const r = await srv.call(2, 'tools/call', { name: 'load_coroutine', arguments: { how: 'resume' } });
+      assert.equal(r.result?.isError, true, JSON.stringify(r));
+      assert.match(textOf(r), /call timed out after/);
+      // wrap: the error is raised where the wrap function was called
+      await timesOut(srv, 3, 'load_coroutine', { how: 'wrap' }, 'WRAP CALL');
+      const c = await srv.call(4, 'tools/call', { name: 'load_coroutine', arguments: { how: 'close' } });
+      assert.match(textOf(c), /call timed out after/);
+      // its __close loops: coroutine.close must not run it unbounded
+      const closed = await srv.call(5, 'tools/call', { name: 'close_stopped', arguments: {} });
+      assert.equal(textOf(closed), 'false the coroutine was stopped by a call\'s time limit or cancel: its <close> variables are not run');
+    }));
+}
+
+test('stuck where nothing in-process can stop it: SIGTERM still ends the server, naming the line', opts, async () => {
+  const srv = new RawServer(['--shutdown-grace', '0.5', APP]);
+  try {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'gc_stuck', arguments: {} } });
+    await delay(ms(300));
+    const t0 = Date.now();
+    srv.child.kill('SIGTERM');
+    const exit = await within(srv.exited, ms(8000), 'the exit after SIGTERM');
+    assert.equal(exit.code, 75, srv.stderr);
+    assert.ok(Date.now() - t0 >= 1000, 'the grace and a second after it first');
+    assert.match(srv.stderr, new RegExp(`stuck at .*wedge\\.lua:${lineOf('GC STUCK')}, past --shutdown-grace after the signal to stop; exiting \\(status 75\\)`));
+  } finally {
+    srv.child.kill('SIGKILL');
+  }
+});
+
+test('stuck past its --timeout and a further --shutdown-grace: the server exits by itself, naming the line', opts, async () => {
+  const srv = new RawServer([...TIMEOUT, '--shutdown-grace', '0.5', APP]);
+  try {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'gc_stuck', arguments: {} } });
+    const exit = await within(srv.exited, ms(8000), 'the exit of the stuck server');
+    assert.equal(exit.code, 75, srv.stderr);
+    assert.match(srv.stderr, new RegExp(`stuck at .*wedge\\.lua:${lineOf('GC STUCK')}, in code no time limit can stop`));
+  } finally {
+    srv.child.kill('SIGKILL');
+  }
+});
+
+test('a second SIGTERM exits at once, without waiting for the calls in flight', opts, async () => {
+  const srv = new RawServer([APP]);
+  try {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slice', arguments: { first: 1, last: 2 ** 62 } } });
+    await delay(ms(300));
+    srv.child.kill('SIGTERM');
+    await delay(ms(300));
+    assert.equal(srv.child.exitCode, null, 'the first signal waits for the call in flight');
+    srv.child.kill('SIGTERM');
+    const exit = await within(srv.exited, ms(3000), 'the exit after the second SIGTERM');
+    assert.equal(exit.code, 1);
+    assert.match(srv.stderr, /Terminated again: exiting now, without the calls in flight/);
+  } finally {
+    srv.child.kill('SIGKILL');
+  }
+});
