@@ -7,7 +7,13 @@
  * Lifetime: acknowledged at once (with what the server honours of the
  * filter); ends when the client cancels it (stdio: notifications/cancelled
  * naming it; HTTP: by closing the stream), when its session ends, or at
- * shutdown with its graceful result {resultType: "complete"}. */
+ * shutdown with its graceful result {resultType: "complete"}.
+ *
+ * Bounds: a filter names at most 1024 URIs in at most 256 KiB (more is
+ * -32602); each URI is kept once, in an index by URI, so a
+ * resources/updated reaches its listeners without a walk of every filter.
+ * Over HTTP a listen is a stream of the transport's pool (--max-streams,
+ * --max-streams-per-peer); MAX_LISTENERS bounds them in all. */
 #ifndef LUAMCP_LISTEN_H
 #define LUAMCP_LISTEN_H
 
@@ -26,6 +32,9 @@ void listen_resource_updated(server *srv, const char *uri, size_t n);
 /* The client cancelled the listen request `id` of session s: it ends
    without a further message. True when there was one. */
 bool listen_cancel(server *srv, const session *s, json_span id);
+/* The client closed the stream out answers (HTTP): its listener goes now,
+   without a word, rather than at the next notification. */
+void listen_end_outlet(server *srv, const outlet *out);
 /* Session s ended: its listeners close without a word. */
 void listen_end_session(server *srv, const session *s);
 /* Shutdown: every listener gets its graceful result and closes. */

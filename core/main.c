@@ -167,6 +167,8 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     else if (strcmp(a, "--max-sessions") == 0) o->h.max_sessions = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--sse-keepalive") == 0) o->h.keepalive = number_arg(a, v), i++;
     else if (strcmp(a, "--max-streams") == 0) o->h.max_streams = (size_t)number_arg(a, v), i++;
+    else if (strcmp(a, "--max-streams-per-peer") == 0)
+      o->h.max_streams_per_peer = (size_t)number_arg(a, v), i++;
     else if (strcmp(a, "--header-timeout") == 0) o->h.header_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--body-timeout") == 0) o->h.body_timeout = number_arg(a, v), i++;
     else if (strcmp(a, "--init-timeout") == 0) o->h.init_timeout = number_arg(a, v), i++;

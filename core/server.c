@@ -267,6 +267,12 @@ static void dispatch(void *ud, void *msg) {
     im->reply = NULL; /* the session's now, or finished */
     return;
   }
+  if (im->type == MSG_CLOSED) {
+    listen_end_outlet(srv, im->reply);
+    im->reply->finish(im->reply); /* the transport's reference, which the message held */
+    im->reply = NULL;
+    return;
+  }
   switch (im->m.kind) {
     case JSONRPC_REQUEST:
       if (atomic_load(&im->s->ended)) break; /* raced with DELETE: answer nothing */
@@ -368,6 +374,10 @@ void server_end_session(server *srv, session *s) {
 
 void server_attach(server *srv, session *s, outlet *stream) {
   engine_submit(srv->e, inmsg_new(MSG_ATTACH, s, stream, NULL, 0), false);
+}
+
+void server_stream_closed(server *srv, session *s, outlet *stream) {
+  engine_submit(srv->e, inmsg_new(MSG_CLOSED, s, stream, NULL, 0), false);
 }
 
 void server_accept(server *srv, session *s, const char *p, size_t n) {

@@ -52,6 +52,10 @@ void server_end_session(server *srv, session *s);
 /* Make stream the session's standalone outlet (an HTTP GET stream); a
    previous one is finished. stream->finish is called when it is released. */
 void server_attach(server *srv, session *s, outlet *stream);
+/* The client closed the stream of a request that stays open (HTTP:
+   subscriptions/listen): what writes to it goes. Takes a reference of the
+   caller's: stream->finish is called once the server is done with it. */
+void server_stream_closed(server *srv, session *s, outlet *stream);
 /* SIGHUP: reload the app as soon as the engine is between calls. */
 void server_request_reload(server *srv);
 /* }====== */

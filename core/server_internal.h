@@ -28,8 +28,9 @@ typedef struct client_view {
 #define NO_LOGS 1000
 
 /* What the engine's queue carries for us: a JSON-RPC message, or a
-   transport's word about a session (it ended; a GET stream opened for it). */
-typedef enum inmsg_type { MSG_RPC, MSG_END_SESSION, MSG_ATTACH } inmsg_type;
+   transport's word about a session (it ended; a GET stream opened for it;
+   the client closed a request's stream). */
+typedef enum inmsg_type { MSG_RPC, MSG_END_SESSION, MSG_ATTACH, MSG_CLOSED } inmsg_type;
 
 typedef struct inmsg {
   inmsg_type type;
@@ -89,6 +90,7 @@ typedef struct task task;
 struct server {
   engine *e;
   listener *listeners; /* open subscriptions/listen requests (listen.c) */
+  struct listen_index *listen_index; /* their filters' URIs (listen.c) */
   server_options opt;
   session **sessions; /* initialized sessions (each holds a reference) */
   size_t nsessions, sessions_cap;

@@ -218,6 +218,7 @@ static void hstream_finish(outlet *o) { hstream_finish_with(o, NULL, 0); }
 typedef struct peer {
   char addr[48];
   size_t nsessions;
+  size_t nstreams; /* its GET and subscriptions/listen streams open */
   double tokens, refilled; /* the initialize bucket */
   struct peer *next;       /* in its hash bucket */
 } peer;
@@ -249,8 +250,8 @@ struct http_server {
   hsession **buckets;
   size_t nbuckets; /* a power of two, at least nsessions */
   peer *peers[PEER_BUCKETS];
-  size_t nstreams; /* GET streams being relayed */
-  size_t max_streams;
+  size_t nstreams; /* streams being relayed: GET, and POSTs that stay open (listen) */
+  size_t max_streams, max_streams_per_peer;
   atomic_bool stopping;
   /* shutting down: the engine is done, workers send what they have and end */
   atomic_bool draining;
@@ -388,7 +389,7 @@ static void peers_sweep(http_server *srv, double t) {
     for (peer **pp = &srv->peers[i]; *pp;) {
       peer *p = *pp;
       peer_refill(srv, p, t);
-      if (!p->nsessions && p->tokens >= srv->opt.init_rate * INIT_BURST_SECONDS) {
+      if (!p->nsessions && !p->nstreams && p->tokens >= srv->opt.init_rate * INIT_BURST_SECONDS) {
         *pp = p->next;
         free(p);
       } else {
@@ -588,13 +589,13 @@ static int respond(struct mg_connection *conn, int status, const char *extra,
 }
 
 /* An HTTP error answering request id with a JSON-RPC error (data: a JSON
-   value or NULL). */
+   value or NULL; extra: headers or NULL). */
 static int respond_rpc_error(struct mg_connection *conn, int status, json_span id, int code,
-                             const char *msg, const char *data) {
+                             const char *msg, const char *data, const char *extra) {
   buf b;
   buf_init(&b);
   jsonrpc_write_error(&b, id, code, msg, data);
-  int r = respond(conn, status, NULL, "application/json", b.p, b.len - 1);
+  int r = respond(conn, status, extra, "application/json", b.p, b.len - 1);
   buf_free(&b);
   return r;
 }
@@ -1089,6 +1090,41 @@ static session *stateless_session(struct mg_connection *conn) {
   return s;
 }
 
+/* A stream holds its worker for as long as it is open (civetweb: a worker
+   per connection), so streams share one pool below --threads, and one
+   address may hold only --max-streams-per-peer of it: the workers left
+   are the requests'. 0 and *held set (release with stream_release), or
+   the status to refuse with and *why. */
+static int stream_admit(http_server *srv, struct mg_connection *conn, peer **held,
+                        const char **why) {
+  char addr[48];
+  peer_address(srv, conn, addr, sizeof addr);
+  int code = 0;
+  pthread_mutex_lock(&srv->lock);
+  peer *p = peer_get(srv, addr);
+  if (srv->nstreams >= srv->max_streams) {
+    code = 503;
+    *why = "Too many open streams: try again later";
+  } else if (p->nstreams >= srv->max_streams_per_peer) {
+    code = 429; /* this address's doing: others are still served */
+    *why = "Too many open streams from this address: close some or try again later";
+  } else {
+    srv->nstreams++;
+    p->nstreams++;
+    *held = p;
+  }
+  pthread_mutex_unlock(&srv->lock);
+  if (code) mg_disable_connection_keep_alive(conn); /* its idle keep-alive would hold a worker too */
+  return code;
+}
+
+static void stream_release(http_server *srv, peer *p) {
+  pthread_mutex_lock(&srv->lock);
+  srv->nstreams--;
+  p->nstreams--;
+  pthread_mutex_unlock(&srv->lock);
+}
+
 static int handle_post(http_server *srv, struct mg_connection *conn) {
   const char *type = mg_get_header(conn, "Content-Type");
   if (!type || strncasecmp(type, "application/json", 16) != 0)
@@ -1141,7 +1177,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     int r = respond_rpc_error(conn, 400, m.id, JSONRPC_INVALID_PARAMS,
                               "Invalid params: a 2026-07-28 request carries its _meta envelope "
                               "(io.modelcontextprotocol/protocolVersion, .../clientCapabilities)",
-                              NULL);
+                              NULL, NULL);
     free(data);
     return r;
   }
@@ -1171,7 +1207,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     if (code) {
       buf_putc(&msg, '\0');
       buf_putc(&edata, '\0');
-      int r = respond_rpc_error(conn, 400, m.id, code, msg.p, edata.len > 1 ? edata.p : NULL);
+      int r = respond_rpc_error(conn, 400, m.id, code, msg.p, edata.len > 1 ? edata.p : NULL, NULL);
       buf_free(&msg), buf_free(&edata);
       free(data);
       return r;
@@ -1242,6 +1278,19 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
     session_unref(s);
     return respond(conn, 202, NULL, NULL, "", 0);
   }
+  /* a subscription stays open: a stream like a GET's, from the same pool */
+  peer *held = NULL;
+  if (jsonrpc_method_is(&m, "subscriptions/listen")) {
+    const char *why = NULL;
+    int refused = stream_admit(srv, conn, &held, &why);
+    if (refused) {
+      int r = respond_rpc_error(conn, refused, m.id, JSONRPC_INTERNAL_ERROR, why, NULL,
+                                "Retry-After: 5\r\nConnection: close\r\n");
+      session_unref(s);
+      free(data);
+      return r;
+    }
+  }
   hstream *st = hstream_new(srv);
   st->modern = modern;
   if (modern) {
@@ -1271,6 +1320,18 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
   char *p = buf_take(&params, &plen);
   server_submit_http(srv->srv, s, &st->out, data, len, &m, p, plen);
   status = relay(srv, conn, st, false, 0, extra[0] ? extra : NULL);
+  if (held) {
+    /* the client closed it: its listener goes now, filter and all, not at
+       the next notification */
+    pthread_mutex_lock(&st->lock);
+    bool open = !st->finished;
+    pthread_mutex_unlock(&st->lock);
+    if (open) {
+      atomic_fetch_add(&st->refs, 1); /* the message's, until the engine is done with it */
+      server_stream_closed(srv->srv, s, &st->out);
+    }
+    stream_release(srv, held);
+  }
   if (!srv->opt.stateless && !init && !modern) {
     pthread_mutex_lock(&st->lock);
     bool resumable = st->sse;
@@ -1297,16 +1358,12 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
                          status == 400 ? "Bad Request: Mcp-Session-Id header is required"
                                        : "Session not found",
                          NULL);
-  /* a stream holds its worker for as long as it is open: past the cap,
-     workers for requests must remain */
-  pthread_mutex_lock(&srv->lock);
-  bool full = srv->nstreams >= srv->max_streams;
-  if (!full) srv->nstreams++;
-  pthread_mutex_unlock(&srv->lock);
-  if (full) {
+  peer *held = NULL;
+  const char *why = NULL;
+  int refused = stream_admit(srv, conn, &held, &why);
+  if (refused) {
     session_unref(s);
-    mg_disable_connection_keep_alive(conn); /* its idle keep-alive would hold a worker too */
-    return respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Too many open streams: try again later",
+    return respond_error(conn, refused, JSONRPC_INTERNAL_ERROR, why,
                          "Retry-After: 5\r\nConnection: close\r\n");
   }
   const char *last = mg_get_header(conn, "Last-Event-ID");
@@ -1336,9 +1393,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
     r = relay(srv, conn, st, true, 0, NULL);
     hstream_unref(st);
   }
-  pthread_mutex_lock(&srv->lock);
-  srv->nstreams--;
-  pthread_mutex_unlock(&srv->lock);
+  stream_release(srv, held);
   session_unref(s);
   return r;
 }
@@ -1569,6 +1624,9 @@ int transport_http_serve(server *core, const http_options *o) {
      HTTP", has the measurements) */
   srv->max_streams = o->max_streams ? o->max_streams : (size_t)(o->threads / 5 > 1 ? o->threads / 5 : 1);
   if (srv->max_streams > (size_t)o->threads - 1) srv->max_streams = (size_t)o->threads - 1;
+  /* default: half the pool, so one address cannot shut the others out */
+  srv->max_streams_per_peer = o->max_streams_per_peer ? o->max_streams_per_peer
+                                                      : (srv->max_streams + 1) / 2;
 
   char ports[128], threads[16], pem[4096] = "";
   const char *host = strcmp(o->host, "localhost") == 0 ? "127.0.0.1" : o->host;

@@ -22,7 +22,8 @@ typedef struct http_options {
   bool stateless;          /* no sessions; GET is 405 */
   size_t max_body;         /* bytes; larger POST bodies get 413 */
   int threads;             /* civetweb workers (each request in flight and SSE stream holds one) */
-  size_t max_streams;      /* GET streams open at once, past it 503; 0: threads / 5 */
+  size_t max_streams;      /* streams open at once (GET, subscriptions/listen), past it 503; 0: threads / 5 */
+  size_t max_streams_per_peer; /* ... from one remote address: 429; 0: half of max_streams */
   double header_timeout;   /* seconds for a request's head (and any read or write without progress) */
   double body_timeout;     /* seconds for a request's whole body */
   double session_idle;     /* seconds before an idle session is ended */

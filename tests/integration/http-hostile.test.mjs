@@ -9,10 +9,11 @@
 // (node:net) where node:http would fix the request up.
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
+import { APPS, FEATURES_APP, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
 import {
   PROTOCOL_VERSION,
   answerOf,
@@ -151,7 +152,9 @@ test('GET streams are capped (--max-streams defaults to a fifth of --threads): 5
   withHttp(FEATURES_APP, ['--threads', '10', '--sse-keepalive', '0.2'], async (srv) => {
     const sessions = [];
     for (let i = 0; i < 3; i++) sessions.push((await rawInitialize(srv)).session);
-    const get = (session) => exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }) });
+    // three addresses: one address may hold only half of the pool (--max-streams-per-peer)
+    const addr = (session) => `127.0.4.${sessions.indexOf(session) + 1}`;
+    const get = (session) => exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }), localAddress: addr(session) });
     const open = [];
     for (const session of sessions.slice(0, 2)) {
       const s = await get(session);
@@ -367,6 +370,78 @@ test('Host and Origin are parsed exactly: no userinfo, a numeric port, http(s) o
       const ok = await post(srv, call('echo', { text: 'ok' }), { session, extra: { [name]: value } });
       assert.equal(ok.status, 200, `${name}: ${value}: ${ok.status} ${ok.body}`);
     }
+  }));
+
+// }===================================================
+
+// {=================================================== subscriptions/listen: one stream pool, per peer, bounded filters
+
+const MODERN_APP = path.join(APPS, 'modern');
+const REV = '2026-07-28';
+const meta = () => ({ 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} });
+const listenMsg = (notifications, id = nextListen++) => rpc('subscriptions/listen', { _meta: meta(), notifications }, id);
+let nextListen = 1000;
+const listen = (srv, notifications, localAddress) =>
+  exchange(srv, { method: 'POST', body: listenMsg(notifications), localAddress,
+                  headers: mcpHeaders({ version: REV, extra: { 'Mcp-Method': 'subscriptions/listen' } }) });
+const acked = (ex) => ex.waitEvent((e) => e.message?.method === 'notifications/subscriptions/acknowledged', 'the acknowledgement');
+
+test('subscriptions/listen streams count in the --max-streams pool and per address: 429 for the address past its half, 503 past the pool, requests still served, a closed one makes room', opts, () =>
+  withHttp(MODERN_APP, ['--threads', '10', '--max-streams', '4', '--sse-keepalive', '0.2'], async (srv) => {
+    const A = '127.0.5.1', B = '127.0.5.2', C = '127.0.5.3';
+    const open = [];
+    for (const addr of [A, A]) {
+      const ex = await listen(srv, { toolsListChanged: true }, addr);
+      assert.equal(ex.status, 200);
+      await acked(ex);
+      open.push(ex);
+    }
+    const third = await listen(srv, { toolsListChanged: true }, A);
+    await third.finished();
+    assert.equal(third.status, 429, third.body);
+    assert.equal(JSON.parse(third.body).error.code, -32603);
+    assert.ok(Number(third.headers['retry-after']) > 0, 'Retry-After on 429');
+    // a GET stream of a 2025 session shares the pool
+    const { session } = await rawInitialize(srv, { localAddress: B });
+    const get = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session }), localAddress: B });
+    assert.equal(get.status, 200);
+    const fourth = await listen(srv, { toolsListChanged: true }, B);
+    await acked(fourth);
+    const full = await listen(srv, { toolsListChanged: true }, C);
+    await full.finished();
+    assert.equal(full.status, 503, full.body);
+    // the workers left serve requests
+    const echo = rpc('tools/call', { name: 'echo', arguments: { text: 'served' }, _meta: meta() });
+    const ok = await post(srv, echo, { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' }, localAddress: C });
+    assert.equal(textOf(answerOf(ok)), 'served');
+    // a client that closes its listen gives its place back
+    open[0].abort();
+    const t0 = Date.now();
+    let again;
+    do {
+      if (again) await delay(100);
+      again = await listen(srv, { toolsListChanged: true }, C);
+      if (again.status !== 200) await again.finished();
+    } while (again.status === 503 && Date.now() - t0 < ms(10_000));
+    assert.equal(again.status, 200, 'a listen once a stream was closed');
+    await acked(again);
+    for (const ex of [open[1], get, fourth, again]) ex.abort();
+  }));
+
+test('a listen filter is bounded: more than 1024 URIs (or 256 KiB of them) is -32602, duplicates are kept once', opts, () =>
+  withHttp(MODERN_APP, [], async (srv) => {
+    const many = await listen(srv, { resourceSubscriptions: Array(300_000).fill('') });
+    await many.finished();
+    const err = JSON.parse(many.body).error;
+    assert.equal(err.code, -32602);
+    assert.match(err.message, /at most 1024 URIs/);
+    const long = await listen(srv, { resourceSubscriptions: Array(40).fill(0).map((_, i) => `test://modern/${i}/${'x'.repeat(8000)}`) });
+    await long.finished();
+    assert.match(JSON.parse(long.body).error.message, /at most 256 KiB/);
+    const dup = await listen(srv, { resourceSubscriptions: Array(1024).fill('test://modern/a') });
+    const ack = await acked(dup);
+    assert.deepEqual(ack.message.params.notifications.resourceSubscriptions, ['test://modern/a']);
+    dup.abort();
   }));
 
 // }===================================================

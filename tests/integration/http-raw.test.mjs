@@ -452,7 +452,7 @@ test('a GET stream gets keep-alive comments (--sse-keepalive 0.2)', opts, () =>
   }));
 
 test('dead GET clients do not pin the server: 20 aborted GET streams with --threads 8, then a request still succeeds', opts, () =>
-  withHttp(FEATURES_APP, ['--threads', '8', '--max-streams', '4', '--sse-keepalive', '0.5'], async (srv) => {
+  withHttp(FEATURES_APP, ['--threads', '8', '--max-streams', '4', '--max-streams-per-peer', '4', '--sse-keepalive', '0.5'], async (srv) => {
     const sessions = [];
     for (let i = 0; i < 20; i++) sessions.push((await rawInitialize(srv)).session);
     for (const [i, session] of sessions.entries()) {
