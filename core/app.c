@@ -18,10 +18,7 @@
 #include "call.h"
 #include "json.h"
 #include "lua_api.h"
-#include "lua_bounded.h"
-#include "lua_guard.h"
 #include "log.h"
-#include "lua_pattern.h"
 #include "sandbox.h"
 
 extern const struct {
@@ -29,55 +26,6 @@ extern const struct {
   const char *src;
   size_t len;
 } luamcp_embedded[];
-
-/* Refuse only growth past the ceiling, as Lua's own test allocator does:
-   shrinking and freeing must always succeed. */
-static void *app_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  app *a = ud;
-  if (!ptr) osize = 0;
-  if (nsize == 0) {
-    free(ptr);
-    a->mem_used -= osize;
-    return NULL;
-  }
-  if (nsize > osize && a->mem_ceiling && a->mem_used + (nsize - osize) > a->mem_ceiling)
-    return NULL;
-  void *p = realloc(ptr, nsize);
-  if (p) a->mem_used = a->mem_used - osize + nsize;
-  return p;
-}
-
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-/* The traceback goes to *traceback (when given); the message left on the
-   stack is the error's own first part, which names file:line. */
-int app_pcall(lua_State *L, int nargs, int nresults, buf *traceback) {
-  int base = lua_gettop(L) - nargs;
-  lua_pushcfunction(L, msghandler);
-  lua_insert(L, base);
-  int status = lua_pcall(L, nargs, nresults, base);
-  lua_remove(L, base);
-  if (status != LUA_OK) {
-    size_t n;
-    const char *full = lua_tolstring(L, -1, &n);
-    if (!full) full = "(error)", n = 7;
-    const char *tb = strstr(full, "\nstack traceback:");
-    if (traceback) buf_put(traceback, full, n);
-    if (tb) {
-      lua_pushlstring(L, full, (size_t)(tb - full));
-      lua_remove(L, -2);
-    }
-  }
-  return status;
-}
 
 static bool read_file(const char *path, buf *out) {
   FILE *f = fopen(path, "rb");
@@ -93,7 +41,7 @@ static bool read_file(const char *path, buf *out) {
 /* Load and run one script file in its own environment (a table that reads
    through to _G). Pushes the environment and the chunk's first result. */
 static bool run_script(app *a, const char *path, const char *shown, buf *errors) {
-  lua_State *L = a->L;
+  lua_State *L = a->vm.L;
   buf src;
   buf_init(&src);
   if (!read_file(path, &src)) {
@@ -118,7 +66,7 @@ static bool run_script(app *a, const char *path, const char *shown, buf *errors)
   lua_pushvalue(L, -1);
   lua_setupvalue(L, -3, 1); /* the chunk's _ENV */
   lua_insert(L, -2);        /* env, chunk */
-  if (app_pcall(L, 0, 1, NULL) != LUA_OK) {
+  if (vm_pcall(L, 0, 1, NULL) != LUA_OK) {
     buf_printf(errors, "%s\n", lua_tostring(L, -1));
     lua_pop(L, 2);
     return false;
@@ -137,7 +85,7 @@ static bool check_app_info(lua_State *L, int fn, int info, const char *path, buf
   lua_pushstring(L, path);
   lua_pushlstring(L, src.p ? src.p : "", src.len);
   buf_free(&src);
-  if (app_pcall(L, 3, 1, NULL) != LUA_OK) {
+  if (vm_pcall(L, 3, 1, NULL) != LUA_OK) {
     buf_printf(errors, "%s: %s\n", path, lua_tostring(L, -1));
     lua_pop(L, 1);
     return false;
@@ -201,7 +149,7 @@ static bool load_scripts(app *a, buf *errors) {
   for (int i = 0; i < n; i++) {
     char path[4096 + 256];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
-    if (run_script(a, path, path, errors)) lua_pop(a->L, 2);
+    if (run_script(a, path, path, errors)) lua_pop(a->vm.L, 2);
     else ok = false;
     free(names[i]);
   }
@@ -271,7 +219,7 @@ static void copy_value(lua_State *from, int fidx, lua_State *to, int seen, int d
 /* Copy the previous version's mcp.state into the table at `into` of the new
    state (its own mcp.state, or the snapshot given to mcp.on_reload). */
 static void carry_state(const app *previous, lua_State *to, int into) {
-  lua_State *from = previous->L;
+  lua_State *from = previous->vm.L;
   lua_rawgeti(from, LUA_REGISTRYINDEX, previous->state_ref);
   lua_pushvalue(to, into);
   int t = lua_gettop(to);
@@ -317,7 +265,7 @@ static registry *build_protected(lua_State *L, int reg, int info, const app_conf
   lua_pushlightuserdata(L, &b);
   lua_pushvalue(L, reg);
   if (info) lua_pushvalue(L, info);
-  if (app_pcall(L, info ? 3 : 2, 0, NULL) != LUA_OK) {
+  if (vm_pcall(L, info ? 3 : 2, 0, NULL) != LUA_OK) {
     buf_printf(errors, "%s\n", lua_tostring(L, -1));
     lua_pop(L, 1);
     return NULL;
@@ -334,24 +282,13 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   app *a = calloc(1, sizeof *a);
   a->dir = strdup(dir);
-  a->L = lua_newstate(app_alloc, a);
-  if (!a->L) {
+  static const vm_limits limits = {.interrupt = call_interrupt_reason, .in_call = call_running};
+  if (!vm_open(&a->vm, a, cfg->allow_bytecode && !cfg->sandbox, &limits)) {
     buf_puts(errors, "cannot create a Lua state: out of memory\n");
     app_free(a);
     return NULL;
   }
-  lua_State *L = a->L;
-  /* the extra space holds a coroutine's call (engine.c: call_of); threads
-     copy the main thread's, so it must say "no call" */
-  memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
-  luaL_openlibs(L);
-  lua_guard_install(L, cfg->allow_bytecode && !cfg->sandbox, call_interrupt_reason);
-  /* string.find & co. that stop at the call's deadline or cancel, which
-     the count hook cannot do inside one C call (lua_pattern.h) */
-  lua_pattern_install(L, call_interrupt_reason);
-  /* string.rep, table.insert/remove/move: loops a client's number can
-     make endless in C (lua_bounded.h) */
-  lua_bounded_install(L, call_interrupt_reason);
+  lua_State *L = a->vm.L;
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_cjson);
   lua_setfield(L, -2, "cjson");
@@ -393,7 +330,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     lua_pop(L, 1);
   }
   lua_pushvalue(L, reg);
-  if (app_pcall(L, 2, 1, NULL) != LUA_OK) {
+  if (vm_pcall(L, 2, 1, NULL) != LUA_OK) {
     buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
     app_free(a);
     return NULL;
@@ -440,7 +377,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   if (!load_scripts(a, errors)) ok = false;
   lua_pushvalue(L, check); /* what only all scripts together can tell */
-  if (app_pcall(L, 0, 1, NULL) == LUA_OK) {
+  if (vm_pcall(L, 0, 1, NULL) == LUA_OK) {
     for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
       lua_rawgeti(L, -1, i);
       buf_printf(errors, "%s\n", lua_tostring(L, -1));
@@ -455,7 +392,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   lua_getfield(L, reg, "on_reload");
   if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, old_state);
-    if (app_pcall(L, 1, 0, NULL) != LUA_OK) {
+    if (vm_pcall(L, 1, 0, NULL) != LUA_OK) {
       buf_printf(errors, "%s (in mcp.on_reload)\n", lua_tostring(L, -1));
       ok = false;
     }
@@ -481,10 +418,8 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
 
 void app_free(app *a) {
   if (!a) return;
-  if (a->L) {
-    registry_free(a->reg, a->L);
-    lua_close(a->L);
-  }
+  if (a->vm.L) registry_free(a->reg, a->vm.L);
+  vm_close(&a->vm);
   free(a->dir);
   free(a);
 }

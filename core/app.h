@@ -10,17 +10,14 @@
 
 #include "buf.h"
 #include "registry.h"
+#include "vm.h"
 
 typedef struct app {
-  lua_State *L;
+  vm vm; /* its Lua state, as the engine runs it (vm.L) */
   char *dir;
   registry *reg;
-  int refs;
-  /* refs into L for the result shapers in lua/mcp.lua */
+  /* refs into vm.L for the result shapers in lua/mcp.lua */
   int tool_result, prompt_result, resource_result;
-  /* allocator accounting: bytes in use, and while a call runs, the most it
-     may reach (0 = no ceiling) */
-  size_t mem_used, mem_ceiling;
   int state_ref; /* mcp.state, carried over to the next version */
 } app;
 
@@ -47,10 +44,5 @@ typedef struct app_config {
    scripts' mcp.on_reload hook (if any) is called with it. */
 app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors);
 void app_free(app *a);
-
-/* Call the function on top of L's stack with nargs under lua_pcall and a
-   traceback handler; on error leaves the message (first line: file:line:
-   message) and returns the status. The one protected-call helper. */
-int app_pcall(lua_State *L, int nargs, int nresults, buf *traceback);
 
 #endif

@@ -273,7 +273,7 @@ extern const struct {
 } luamcp_embedded[];
 
 bool cli_ship_call(app *a, const char *fn, int nargs, buf *err) {
-  lua_State *L = a->L;
+  lua_State *L = a->vm.L;
   const char *src = NULL;
   size_t len = 0;
   for (size_t i = 0; luamcp_embedded[i].name; i++)
@@ -287,7 +287,7 @@ bool cli_ship_call(app *a, const char *fn, int nargs, buf *err) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_getfield(L, -1, "mcp");
   lua_remove(L, -2);
-  if (app_pcall(L, 1, 1, NULL) != LUA_OK) {
+  if (vm_pcall(L, 1, 1, NULL) != LUA_OK) {
     buf_printf(err, "%s", lua_tostring(L, -1));
     lua_pop(L, nargs + 1);
     return false;
@@ -295,7 +295,7 @@ bool cli_ship_call(app *a, const char *fn, int nargs, buf *err) {
   lua_getfield(L, -1, fn);
   lua_remove(L, -2);                     /* args..., fn */
   lua_insert(L, -(nargs + 1));           /* fn, args... */
-  if (app_pcall(L, nargs, 1, NULL) != LUA_OK) {
+  if (vm_pcall(L, nargs, 1, NULL) != LUA_OK) {
     buf_printf(err, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
     return false;
@@ -305,8 +305,8 @@ bool cli_ship_call(app *a, const char *fn, int nargs, buf *err) {
 
 /* Push what app.lua said and the registration table (APP_INFO_KEY, APP_REG_KEY). */
 void cli_push_app(app *a) {
-  lua_getfield(a->L, LUA_REGISTRYINDEX, APP_REG_KEY);
-  lua_getfield(a->L, LUA_REGISTRYINDEX, APP_INFO_KEY);
+  lua_getfield(a->vm.L, LUA_REGISTRYINDEX, APP_REG_KEY);
+  lua_getfield(a->vm.L, LUA_REGISTRYINDEX, APP_INFO_KEY);
 }
 
 int cmd_list(options *o) {
@@ -320,9 +320,9 @@ int cmd_list(options *o) {
   int status = 1;
   if (cli_ship_call(a, "list", 2, &err)) {
     size_t n;
-    const char *text = lua_tolstring(a->L, -1, &n);
+    const char *text = lua_tolstring(a->vm.L, -1, &n);
     status = text && write(out, text, n) == (ssize_t)n ? 0 : 1;
-    lua_pop(a->L, 1);
+    lua_pop(a->vm.L, 1);
   } else {
     fprintf(stderr, "luamcp: %.*s\n", (int)err.len, err.p);
   }

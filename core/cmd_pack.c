@@ -232,7 +232,7 @@ int cmd_pack(options *o) {
   int out = cli_protect_stdout();
   app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
-  lua_State *L = a->L;
+  lua_State *L = a->vm.L;
   int status = 1;
   buf err, msgs;
   buf_init(&err), buf_init(&msgs);

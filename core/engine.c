@@ -54,7 +54,7 @@ typedef struct cancel_req {
 
 struct call {
   engine *e;
-  app *a;
+  vm *v; /* the state its coroutine belongs to (a reload may have replaced it since) */
   const void *peer;
   char *id;
   size_t id_len;
@@ -76,7 +76,7 @@ struct call {
 };
 
 struct engine {
-  app *app;
+  vm *vm; /* the current version's state */
   engine_options opt;
   engine_hooks h;
 
@@ -137,7 +137,7 @@ struct engine {
   size_t ncalls;
   call *spare[CALL_SPARES];
   size_t nspare;
-  int pool[THREAD_POOL]; /* refs of idle coroutines of app->L */
+  int pool[THREAD_POOL]; /* refs of idle coroutines of vm->L */
   size_t npool;
 };
 
@@ -158,14 +158,14 @@ static void free_call(call *c) {
   free(c);
 }
 
-static void bind_state(engine *e, app *a) {
-  lua_pushlightuserdata(a->L, e);
-  lua_setfield(a->L, LUA_REGISTRYINDEX, ENGINE_KEY);
+static void bind_state(engine *e, vm *v) {
+  lua_pushlightuserdata(v->L, e);
+  lua_setfield(v->L, LUA_REGISTRYINDEX, ENGINE_KEY);
 }
 
-engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks) {
+engine *engine_new(vm *v, const engine_options *opt, const engine_hooks *hooks) {
   engine *e = calloc(1, sizeof *e);
-  e->app = a;
+  e->vm = v;
   e->opt = *opt;
   e->h = *hooks;
   if (!e->opt.queue_cap) e->opt.queue_cap = 1024;
@@ -188,7 +188,7 @@ engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks)
   uv_loop_init(&e->loop);
   e->loop.data = e;
   uv_async_init(&e->loop, &e->wake, on_wake);
-  bind_state(e, a);
+  bind_state(e, v);
   return e;
 }
 
@@ -206,8 +206,8 @@ void engine_free(engine *e) {
   free(e->batch);
   /* the app's state first: its objects may own loop handles (an idle
      mcp.socket) that their __gc closes, and the run below frees */
-  app_free(e->app);
-  e->app = NULL;
+  e->h.release_vm(e->h.ud, e->vm);
+  e->vm = NULL;
   while (e->nspare) free_call(e->spare[--e->nspare]);
   while (e->ninputs) engine_remove_input(e, e->inputs[0]->fd);
   uv_close((uv_handle_t *)&e->wake, NULL);
@@ -222,15 +222,15 @@ void engine_free(engine *e) {
 }
 
 uv_loop_t *engine_loop(engine *e) { return &e->loop; }
-app *engine_app(engine *e) { return e->app; }
+app *engine_app(engine *e) { return e->vm->owner; }
 bool engine_busy(engine *e) { return e->running != NULL; }
 
-void engine_set_app(engine *e, app *fresh) {
-  app *old = e->app;
-  e->app = fresh;
+void engine_set_vm(engine *e, vm *fresh) {
+  vm *old = e->vm;
+  e->vm = fresh;
   e->npool = 0; /* pooled coroutines belong to the old state */
   bind_state(e, fresh);
-  if (old->refs == 0) app_free(old); /* else its last call closes it */
+  if (old->refs == 0) e->h.release_vm(e->h.ud, old); /* else its last call closes it */
 }
 
 /* {====================================================== submit (any thread) */
@@ -491,7 +491,7 @@ static void call_end(engine *e, call *c);
    without a handler to the main thread's) answers an error instead of
    aborting. The known places use raw access; this is the net under them. */
 static void dispatch(engine *e, void *msg) {
-  lua_State *L = e->app->L;
+  lua_State *L = e->vm->L;
   e->new_call = NULL;
   lua_pushcfunction(L, dispatch_entry);
   lua_pushlightuserdata(L, e);
@@ -541,7 +541,7 @@ void *call_extra(call *c) { return c->extra; }
 call *call_of_extra(void *extra) {
   return (call *)((unsigned char *)extra - offsetof(call, extra));
 }
-app *call_app(const call *c) { return c->a; }
+app *call_app(const call *c) { return c->v->owner; }
 const char *call_id(const call *c, size_t *n) {
   *n = c->id_len;
   return c->id;
@@ -556,12 +556,23 @@ engine *engine_of_state(lua_State *L) {
 
 void *engine_layer(engine *e) { return e->h.ud; }
 
+const call_client *call_client_of(const call *c) { return &c->e->h.client; }
+
+const call_client *call_client_of_state(lua_State *L, void **ud) {
+  engine *e = engine_of_state(L);
+  if (!e) return NULL;
+  *ud = e->h.ud;
+  return &e->h.client;
+}
+
 call *call_current(lua_State *L) {
   call *c = call_of(L);
   if (c) return c;
   engine *e = engine_of_state(L);
   return e ? e->running : NULL;
 }
+
+bool call_running(lua_State *L) { return call_current(L) != NULL; }
 
 double call_time_left(const call *c) {
   double left = c->deadline - engine_now();
@@ -899,7 +910,7 @@ static void watch_end(engine *e, call *c) {
 /* }====== */
 
 call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
-  app *a = e->app;
+  vm *a = e->vm;
   call *c;
   if (e->nspare) {
     c = e->spare[--e->nspare];
@@ -913,7 +924,7 @@ call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
   }
   c->timer->data = c;
   c->e = e;
-  c->a = a;
+  c->v = a;
   c->peer = peer;
   c->id = malloc(idn + 1);
   memcpy(c->id, id, idn);
@@ -953,7 +964,7 @@ static void close_variables(engine *e, call *c) {
   /* Stopped by its hook (deadline, cancel) while it ran: Lua leaves hooks
      off on a coroutine whose hook raised, so nothing could bound them */
   if (status != LUA_YIELD && (c->cancelled || c->timed_out)) return;
-  app *a = c->a;
+  vm *a = c->v;
   /* a failed call's own error comes back from the reset: only another one
      is a __close's (kept on the main thread meanwhile) */
   bool failed = status != LUA_YIELD && lua_checkstack(c->co, 1) && lua_checkstack(a->L, 1);
@@ -989,7 +1000,7 @@ static void close_variables(engine *e, call *c) {
 }
 
 static void call_end(engine *e, call *c) {
-  lua_State *L = c->a->L;
+  lua_State *L = c->v->L;
   if (e->new_call == c) e->new_call = NULL;
   stop_waiting(c);
   if (c->prev) c->prev->next = c->next;
@@ -1001,14 +1012,14 @@ static void call_end(engine *e, call *c) {
   close_variables(e, c);
   *(call **)lua_getextraspace(c->co) = NULL;
   e->h.ended(e->h.ud, c);
-  if (reusable && e->npool < THREAD_POOL && c->a == e->app) {
+  if (reusable && e->npool < THREAD_POOL && c->v == e->vm) {
     lua_settop(c->co, 0); /* returned normally: clean, reusable */
     e->pool[e->npool++] = c->co_ref;
   } else {
     luaL_unref(L, LUA_REGISTRYINDEX, c->co_ref);
   }
   /* a version replaced by a reload is closed when its last call ends */
-  if (--c->a->refs == 0 && c->a != e->app) app_free(c->a);
+  if (--c->v->refs == 0 && c->v != e->vm) e->h.release_vm(e->h.ud, c->v);
   free(c->id);
   if (e->nspare < CALL_SPARES) e->spare[e->nspare++] = c;
   else free_call(c);
@@ -1053,7 +1064,7 @@ static bool error_tostring(engine *e, call *c, lua_State *co, buf *out) {
     lua_pop(co, 1);
     return false;
   }
-  lua_State *L = c->a->L;
+  lua_State *L = c->v->L;
   lua_State *t = lua_newthread(L);
   *(call **)lua_getextraspace(t) = c;
   lua_sethook(t, call_hook, LUA_MASKCOUNT, HOOK_COUNT);
@@ -1122,7 +1133,7 @@ static void error_text(engine *e, call *c, buf *out) {
 /* Resume c with nargs values on its stack; handle what it does next. */
 void engine_call_start(engine *e, call *c, int nargs) {
   if (e->new_call == c) e->new_call = NULL; /* from now on it answers for itself */
-  app *a = c->a;
+  vm *a = c->v;
   size_t before = a->mem_used;
   if (e->opt.call_memory) {
     long long room = (long long)e->opt.call_memory - c->mem_grown;

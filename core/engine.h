@@ -67,8 +67,12 @@
 
 #include <uv.h>
 
-#include "app.h"
 #include "call.h"
+#include "vm.h"
+
+/* The version of the app the layer above loaded into a vm (vm.owner):
+   opaque here. */
+typedef struct app app;
 
 typedef struct engine_options {
   double call_timeout;   /* seconds of wall clock per call */
@@ -123,10 +127,15 @@ typedef struct engine_hooks {
   void (*finishing)(void *ud);
   /* The end of a round of work: hand batched output over. */
   void (*flush)(void *ud);
+  /* No call runs in v any more and it is not the current version (a
+     reload replaced it, or the engine is freed): free it and its owner. */
+  void (*release_vm)(void *ud, vm *v);
+  /* What a call's ctx asks of its client (call.h). */
+  call_client client;
 } engine_hooks;
 
-engine *engine_new(app *a, const engine_options *opt, const engine_hooks *hooks);
-/* Frees the engine and the app it serves (engine_app). */
+engine *engine_new(vm *v, const engine_options *opt, const engine_hooks *hooks);
+/* Frees the engine and (release_vm) the version it serves. */
 void engine_free(engine *e);
 
 /* {====== any thread */
@@ -149,10 +158,10 @@ void engine_run(engine *e);
 
 /* {====== the run-lock holder */
 uv_loop_t *engine_loop(engine *e);
-/* The app new calls run in; a reload replaces it (calls in flight finish
-   on the old one, freed with its last call). */
+/* The version new calls run in (its vm's owner); a reload replaces it
+   (calls in flight finish on the old one, released with its last call). */
 app *engine_app(engine *e);
-void engine_set_app(engine *e, app *fresh);
+void engine_set_vm(engine *e, vm *fresh);
 /* Is a handler running now (we are inside its hook)? Messages read then
    wait (engine_defer) until it yields. */
 bool engine_busy(engine *e);

@@ -455,7 +455,7 @@ static int ctx_ask(lua_State *L) {
   lua_settop(L, 2);
   if (L != call_thread(c))
     return luaL_error(L, "ctx:ask must be called from the handler itself, not a nested coroutine");
-  if (call_is_modern(c)) {
+  if (call_asks_in_rounds(c)) {
     char err[256];
     switch (call_ask_round(c, L, 2, err, sizeof err)) {
       case ASK_FAILED: return luaL_error(L, "%s", err);

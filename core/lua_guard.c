@@ -8,17 +8,17 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "call.h"
 #include "log.h"
 
 /* The base and debug libraries' own functions, called by the guards (the
    same C functions in every state; no upvalue a script could take back). */
 static lua_CFunction real_sethook, real_collectgarbage;
+static bool (*in_call)(lua_State *L);
 
 /* debug.sethook: a handler's coroutine carries the hook that enforces its
    deadline and cancellation; a script may not remove or replace it. */
 static int guarded_sethook(lua_State *L) {
-  if (call_current(L))
+  if (!in_call || in_call(L))
     return luaL_error(L, "debug.sethook is not available in a handler: the call's time limit "
                          "runs on that hook");
   return real_sethook(L);
@@ -257,9 +257,11 @@ static void replace(lua_State *L, const char *lib, const char *name, lua_CFuncti
   lua_pop(L, 2);
 }
 
-void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check) {
+void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check,
+                       bool (*running)(lua_State *L)) {
   lua_atpanic(L, panic);
   interrupt = check;
+  in_call = running;
   replace(L, "debug", "sethook", &real_sethook, guarded_sethook);
   replace(L, NULL, "collectgarbage", &real_collectgarbage, guarded_collectgarbage);
   replace(L, "coroutine", "resume", &real_resume, guarded_resume);

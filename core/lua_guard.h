@@ -26,7 +26,9 @@
 #include "lua_pattern.h" /* lua_pattern_interrupt */
 
 /* Install the guards in L (after luaL_openlibs). check tells whether the
-   running call is being stopped (its deadline, a cancel): NULL if not. */
-void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check);
+   running call is being stopped (its deadline, a cancel): NULL if not;
+   running whether L runs inside a handler's call (NULL: always). */
+void lua_guard_install(lua_State *L, bool allow_bytecode, lua_pattern_interrupt check,
+                       bool (*running)(lua_State *L));
 
 #endif

@@ -32,13 +32,6 @@
 #include "transport_stdio.h"
 #include "validate.h"
 
-_Noreturn void die_usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "luamcp: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nTry 'luamcp --help'.\n");
-  exit(2);
-}
-
 /* --http [HOST:]PORT */
 static void parse_listen(struct options *o, const char *v) {
   if (!v) die_usage("%s needs [HOST:]PORT", "--http");
@@ -245,26 +238,6 @@ static void parse_options(int argc, char **argv, int first, options *o) {
               "chunk escapes any sandbox", "--allow-bytecode");
 }
 
-app *cli_load(const char *dir, const app_config *cfg) {
-  buf errors;
-  buf_init(&errors);
-  app *a = app_load(dir, cfg, NULL, &errors);
-  if (!a) fprintf(stderr, "%.*s", (int)errors.len, errors.p ? errors.p : "");
-  buf_free(&errors);
-  return a;
-}
-
-/* Keep the real stdout for protocol (or results) and point fd 1 at stderr,
-   so no print() or library output can corrupt what we write. */
-int cli_protect_stdout(void) {
-  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
-  if (fd < 0 || dup2(2, 1) < 0) {
-    perror("luamcp: stdout");
-    exit(1);
-  }
-  return fd;
-}
-
 /* The same for stdin in stdio mode: the protocol stream is kept for the
    transport and fd 0 reads /dev/null, so a script's io.read() cannot take
    the client's next message. */
@@ -359,9 +332,9 @@ static int cmd_check(options *o) {
     const int refs[2] = {t->input, t->output};
     for (int k = 0; k < 2; k++) {
       if (refs[k] == LUA_NOREF || refs[k] == LUA_REFNIL) continue;
-      lua_rawgeti(a->L, LUA_REGISTRYINDEX, refs[k]);
+      lua_rawgeti(a->vm.L, LUA_REGISTRYINDEX, refs[k]);
       notes.len = 0;
-      if (schema_unenforced(a->L, -1, r->assert_format, &notes) > 0) {
+      if (schema_unenforced(a->vm.L, -1, r->assert_format, &notes) > 0) {
         buf_putc(&notes, '\0');
         for (char *line = notes.p, *next; line; line = next) {
           next = strchr(line, '\n');
@@ -370,7 +343,7 @@ static int cmd_check(options *o) {
                   k ? "outputSchema" : "inputSchema", line);
         }
       }
-      lua_pop(a->L, 1);
+      lua_pop(a->vm.L, 1);
     }
   }
   buf_free(&notes);

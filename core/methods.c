@@ -290,7 +290,7 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
 
 static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  lua_State *L = engine_app(srv->e)->L;
+  lua_State *L = engine_app(srv->e)->vm.L;
   json_span f[3] = {{0}};
   jsonrpc_param(m, "name", &f[0]), jsonrpc_param(m, "arguments", &f[1]), jsonrpc_param(m, "_meta", &f[2]);
   if (json_kind(f[0]) != '"') {
@@ -405,7 +405,7 @@ static bool push_template_match(lua_State *L, const char *tpl, const char *uri, 
 static void handle_resources_read(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   const registry *r = engine_app(srv->e)->reg;
-  lua_State *L = engine_app(srv->e)->L;
+  lua_State *L = engine_app(srv->e)->vm.L;
   buf uri;
   buf_init(&uri);
   if (!param_string(m, "uri", &uri)) {
@@ -462,7 +462,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
 
 static void handle_prompts_get(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  lua_State *L = engine_app(srv->e)->L;
+  lua_State *L = engine_app(srv->e)->vm.L;
   buf name;
   buf_init(&name);
   const reg_prompt *p = NULL;

@@ -113,7 +113,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     why = "malformed";
   else if (strtod(e.p, NULL) < wall_now())
     why = "expired";
-  else if (!bind_digest(engine_app(srv->e)->L, what, name, name_len, r->args, r->args_len, bind) ||
+  else if (!bind_digest(engine_app(srv->e)->vm.L, what, name, name_len, r->args, r->args_len, bind) ||
            b.n != 66 || memcmp(b.p + 1, bind, 64) != 0)
     why = "made for another request";
   if (why) {

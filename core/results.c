@@ -35,7 +35,7 @@ static bool shape(server *srv, call *c, int shaper, int nres, int extra) {
   lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, shaper);
   lua_insert(co, -(nres + extra) - 1);
-  if (app_pcall(co, nres + extra, 1, NULL) != LUA_OK) {
+  if (vm_pcall(co, nres + extra, 1, NULL) != LUA_OK) {
     results_failed(srv, c, lua_tostring(co, -1));
     return false;
   }
@@ -264,7 +264,7 @@ static void finish_complete(server *srv, call *c, int nres) {
 
 
 /* The handler's nres results are this function's arguments (run under
-   app_pcall on the finished coroutine). */
+   vm_pcall on the finished coroutine). */
 static int finish_entry(lua_State *co) {
   call *c = call_of(co);
   request *r = request_of(c);

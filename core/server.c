@@ -135,10 +135,7 @@ void notify_updated(server *srv, const char *uri, size_t n) {
   bus_publish_updated(srv, uri, n);
 }
 
-void call_notify_updated(lua_State *L, const char *uri, size_t n) {
-  engine *e = engine_of_state(L);
-  if (e) notify_updated(engine_layer(e), uri, n);
-}
+static void client_notify_updated(void *ud, const char *uri, size_t n) { notify_updated(ud, uri, n); }
 
 /* }====================================================== */
 
@@ -445,7 +442,7 @@ call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta, re
   r->cv = im->cv;
   if (mrtr) mrtr_take(r, mrtr);
   copy_progress_token(r, meta);
-  lua_State *L = call_app(c)->L;
+  lua_State *L = call_app(c)->vm.L;
   r->ctx = lua_api_push_ctx(L, c);
   r->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   return c;
@@ -454,7 +451,7 @@ call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta, re
 static void ended(void *ud, call *c) {
   server *srv = ud;
   request *r = request_of(c);
-  lua_State *L = call_app(c)->L;
+  lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, r->entry_ref);
@@ -465,17 +462,17 @@ static void ended(void *ud, call *c) {
   mrtr_free(r);
 }
 
-const char *call_resource_uri(const call *c) {
+static const char *client_resource_uri(const call *c) {
   const request *r = request_of((call *)c);
   return r->kind == CALL_RESOURCE ? r->uri : NULL;
 }
 
-const char *call_protocol_version(const call *c) {
+static const char *client_protocol_version(const call *c) {
   const request *r = request_of((call *)c);
   return r->cv.modern ? MODERN_VERSION : proto_name(r->cv.version);
 }
 
-void call_log(call *c, int level, const char *msg, size_t len) {
+static void client_log(call *c, int level, const char *msg, size_t len) {
   request *r = request_of(c);
   const char *logger = call_app(c)->reg->name;
   /* mirrored on stderr from warning up (everything with --log-level debug):
@@ -499,7 +496,7 @@ void call_log(call *c, int level, const char *msg, size_t len) {
   engine_call_hand_over(c);
 }
 
-bool call_progress(call *c, double progress, double total, const char *message) {
+static bool client_progress(call *c, double progress, double total, const char *message) {
   request *r = request_of(c);
   if (!r->ptoken) return false;
   if (r->sent_progress && !(progress > r->last_progress)) {
@@ -543,14 +540,14 @@ static void abort_ask(call_wait *w) {
   r->asked = 0;
 }
 
-bool call_is_modern(const call *c) { return request_of((call *)c)->cv.modern; }
+static bool client_asks_in_rounds(const call *c) { return request_of((call *)c)->cv.modern; }
 
-void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots, bool *ui) {
+static void client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots, bool *ui) {
   const client_view *cv = &request_of((call *)c)->cv;
   *sampling = cv->sampling, *elicitation = cv->elicitation, *roots = cv->roots, *ui = cv->ui;
 }
 
-int call_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen) {
+static int client_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen) {
   if (request_of(c)->task) return tasks_ask(c, L, lua_absindex(L, reqs_idx), false, err, errlen);
   return mrtr_ask_round(c, L, reqs_idx, err, errlen);
 }
@@ -569,7 +566,7 @@ static int ask_as_task(call *c, const char *method, lua_State *L, int params_idx
   return how;
 }
 
-int call_ask_client(call *c, const char *method, lua_State *L, int params_idx, const char *key,
+static int client_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key,
                     char *err, size_t errlen) {
   request *r = request_of(c);
   if (r->task) return ask_as_task(c, method, L, params_idx, key, err, errlen);
@@ -644,7 +641,7 @@ static void answer_from_client(server *srv, inmsg *im) {
   call_wake(c, 2);
 }
 
-bool call_detach(call *c) {
+static bool client_detach(call *c) {
   request *r = request_of(c);
   if (!r->out->detach) return false;
   flush_outlet(r->out); /* what was said so far goes on the current response */
@@ -659,6 +656,11 @@ bool call_detach(call *c) {
 static void blocked(void *ud, call *c, const char *msg) {
   (void)ud;
   call_log(c, LOG_WARNING, msg, strlen(msg));
+}
+
+static void release_vm(void *ud, vm *v) {
+  (void)ud;
+  app_free(v->owner);
 }
 
 /* Shutdown begins: subscriptions get their graceful result now, while
@@ -683,6 +685,18 @@ static const engine_hooks hooks = {
     .blocked = blocked,
     .finishing = finishing,
     .flush = flush_all,
+    .release_vm = release_vm,
+    .client = {.protocol_version = client_protocol_version,
+               .resource_uri = client_resource_uri,
+               .log = client_log,
+               .progress = client_progress,
+               .ask = client_ask,
+               .ask_round = client_ask_round,
+               .as_task = tasks_as_task,
+               .asks_in_rounds = client_asks_in_rounds,
+               .caps = client_caps,
+               .detach = client_detach,
+               .notify_updated = client_notify_updated},
 };
 
 server *server_new(app *a, const server_options *opt) {
@@ -691,7 +705,7 @@ server *server_new(app *a, const server_options *opt) {
   if (srv->opt.task_ttl <= 0) srv->opt.task_ttl = 3600;
   engine_hooks h = hooks;
   h.ud = srv;
-  srv->e = engine_new(a, &opt->engine, &h);
+  srv->e = engine_new(&a->vm, &opt->engine, &h);
   reload_init(srv);
   return srv;
 }

@@ -232,7 +232,7 @@ void tasks_waits(void *ud, call *c) {
   if (may_become(request_of(c))) become(ud, c);
 }
 
-bool call_as_task(call *c) {
+bool tasks_as_task(call *c) {
   request *r = request_of(c);
   if (may_become(r)) become(r->srv, c);
   return r->task != NULL;

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Instructions per call on the hot paths, under callgrind (a count, not a
+# time: the same binary and input give the same figure on a loaded machine):
+#   stdio echo   the echo tool (bench/apps/echo) over stdio, 2025-11-25
+#   stdio gift   the example app's suggest_gifts over stdio
+#   http echo    the echo tool over HTTP, one 2026-07-28 request per POST
+# Each is (Ir of a run with N2 calls - Ir of one with N1) / (N2 - N1), so the
+# start-up and the shutdown cancel out.
+#
+#   bench/callgrind.sh [BINARY]        (default build/luamcp)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-build/luamcp}")
+n1=${CALLGRIND_N1:-200}
+n2=${CALLGRIND_N2:-1200}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# total Ir of a callgrind run (every thread)
+ir() { awk '/^summary:/ {s += $2} /^totals:/ {t += $2} END {print (t ? t : s)}' "$@"; }
+
+stdio_lines() { # N TOOL ARGS
+  node -e '
+    const [n, tool, args] = process.argv.slice(1);
+    const out = [];
+    out.push(JSON.stringify({jsonrpc: "2.0", id: 0, method: "initialize", params: {protocolVersion: "2025-11-25", capabilities: {}, clientInfo: {name: "cg", version: "0"}}}));
+    out.push(JSON.stringify({jsonrpc: "2.0", method: "notifications/initialized"}));
+    for (let i = 1; i <= Number(n); i++) out.push(JSON.stringify({jsonrpc: "2.0", id: i, method: "tools/call", params: {name: tool, arguments: JSON.parse(args)}}));
+    process.stdout.write(out.join("\n") + "\n");' "$@"
+}
+
+stdio_run() { # N DIR TOOL ARGS -> Ir
+  local n=$1 dir=$2 tool=$3 args=$4 out=$tmp/cg.$RANDOM
+  stdio_lines "$n" "$tool" "$args" >"$tmp/in"
+  valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$bin" serve --no-watch "$dir" \
+    <"$tmp/in" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+  ir "$out".*
+}
+
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+http_run() { # N -> Ir
+  local n=$1 out=$tmp/cg.$RANDOM port
+  port=$(free_port)
+  valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$bin" serve --no-watch --http "127.0.0.1:$port" \
+    bench/apps/echo 2>"$tmp/err" &
+  local pid=$!
+  node -e '
+    const [port, n] = process.argv.slice(1).map(Number);
+    const meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}};
+    const headers = {"Content-Type": "application/json", Accept: "application/json, text/event-stream",
+                     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"};
+    (async () => {
+      for (let t = 0; ; t++) {
+        try { await fetch(`http://127.0.0.1:${port}/mcp`, {method: "GET"}); break; }
+        catch { if (t > 600) throw new Error("no server"); await new Promise((r) => setTimeout(r, 100)); }
+      }
+      for (let i = 1; i <= n; i++) {
+        const body = JSON.stringify({jsonrpc: "2.0", id: i, method: "tools/call", params: {name: "echo", arguments: {text: "hello"}, _meta: meta}});
+        const r = await fetch(`http://127.0.0.1:${port}/mcp`, {method: "POST", headers, body});
+        const j = await r.json();
+        if (j.result?.content?.[0]?.text !== "hello") throw new Error(JSON.stringify(j));
+      }
+    })().catch((e) => { console.error(e); process.exit(1); });' "$port" "$n"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  ir "$out".*
+}
+
+per_call() { echo $(( ($2 - $1) / (n2 - n1) )); }
+
+gift='{"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}'
+a=$(stdio_run "$n1" bench/apps/echo echo '{"text":"hello"}')
+b=$(stdio_run "$n2" bench/apps/echo echo '{"text":"hello"}')
+echo "stdio echo: $(per_call "$a" "$b") instructions per call"
+a=$(stdio_run "$n1" . suggest_gifts "$gift")
+b=$(stdio_run "$n2" . suggest_gifts "$gift")
+echo "stdio gift: $(per_call "$a" "$b") instructions per call"
+a=$(http_run "$n1")
+b=$(http_run "$n2")
+echo "http echo (2026-07-28): $(per_call "$a" "$b") instructions per call"
