@@ -64,11 +64,11 @@ static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
   if (p[BUS_ORIGIN_LEN + 1] == 'L') {
     for (size_t i = 0; i < sizeof list_methods / sizeof *list_methods; i++)
       if (strlen(list_methods[i]) == len && memcmp(list_methods[i], body, len) == 0) {
-        deliver_list_changed(b->srv, list_methods[i]);
+        notify_list_changed_here(b->srv, list_methods[i]);
         return;
       }
   } else if (p[BUS_ORIGIN_LEN + 1] == 'U' && len <= URI_MAX) {
-    deliver_updated(b->srv, body, len);
+    notify_updated_here(b->srv, body, len);
     return;
   }
 ignored:
@@ -90,6 +90,33 @@ static void pub_up(redis_conn *rc, void *ud) {
   b->dropped = 0;
 }
 
+static void bus_publish_list_changed(server *srv, const char *method);
+static void bus_publish_updated(server *srv, const char *uri, size_t n);
+
+_Static_assert(BUS_ORIGIN_LEN == PEER_ORIGIN_LEN, "one origin length");
+
+/* {====== what the server asks of its peers (server_peers) */
+static void peers_list_changed(void *ud, const char *method) {
+  bus *b = ud;
+  bus_publish_list_changed(b->srv, method);
+}
+
+static void peers_updated(void *ud, const char *uri, size_t n) {
+  bus *b = ud;
+  bus_publish_updated(b->srv, uri, n);
+}
+
+static void peers_forward_task(void *ud, inmsg *im, const char *owner, json_span task_id) {
+  bus *b = ud;
+  tasks_remote_forward(b->srv, im, owner, task_id);
+}
+
+static void peers_shutdown(void *ud) {
+  bus *b = ud;
+  tasks_remote_shutdown(b->srv);
+}
+/* }====== */
+
 bus *bus_new(server *srv, const char *url) {
   redis_url u;
   char why[128];
@@ -110,6 +137,12 @@ bus *bus_new(server *srv, const char *url) {
   b->sub = redis_conn_new(e, &u, &b->health, sub_up, b);
   b->pub = redis_conn_new(e, &u, &b->health, pub_up, b);
   srv->bus = b;
+  server_join(srv, &(server_peers){.ud = b,
+                                   .list_changed = peers_list_changed,
+                                   .updated = peers_updated,
+                                   .origin = b->origin,
+                                   .forward_task = peers_forward_task,
+                                   .shutdown = peers_shutdown});
   log_msg(LOG_INFO, "bus: events shared over redis %s, channel %s", redis_conn_name(b->pub),
           b->channel);
   return b;
@@ -118,6 +151,7 @@ bus *bus_new(server *srv, const char *url) {
 void bus_free(bus *b) {
   if (!b) return;
   tasks_remote_free(b->srv);
+  server_join(b->srv, NULL);
   b->srv->bus = NULL;
   redis_conn_free(b->sub);
   redis_conn_free(b->pub);
@@ -178,10 +212,10 @@ bool bus_send(server *srv, const char *to, char kind, const char *body, size_t n
   return publish_to(b, channel, kind, body, n, h);
 }
 
-void bus_publish_list_changed(server *srv, const char *method) {
+static void bus_publish_list_changed(server *srv, const char *method) {
   publish(srv, 'L', method, strlen(method));
 }
 
-void bus_publish_updated(server *srv, const char *uri, size_t n) {
+static void bus_publish_updated(server *srv, const char *uri, size_t n) {
   if (n <= URI_MAX) publish(srv, 'U', uri, n);
 }

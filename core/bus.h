@@ -44,10 +44,10 @@ bus *bus_new(struct server *srv, const char *url);
 /* After serving, before server_free. NULL is fine. */
 void bus_free(bus *b);
 
-/* {====== the run-lock holder (server.c, reload.c) */
-/* Tell the other instances (nothing when srv has no bus). */
-void bus_publish_list_changed(struct server *srv, const char *method);
-void bus_publish_updated(struct server *srv, const char *uri, size_t n);
+/* {====== the run-lock holder
+   The server reaches the bus through the peers bus_new gives it
+   (server_join: changes to publish, task requests to forward); these are
+   for the cluster layer's own files (tasks_remote.c). */
 /* This process's origin on the bus (16 hex digits), or NULL without one. */
 const char *bus_origin(const struct server *srv);
 /* "<our origin> <kind> <body>" to the instance of origin `to` (16 hex

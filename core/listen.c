@@ -128,14 +128,14 @@ static void watches_free(server *srv, listener *l) {
 
 static void listener_free(server *srv, listener *l, bool graceful) {
   if (graceful && !l->out->dead) {
-    buf *out = out_of(srv, l->out);
+    buf *out = output_of(srv, l->out);
     jsonrpc_begin_result(out, (json_span){l->id, l->id_len});
     buf_puts(out, "{\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
     buf_put(out, l->id, l->id_len);
     buf_puts(out, "}}");
     jsonrpc_end_reply(out);
   }
-  if (l->out != l->s->standalone) request_done(srv, l->out); /* HTTP: the stream ends */
+  if (l->out != l->s->standalone) output_done(srv, l->out); /* HTTP: the stream ends */
   session_unref(l->s);
   watches_free(srv, l);
   free(l->id);
@@ -166,7 +166,7 @@ static bool is_dead(const listener *l, const void *ud) {
 
 /* One notification to one listener, stamped with its id. */
 static void send_to(server *srv, listener *l, const char *method, const char *params_body) {
-  buf *out = out_of(srv, l->out);
+  buf *out = output_of(srv, l->out);
   buf_printf(out, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{", method);
   if (params_body && *params_body) {
     buf_puts(out, params_body);
@@ -225,7 +225,7 @@ void listen_open(server *srv, inmsg *im) {
   json_span filter;
   if (!m->params.n || !jsonrpc_param(m, "notifications", &filter) ||
       json_kind(filter) != '{') {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"notifications\" (an object) is required");
     return;
   }
@@ -233,7 +233,7 @@ void listen_open(server *srv, inmsg *im) {
   if (listen_count(srv) >= MAX_LISTENERS) {
     drop_if(srv, is_dead, NULL, false);
     if (listen_count(srv) >= MAX_LISTENERS) {
-      reply_error(srv, im->reply, m->id, JSONRPC_INTERNAL_ERROR,
+      output_error(srv, im->reply, m->id, JSONRPC_INTERNAL_ERROR,
                   "Too many open subscriptions (at most %d)", MAX_LISTENERS);
       return;
     }
@@ -244,7 +244,7 @@ void listen_open(server *srv, inmsg *im) {
       json_kind(subs) == '[') {
     const char *bad = scan_uris(subs, NULL, NULL);
     if (bad) {
-      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "%s", bad);
+      output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "%s", bad);
       return;
     }
   } else {

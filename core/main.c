@@ -267,7 +267,7 @@ static void *signal_main(void *arg) {
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
-      server_request_reload(srv);
+      reload_request(srv);
       continue;
     }
     if (finishing) {

@@ -53,14 +53,14 @@ static void handle_initialize(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   if (s->initialized) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST, "Invalid Request: already initialized");
     return;
   }
   buf v;
   buf_init(&v);
   if (!param_string(m, "protocolVersion", &v)) {
     buf_free(&v);
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"protocolVersion\" (string) is required");
     return;
   }
@@ -78,9 +78,9 @@ static void handle_initialize(server *srv, inmsg *im) {
   buf_free(&v);
   /* tracked from now on: notifications that answer no request reach it */
   if (s->ephemeral) goto answer;
-  server_track(srv, s);
+  notify_track(srv, s);
 answer:;
-  buf *out = out_of(srv, im->reply);
+  buf *out = output_of(srv, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
   buf_put(out, engine_app(srv->e)->reg->init_tail[s->version], engine_app(srv->e)->reg->init_tail_len[s->version]);
@@ -111,18 +111,18 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
     }
     buf_free(&c);
     if (!ok) {
-      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+      output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: unknown cursor (lists restart from the beginning)");
       return;
     }
     page = off / r->page_size;
   }
   if (!cv->modern) {
-    reply_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
+    output_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
     return;
   }
   /* 2026-07-28: the same page, with its cache hints and serverInfo */
-  buf *out = out_of(srv, im->reply);
+  buf *out = output_of(srv, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_put(out, pg->page[page], pg->page_len[page] - 1);
   buf_put(out, r->list_cache, r->list_cache_len);
@@ -133,7 +133,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
 
 static void handle_discover(server *srv, inmsg *im) {
   const registry *r = engine_app(srv->e)->reg;
-  reply_json(srv, im->reply, im->m.id, r->discover, r->discover_len);
+  output_json(srv, im->reply, im->m.id, r->discover, r->discover_len);
 }
 
 static void handle_tools_list(server *srv, inmsg *im) { handle_list(srv, im, REG_TOOLS); }
@@ -282,7 +282,7 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
   bool ok = !why.len;
   if (!ok) {
     buf_putc(&why, '\0');
-    jsonrpc_write_error(out_of(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
+    jsonrpc_write_error(output_of(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
   }
   buf_free(&want), buf_free(&got), buf_free(&why);
   return ok;
@@ -294,7 +294,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
   json_span f[3] = {{0}};
   jsonrpc_param(m, "name", &f[0]), jsonrpc_param(m, "arguments", &f[1]), jsonrpc_param(m, "_meta", &f[2]);
   if (json_kind(f[0]) != '"') {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     return;
   }
   /* tool names are plain ASCII: look the raw token up, unescape only if needed */
@@ -309,16 +309,16 @@ static void handle_tools_call(server *srv, inmsg *im) {
   }
   buf_free(&name);
   if (!t) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
   if (t->app_only && !im->cv.ui) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;
   }
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     return;
   }
   if (t->task == TASK_REQUIRED && im->cv.modern && !im->cv.tasks) {
@@ -351,8 +351,8 @@ static void handle_tools_call(server *srv, inmsg *im) {
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
     if (im->cv.modern || im->cv.version >= PROTO_2025_11_25)
-      write_tool_error(srv, &im->cv, out_of(srv, im->reply), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(out_of(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+      output_tool_error(srv, &im->cv, output_of(srv, im->reply), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(output_of(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
@@ -363,7 +363,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     lua_pop(L, 1);
     return;
   }
-  call *c = server_call_new(srv, im, CALL_TOOL, f[2], im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_TOOL, f[2], im->cv.modern ? &mr : NULL);
   request_of(c)->tool = t;
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
@@ -409,7 +409,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
   buf uri;
   buf_init(&uri);
   if (!param_string(m, "uri", &uri)) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
     buf_free(&uri);
     return;
   }
@@ -434,7 +434,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
-    jsonrpc_write_error(out_of(srv, im->reply), m->id,
+    jsonrpc_write_error(output_of(srv, im->reply), m->id,
                         im->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
@@ -447,7 +447,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_free(&uri);
     return;
   }
-  call *c = server_call_new(srv, im, CALL_RESOURCE, meta_of(m), im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_RESOURCE, meta_of(m), im->cv.modern ? &mr : NULL);
   request_of(c)->uri = buf_take(&uri, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -467,16 +467,16 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   buf_init(&name);
   const reg_prompt *p = NULL;
   if (!param_string(m, "name", &name)) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"name\" (string) is required");
     goto done;
   }
   p = registry_find_prompt(engine_app(srv->e)->reg, name.p, name.len);
   if (!p) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
     goto done;
   }
   if (!push_object_param(L, m, "arguments")) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     goto done;
   }
   /* every required argument must be there */
@@ -492,7 +492,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     lua_pushvalue(L, -1);
     bool present = lua_rawget(L, -7) != LUA_TNIL;
     if (required && !present) {
-      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+      output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Missing required argument '%s' for prompt '%s'", lua_tostring(L, -2), p->name);
       lua_settop(L, 0);
       goto done;
@@ -507,7 +507,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     lua_pop(L, 1);
     goto done;
   }
-  call *c = server_call_new(srv, im, CALL_PROMPT, meta_of(m), im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_PROMPT, meta_of(m), im->cv.modern ? &mr : NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
@@ -530,14 +530,14 @@ static void handle_complete(server *srv, inmsg *im) {
   if (!m->params.n || !jsonrpc_param(m, "ref", &ref) || json_kind(ref) != '{' ||
       !json_object_get(ref, "type", &type) || !jsonrpc_param(m, "argument", &arg) ||
       json_kind(arg) != '{') {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"ref\" and \"argument\" objects are required");
     goto done;
   }
   if (json_object_get(arg, "name", &v) && json_kind(v) == '"') json_string_unescape(v, &argname);
   if (json_object_get(arg, "value", &v) && json_kind(v) == '"') json_string_unescape(v, &value);
   if (!argname.len) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"argument.name\" is required");
     goto done;
   }
   if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
@@ -551,11 +551,11 @@ static void handle_complete(server *srv, inmsg *im) {
       if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
   }
   if (entry == LUA_NOREF) {
-    reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
+    output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
                 key.len ? key.p : "(none)");
     goto done;
   }
-  call *c = server_call_new(srv, im, CALL_COMPLETE, meta_of(m), NULL);
+  call *c = request_new(srv, im, CALL_COMPLETE, meta_of(m), NULL);
   lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
   if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
@@ -585,24 +585,24 @@ static void handle_set_level(server *srv, inmsg *im) {
   int level = param_string(&im->m, "level", &lv) ? log_level_from_name(lv.p, lv.len) : -1;
   buf_free(&lv);
   if (level < 0) {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, "
                 "critical, alert, emergency");
     return;
   }
   im->s->log_level = level;
-  reply_json(srv, im->reply, im->m.id, "{}", 2);
+  output_json(srv, im->reply, im->m.id, "{}", 2);
 }
 
 static void handle_subscription(server *srv, inmsg *im, bool subscribe) {
   buf uri;
   buf_init(&uri);
   if (!param_string(&im->m, "uri", &uri)) {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
+    output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
   } else {
     if (subscribe) session_subscribe(im->s, uri.p, uri.len);
     else session_unsubscribe(im->s, uri.p, uri.len);
-    reply_json(srv, im->reply, im->m.id, "{}", 2);
+    output_json(srv, im->reply, im->m.id, "{}", 2);
   }
   buf_free(&uri);
 }
@@ -645,7 +645,7 @@ void methods_handle_request(server *srv, inmsg *im) {
     if (!jsonrpc_method_is(m, methods[i].name)) continue;
     if (!(modern ? methods[i].modern : methods[i].legacy)) break;
     if (!modern && !s->initialized && methods[i].fn != handle_initialize) {
-      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
+      output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                   "Invalid Request: the session is not initialized (send initialize first)");
       return;
     }
@@ -655,7 +655,7 @@ void methods_handle_request(server *srv, inmsg *im) {
   buf name;
   buf_init(&name);
   json_string_unescape(m->method, &name);
-  reply_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s%s", name.p,
+  output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s%s", name.p,
               modern ? " (not in protocol revision " MODERN_VERSION ")" : "");
   buf_free(&name);
 }

@@ -58,7 +58,7 @@ static void object_body(json_span obj, buf *out) {
 
 static void bad_state(server *srv, inmsg *im, const char *why) {
   log_msg(LOG_INFO, "requestState refused: %s", why);
-  reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+  output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
               "Invalid or expired requestState (%s)", why);
 }
 
@@ -81,7 +81,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
   json_span resp, state;
   if (jsonrpc_param(m, "inputResponses", &resp) && json_kind(resp) != 'n') {
     if (json_kind(resp) != '{') {
-      reply_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
+      output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: \"inputResponses\" must be an object");
       goto fail;
     }
@@ -361,7 +361,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
   const registry *reg = call_app(c)->reg;
   size_t idn;
   const char *id = call_id(c, &idn);
-  buf *out = out_of(srv, r->out);
+  buf *out = output_of(srv, r->out);
   if (need & ~have) {
     unsigned miss = need & ~have;
     char msg[200], data[128];

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bus.h"
 #include "listen.h"
 #include "server_internal.h"
 #include "json.h"
@@ -150,7 +149,7 @@ reload_watch *reload_watch_new(server *srv, const char *dir, double debounce) {
     snprintf(path, sizeof path, "%s/%s", dir, subfolders[i]);
     add_tree(rw, path);
   }
-  rw->e = server_engine(srv);
+  rw->e = srv->e;
   engine_add_input(rw->e, fd, on_events, rw);
   return rw;
 }
@@ -196,7 +195,7 @@ void reload_close(server *srv) {
   uv_close((uv_handle_t *)&srv->reload_timer, NULL);
 }
 
-void server_request_reload(server *srv) { uv_async_send(&srv->reload_async); }
+void reload_request(server *srv) { uv_async_send(&srv->reload_async); }
 
 void reload_postpone(server *srv, double delay) {
   if (srv->reload_at) reload_schedule(srv, delay);
@@ -250,7 +249,7 @@ void reload_now(server *srv) {
       session *s = srv->sessions[i];
       outlet *o = s->standalone;
       if (o && !o->dead && s->log_level <= LOG_ERROR)
-        jsonrpc_write_notification(out_of(srv, o), "notifications/message", p.p, p.len);
+        jsonrpc_write_notification(output_of(srv, o), "notifications/message", p.p, p.len);
     }
     buf_free(&p);
     buf_free(&errors);
@@ -267,7 +266,7 @@ void reload_now(server *srv) {
       if (resources_said) continue;
       resources_said = true;
     }
-    broadcast(srv, changed[l]);
+    notify_list_changed(srv, changed[l]);
   }
   /* resources/updated for subscribed URIs whose content may have changed */
   for (size_t i = 0; i < srv->nsessions; i++) {
@@ -284,7 +283,7 @@ void reload_now(server *srv) {
       buf_puts(&p, "{\"uri\":");
       json_encode_string(&p, uri, strlen(uri));
       buf_putc(&p, '}');
-      jsonrpc_write_notification(out_of(srv, s->standalone), "notifications/resources/updated",
+      jsonrpc_write_notification(output_of(srv, s->standalone), "notifications/resources/updated",
                                  p.p, p.len);
       buf_free(&p);
     }
@@ -292,19 +291,19 @@ void reload_now(server *srv) {
   /* the same for 2026-07-28 subscriptions: every URI whose content may
      have changed, to the listeners that name it; and to the other
      instances (bus.h), whose clients may read it from here */
-  if (srv->listeners || srv->bus) {
+  if (srv->listeners || srv->peers.updated) {
     for (size_t i = 0; i < fresh->reg->nresources; i++) {
       const reg_resource *b = &fresh->reg->resources[i];
       const reg_resource *a = registry_find_resource(old->reg, b->uri, strlen(b->uri));
       if (a && a->fingerprint == b->fingerprint) continue;
       listen_resource_updated(srv, b->uri, strlen(b->uri));
-      bus_publish_updated(srv, b->uri, strlen(b->uri));
+      if (srv->peers.updated) srv->peers.updated(srv->peers.ud, b->uri, strlen(b->uri));
     }
     for (size_t i = 0; i < old->reg->nresources; i++) {
       const reg_resource *a = &old->reg->resources[i];
       if (registry_find_resource(fresh->reg, a->uri, strlen(a->uri))) continue;
       listen_resource_updated(srv, a->uri, strlen(a->uri));
-      bus_publish_updated(srv, a->uri, strlen(a->uri));
+      if (srv->peers.updated) srv->peers.updated(srv->peers.ud, a->uri, strlen(a->uri));
     }
   }
   engine_set_vm(srv->e, &fresh->vm); /* the old version closes with its last call */

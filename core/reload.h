@@ -15,5 +15,7 @@ typedef struct reload_watch reload_watch;
    server then runs without hot reload. */
 reload_watch *reload_watch_new(server *srv, const char *dir, double debounce);
 void reload_watch_free(reload_watch *w);
+/* SIGHUP (any thread): reload the app as soon as the engine is between calls. */
+void reload_request(server *srv);
 
 #endif

@@ -56,8 +56,6 @@ void server_attach(server *srv, session *s, outlet *stream);
    subscriptions/listen): what writes to it goes. Takes a reference of the
    caller's: stream->finish is called once the server is done with it. */
 void server_stream_closed(server *srv, session *s, outlet *stream);
-/* SIGHUP: reload the app as soon as the engine is between calls. */
-void server_request_reload(server *srv);
 /* }====== */
 
 /* The engine's run-lock holder (an input the engine reads: stdio): take

@@ -87,6 +87,27 @@ typedef struct request {
 typedef struct listener listener;
 typedef struct task task;
 
+/* The other instances of the service: what the server tells them and asks
+   of them. The cluster layer (bus.c) gives these with server_join; without
+   them the server is alone (every hook NULL). */
+/* hex digits of an instance's origin (server_peers.origin) */
+#define PEER_ORIGIN_LEN 16
+
+typedef struct server_peers {
+  void *ud;
+  /* a change delivered to this instance's clients: theirs should hear it */
+  void (*list_changed)(void *ud, const char *method);
+  void (*updated)(void *ud, const char *uri, size_t n);
+  /* this instance's origin on the bus (PEER_ORIGIN_LEN hex digits): the ids
+     of its tasks begin with it; NULL when alone */
+  const char *origin;
+  /* im names a task of the instance `owner`: send it there; im is
+     answered when the answer comes (im->taken), or now with an error */
+  void (*forward_task)(void *ud, inmsg *im, const char *owner, json_span task_id);
+  /* shutdown begins: requests waiting for other instances get an error */
+  void (*shutdown)(void *ud);
+} server_peers;
+
 struct server {
   engine *e;
   listener *listeners; /* open subscriptions/listen requests (listen.c) */
@@ -98,7 +119,8 @@ struct server {
   size_t ndirty, dirty_cap;
   uint64_t next_ask; /* ids of server->client requests */
   task *tasks;       /* the tasks of this process (tasks.c) */
-  struct bus *bus;   /* the other instances (bus.c), or NULL */
+  server_peers peers; /* the other instances (server_join) */
+  struct bus *bus;   /* the cluster layer's own: its connection (bus.c), or NULL */
   struct tasks_remote *remote; /* task requests sent to other instances (tasks_remote.c), or NULL */
   size_t ntasks;
   /* reload.c */
@@ -107,39 +129,50 @@ struct server {
   double reload_at, reload_first;
 };
 
+/* The cluster layer joins the server to the other instances (bus_new);
+   NULL parts itself from them (bus_free). */
+void server_join(server *srv, const server_peers *peers);
+
 /* {====== output (run-lock holder) */
 /* The batch buffer of outlet o (marks it for the end-of-round flush). */
-buf *out_of(server *srv, outlet *o);
-void flush_outlet(outlet *o);
+buf *output_of(server *srv, outlet *o);
+void output_flush(outlet *o);
 /* The request o answers is over (flush, then the transport closes it). */
-void request_done(server *srv, outlet *o);
-void reply_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)
+void output_done(server *srv, outlet *o);
+void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-void reply_json(server *srv, outlet *o, json_span id, const char *json, size_t n);
+void output_json(server *srv, outlet *o, json_span id, const char *json, size_t n);
 /* A tool result that reports a failure to the model (isError: true). */
-void write_tool_error(server *srv, const client_view *cv, buf *out, json_span id, const char *msg,
+void output_tool_error(server *srv, const client_view *cv, buf *out, json_span id, const char *msg,
                       size_t n);
 /* What a result for this client ends with: for 2026-07-28 requests
    `,"resultType":"complete","_meta":{serverInfo}`; nothing for 2025 ones. */
-void result_tail(server *srv, const client_view *cv, buf *out);
+void output_result_tail(server *srv, const client_view *cv, buf *out);
+/* The round is over: every batched outlet is handed its lines (engine_hooks.flush). */
+void output_flush_all(void *ud);
 /* A list_changed notification (params: none) to every connected client
    (its standalone outlet) and listener, here and, with a bus, on the other
    instances. */
-void broadcast(server *srv, const char *method);
+void notify_list_changed(server *srv, const char *method);
 /* notifications/resources/updated to every session subscribed to uri and
    every listener naming it, here and on the other instances. */
 void notify_updated(server *srv, const char *uri, size_t n);
 /* The same for this instance's clients only (what the bus delivers). */
-void deliver_list_changed(server *srv, const char *method);
-void deliver_updated(server *srv, const char *uri, size_t n);
+void notify_list_changed_here(server *srv, const char *method);
+void notify_updated_here(server *srv, const char *uri, size_t n);
 /* }====== */
 
 /* {====== calls */
 /* A call for im: its request data set, its ctx made; push the handler and
    its arguments (then the ctx: request_of(c)->ctx_ref) on call_thread(c),
    then engine_call_start. mrtr: what mrtr_open read (modern requests). */
-call *server_call_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr);
-request *request_of(call *c);
+call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr);
+static inline request *request_of(call *c) { return call_extra(c); }
+/* The engine's hooks for a call: its end; what its ctx asks of the client. */
+void request_ended(void *ud, call *c);
+extern const call_client request_client;
+/* A response from the client: the answer to the question a parked call asked. */
+void request_answered(server *srv, inmsg *im);
 /* results.c: the engine's hooks for a call that returned or failed */
 void results_returned(void *ud, call *c, int nres);
 void results_failed(void *ud, call *c, const char *msg);
@@ -152,8 +185,10 @@ void server_inject(server *srv, session *s, outlet *reply, const char *msg, size
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);
-/* Track s (initialize): notifications that answer no request reach it. */
-void server_track(server *srv, session *s);
+/* Track s (initialize): notifications that answer no request reach it;
+   untrack: it ended. */
+void notify_track(server *srv, session *s);
+void notify_untrack(server *srv, session *s);
 /* reload.c */
 void reload_init(server *srv);
 void reload_close(server *srv);

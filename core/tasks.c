@@ -14,15 +14,13 @@
 
 #include "json.h"
 #include "log.h"
-#include "bus.h"
 #include "mrtr.h"
-#include "tasks_remote.h"
 
 /* live tasks at most: past it a task tool runs as a plain call */
 #define TASKS_MAX 10000
 /* an id: 32 hex digits, after the bus origin (16) when there is a bus */
 #define ID_RANDOM 32
-#define ID_MAX (BUS_ORIGIN_LEN + ID_RANDOM)
+#define ID_MAX (PEER_ORIGIN_LEN + ID_RANDOM)
 /* what CreateTaskResult and tasks/get suggest between two polls */
 #define POLL_INTERVAL_MS 500
 
@@ -135,7 +133,7 @@ static bool task_write(outlet *o, const char *p, size_t n) {
   return true;
 }
 
-/* The task's call ended (request_done of its outlet). */
+/* The task's call ended (output_done of its outlet). */
 static void task_finish(outlet *o) {
   task *t = task_of_outlet(o);
   t->c = NULL;
@@ -193,7 +191,7 @@ static task *become(server *srv, call *c) {
     memcpy(rnd + 8, &x, 8);
   }
   /* with a bus, the id says which instance runs it (tasks_remote.h) */
-  const char *origin = bus_origin(srv);
+  const char *origin = srv->peers.origin;
   size_t at = origin ? strlen(origin) : 0;
   memcpy(t->id, origin ? origin : "", at);
   for (int i = 0; i < 16; i++) snprintf(t->id + at + 2 * i, 3, "%02x", rnd[i]);
@@ -211,7 +209,7 @@ static task *become(server *srv, call *c) {
   /* the answer to the request: the task is in the table before it goes out */
   size_t idn;
   const char *id = call_id(c, &idn);
-  buf *out = out_of(srv, r->out);
+  buf *out = output_of(srv, r->out);
   jsonrpc_begin_result(out, (json_span){id, idn});
   buf_putc(out, '{');
   put_task(srv, t, out);
@@ -220,7 +218,7 @@ static task *become(server *srv, call *c) {
   buf_put(out, reg->server_meta, reg->server_meta_len);
   buf_putc(out, '}');
   jsonrpc_end_reply(out);
-  request_done(srv, r->out);
+  output_done(srv, r->out);
   r->out = &t->out;
   r->task = t;
   engine_call_adopt(c, t, srv->opt.task_ttl);
@@ -316,7 +314,7 @@ static void resume(task *t) {
 /* {====================================================== the methods */
 
 void tasks_missing_capability(server *srv, inmsg *im) {
-  jsonrpc_write_error(out_of(srv, im->reply), im->m.id, MCP_MISSING_CAPABILITY,
+  jsonrpc_write_error(output_of(srv, im->reply), im->m.id, MCP_MISSING_CAPABILITY,
                       "Missing required client capability: the " TASKS_EXTENSION " extension",
                       "{\"requiredCapabilities\":{\"extensions\":{\"" TASKS_EXTENSION "\":{}}}}");
 }
@@ -329,7 +327,7 @@ static task *lookup(server *srv, inmsg *im) {
   }
   json_span id;
   if (!im->m.params.n || !jsonrpc_param(&im->m, "taskId", &id) || json_kind(id) != '"') {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"taskId\" (string) is required");
     return NULL;
   }
@@ -337,19 +335,19 @@ static task *lookup(server *srv, inmsg *im) {
   for (task *t = srv->tasks; t; t = t->next)
     if (id.n == t->id_len + 2 && memcmp(id.p + 1, t->id, t->id_len) == 0) return t;
   /* another instance's (its origin first): ask it */
-  const char *origin = bus_origin(srv);
-  if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, BUS_ORIGIN_LEN) != 0) {
+  const char *origin = srv->peers.origin;
+  if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, PEER_ORIGIN_LEN) != 0) {
     bool hex = true;
     for (size_t i = 1; i <= ID_MAX; i++) hex = hex && strchr("0123456789abcdef", id.p[i]) && id.p[i];
     if (hex) {
-      char owner[BUS_ORIGIN_LEN + 1];
-      memcpy(owner, id.p + 1, BUS_ORIGIN_LEN);
-      owner[BUS_ORIGIN_LEN] = '\0';
-      tasks_remote_forward(srv, im, owner, id);
+      char owner[PEER_ORIGIN_LEN + 1];
+      memcpy(owner, id.p + 1, PEER_ORIGIN_LEN);
+      owner[PEER_ORIGIN_LEN] = '\0';
+      srv->peers.forward_task(srv->peers.ud, im, owner, id);
       return NULL;
     }
   }
-  reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Unknown task: %.*s",
+  output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Unknown task: %.*s",
               (int)(id.n < 80 ? id.n : 80), id.p);
   return NULL;
 }
@@ -362,7 +360,7 @@ static void complete_tail(server *srv, buf *out) {
 }
 
 static void ack(server *srv, inmsg *im) {
-  buf *out = out_of(srv, im->reply);
+  buf *out = output_of(srv, im->reply);
   jsonrpc_begin_result(out, im->m.id);
   const registry *reg = engine_app(srv->e)->reg;
   buf_putc(out, '{');
@@ -374,7 +372,7 @@ static void ack(server *srv, inmsg *im) {
 void tasks_get(server *srv, inmsg *im) {
   task *t = lookup(srv, im);
   if (!t) return;
-  buf *out = out_of(srv, im->reply);
+  buf *out = output_of(srv, im->reply);
   jsonrpc_begin_result(out, im->m.id);
   buf_putc(out, '{');
   put_task(srv, t, out);
@@ -406,7 +404,7 @@ void tasks_update(server *srv, inmsg *im) {
   if (!t) return;
   json_span resp;
   if (!jsonrpc_param(&im->m, "inputResponses", &resp) || json_kind(resp) != '{') {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
+    output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
                 "Invalid params: \"inputResponses\" (object) is required");
     return;
   }
@@ -450,7 +448,7 @@ void tasks_cancel(server *srv, inmsg *im) {
 /* }====================================================== */
 
 void tasks_shutdown(server *srv) {
-  tasks_remote_shutdown(srv); /* requests waiting for other instances */
+  if (srv->peers.shutdown) srv->peers.shutdown(srv->peers.ud); /* requests waiting for other instances */
   for (task *t = srv->tasks; t; t = t->next)
     if (t->c) {
       t->status = T_CANCELLED;

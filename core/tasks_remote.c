@@ -67,9 +67,9 @@ static void pending_free(pending *p) {
 
 /* Answer p's request with an error of ours, and forget it. */
 static void give_up(server *srv, pending *p, const char *why) {
-  reply_error(srv, p->reply, (json_span){p->id, p->id_len}, JSONRPC_INTERNAL_ERROR,
+  output_error(srv, p->reply, (json_span){p->id, p->id_len}, JSONRPC_INTERNAL_ERROR,
               "The instance running this task (%s) %s", p->owner, why);
-  request_done(srv, p->reply);
+  output_done(srv, p->reply);
   pending_free(p);
 }
 
@@ -114,20 +114,20 @@ static void heard(server *srv, unsigned long long seq, long long receivers) {
   pending *p = find(r, seq);
   if (!p || receivers != 0) return; /* answered already, or on its way (or the bus fell: the deadline) */
   unlink_pending(r, p);
-  reply_error(srv, p->reply, (json_span){p->id, p->id_len}, JSONRPC_INVALID_PARAMS,
+  output_error(srv, p->reply, (json_span){p->id, p->id_len}, JSONRPC_INVALID_PARAMS,
               "Unknown task: %s (no instance runs it)", p->task_id);
-  request_done(srv, p->reply);
+  output_done(srv, p->reply);
   pending_free(p);
 }
 
 void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span task_id) {
   struct tasks_remote *r = remote_of(srv);
   if (engine_finishing(srv->e) || r->closing) {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR, "The server is shutting down");
+    output_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR, "The server is shutting down");
     return;
   }
   if (r->nwaiting >= MAX_PENDING) {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR,
+    output_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR,
                 "Too many requests waiting for other instances (at most %d)", MAX_PENDING);
     return;
   }
@@ -139,7 +139,7 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
   bool sent = bus_send(srv, owner, 'Q', msg.p, msg.len, heard, seq);
   buf_free(&msg);
   if (!sent) {
-    reply_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR,
+    output_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR,
                 "The instance running this task (%.*s) cannot be reached: the bus is down",
                 BUS_ORIGIN_LEN, owner);
     return;
@@ -178,10 +178,10 @@ static void answered(server *srv, const char *from, uint64_t seq, const char *js
     give_up(srv, p, "sent an answer that is not a JSON-RPC response");
     return;
   }
-  buf *out = out_of(srv, p->reply);
+  buf *out = output_of(srv, p->reply);
   buf_put(out, json, n);
   buf_putc(out, '\n');
-  request_done(srv, p->reply);
+  output_done(srv, p->reply);
   pending_free(p);
 }
 
