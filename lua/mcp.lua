@@ -26,7 +26,7 @@ M.state = core.state -- survives reloads (see README)
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
 M.notify_updated = core.notify_updated
 --- mcp.path.join(base, rel) -> base/rel, or nil and why when rel is absolute, has a
---- ".." segment or a NUL byte (core/path.h); mcp.path.app([rel]): the same in the app's folder
+--- ".." segment or a NUL byte (core/base/path.h); mcp.path.app([rel]): the same in the app's folder
 M.path = { join = core.path_join, app = core.app_path }
 -- waiting on the outside world without stopping the server (core/io_*.c)
 -- {====== I/O modules
@@ -36,10 +36,10 @@ M.http = core.http
 --- mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=, grace=, max_output= }
 --- -> { code=, signal=, stdout=, stderr=, timed_out=, stdout_truncated=, stderr_truncated= }
 M.exec = core.exec
---- mcp.socket: luasocket's tcp/unix client as cosockets (core/io_socket.h)
+--- mcp.socket: luasocket's tcp/unix client as cosockets (core/reactor/io_socket.h)
 M.socket = core.socket
 --- mcp.store.get/set/incr/delete(key, ...): data the instances share (memory, or
---- Redis with --store; core/store.h)
+--- Redis with --store; core/reactor/store.h)
 M.store = core.store
 -- }======
 

@@ -2,7 +2,7 @@
 ** civetweb_floor.c — the bare civetweb floor of the HTTP benchmark.
 **
 ** A civetweb server with the same settings as luamcp's HTTP transport
-** (core/transport_http.c: keep-alive, tcp_nodelay=1, 64 worker threads by
+** (core/transport/transport_http.c: keep-alive, tcp_nodelay=1, 64 worker threads by
 ** default) that answers every POST /mcp with one canned JSON-RPC reply:
 ** the body is read to its end, then headers and body go out in a single
 ** mg_write with an exact Content-Length. No JSON parsing, no Lua, no MCP:

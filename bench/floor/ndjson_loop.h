@@ -63,7 +63,7 @@ static int input_waiting(void) {
 /* A pipelining client usually sends its next request within microseconds of
    our reply: polling for it briefly before the blocking read saves a sleep
    and a wake-up, most of a request's latency at one in flight. luamcp does
-   the same (core/engine.c, spin_for_input, 50 us); a floor without it would
+   the same (core/reactor/engine.c, spin_for_input, 50 us); a floor without it would
    measure the wake-up, not the work. */
 static void spin_for_input(long spin_us) {
   struct timespec t0, t;

@@ -1,6 +1,6 @@
 /* fuzz_http.c — the body-and-header checks of 2026-07-28 Streamable HTTP:
- * envelope_read (core/envelope.c) on the request's params, then
- * http_modern_check (core/http_modern.c) on its MCP-Protocol-Version,
+ * envelope_read (core/mcp/envelope.c) on the request's params, then
+ * http_modern_check (core/mcp/http_modern.c) on its MCP-Protocol-Version,
  * Mcp-Method and Mcp-Name headers, and http_modern_status on the body as an
  * answer. Input: a flags byte (bit i: header i present), the body, then
  * the three header values, separated by newlines (a value ends at a NUL,

@@ -1,4 +1,4 @@
-/* fuzz_json.c — decode -> Lua -> encode (core/json.c), with value
+/* fuzz_json.c — decode -> Lua -> encode (core/base/json.c), with value
  * equality. On any bytes:
  *   - json_validate, json_scan and json_decode agree on what is JSON;
  *   - a decoded value encodes (json_encode) to valid JSON that decodes to an

@@ -1,4 +1,4 @@
-/* fuzz_pattern.c — our Lua pattern functions (core/lua_pattern.c) against
+/* fuzz_pattern.c — our Lua pattern functions (core/vm/lua_pattern.c) against
  * Lua's own string.find, match, gmatch and gsub, on random patterns and
  * subjects: the same results (values and their math types) and the same
  * errors (the function name in "bad argument ... to 'x'" aside, as

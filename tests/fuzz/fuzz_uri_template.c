@@ -1,4 +1,4 @@
-/* fuzz_uri_template.c — the URI template matcher (core/uri_template.c)
+/* fuzz_uri_template.c — the URI template matcher (core/base/uri_template.c)
  * against a reference written from uri_template.h's rule alone (literals
  * exact; a variable takes 1+ bytes other than '/'; from the left, each
  * variable the longest value that lets the rest match), by memoised

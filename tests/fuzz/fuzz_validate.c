@@ -1,4 +1,4 @@
-/* fuzz_validate.c — the JSON Schema validator (core/validate.c): a random
+/* fuzz_validate.c — the JSON Schema validator (core/schema/validate.c): a random
  * schema x a random value. Input: the schema's JSON, a newline, the
  * value's JSON. Each runs on a budget of steps (schema_validate_limited),
  * so no input can hang it. Checked:

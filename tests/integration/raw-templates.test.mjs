@@ -1,5 +1,5 @@
 // raw-templates.test.mjs — resources/read through URI templates
-// (core/uri_template.c) and mcp.path.join, over raw NDJSON, against
+// (core/base/uri_template.c) and mcp.path.join, over raw NDJSON, against
 // tests/apps/files: its "doc" template reads docs/ by a variable, and a
 // secret.txt lies next to docs/, one "../" away.
 import assert from 'node:assert/strict';

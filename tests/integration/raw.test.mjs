@@ -198,7 +198,7 @@ test('a request read while a resumed call is busy is answered at once, without m
 // s:match("^%s*(.-)%s*$") on a text with 100k spaces inside is ~5e9 matcher
 // steps in one C call, where the count hook never runs (about a minute with
 // Lua's own string.match): the pattern functions ask the engine themselves
-// (core/lua_pattern.h)
+// (core/vm/lua_pattern.h)
 const SPACES = `x${' '.repeat(100_000)}x`;
 
 test('--timeout stops a quadratic Lua pattern match (the trim idiom, 100k spaces inside)', opts, () =>

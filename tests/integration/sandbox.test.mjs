@@ -1,4 +1,4 @@
-// sandbox.test.mjs — `--sandbox` (core/sandbox.c). Every probe of
+// sandbox.test.mjs — `--sandbox` (core/vm/sandbox.c). Every probe of
 // tests/apps/sandbox/scripts/probe.lua is run with and without --sandbox:
 // an escape must be refused under it, with "not allowed under --sandbox" at
 // the script's line, and must work without it (so a sandbox that breaks, or

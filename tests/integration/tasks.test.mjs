@@ -1,5 +1,5 @@
 // tasks.test.mjs — the tasks extension of 2026-07-28 (io.modelcontextprotocol/
-// tasks, core/tasks.c) over stdio, raw NDJSON: a task tool's call answered
+// tasks, core/mcp/tasks.c) over stdio, raw NDJSON: a task tool's call answered
 // with a CreateTaskResult at its first wait, tasks/get until it is done,
 // tasks/update answering its questions (in parts), tasks/cancel, the gates
 // (no extension, "required", the 2025 era), mcp.rpc_error, shutdown with

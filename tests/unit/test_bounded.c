@@ -1,4 +1,4 @@
-/* test_bounded.c — core/lua_bounded.c: string.rep, table.insert, remove and
+/* test_bounded.c — core/vm/lua_bounded.c: string.rep, table.insert, remove and
  * move give Lua 5.4's results and errors (compared with Lua's own functions
  * over fixed and random cases, metamethods included), and the interrupt
  * check ends the calls that would otherwise loop in C for centuries. No

@@ -1,4 +1,4 @@
-/* test_path.c — core/path.c: what path_join writes, and what it refuses. */
+/* test_path.c — core/base/path.c: what path_join writes, and what it refuses. */
 #include <string.h>
 
 #include "check.h"

@@ -1,4 +1,4 @@
-/* test_pattern.c — core/lua_pattern.c: Lua 5.4's results and errors
+/* test_pattern.c — core/vm/lua_pattern.c: Lua 5.4's results and errors
  * (test_pattern.lua compares ours with Lua's own functions, fixed and random
  * cases), and the interrupt check ending matches that would otherwise run
  * for seconds to hours inside one C call (each quadratic case here takes

@@ -1,4 +1,4 @@
--- test_pattern.lua — core/lua_pattern.c against Lua's own string.find, match,
+-- test_pattern.lua — core/vm/lua_pattern.c against Lua's own string.find, match,
 -- gmatch and gsub: the same results and the same errors, over fixed cases and
 -- thousands of random patterns and subjects. Run by test_pattern.c, which
 -- passes ORIG (Lua's functions, saved before lua_pattern_install) and NEW

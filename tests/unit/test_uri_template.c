@@ -1,4 +1,4 @@
-/* test_uri_template.c — core/uri_template.c: fixed cases (backtracking,
+/* test_uri_template.c — core/base/uri_template.c: fixed cases (backtracking,
  * adjacent variables, the length cap, decoding), then random templates x
  * URIs against two references: glibc's POSIX regexec on the template made
  * a regular expression (each {var} is ([^/]+), POSIX's subexpression rule

@@ -1,4 +1,4 @@
-# validate.cmake — unit tests for core/validate.c; include()d from tests/CMakeLists.txt.
+# validate.cmake — unit tests for core/schema/validate.c; include()d from tests/CMakeLists.txt.
 
 add_executable(test_validate ${CMAKE_CURRENT_LIST_DIR}/test_validate.c)
 target_link_libraries(test_validate PRIVATE luamcp_core)

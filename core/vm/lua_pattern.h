@@ -30,7 +30,7 @@
  *     comparator, or __lt metamethods, the comparisons are Lua code and are
  *     hooked), table.insert/remove/move/unpack on huge tables (linear);
  *   - load/require compiling a large chunk (the parser is C);
- *   - JSON encoding and decoding (cjson, core/json.c): linear;
+ *   - JSON encoding and decoding (cjson, core/base/json.c): linear;
  *   - a full garbage collection (collectgarbage, or one the allocator
  *     starts): proportional to the heap;
  *   - blocking system calls a script makes (io.read, os.execute,

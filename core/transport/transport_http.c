@@ -1521,7 +1521,7 @@ static int log_civetweb(const struct mg_connection *conn, const char *message) {
 /* Debian 12's civetweb 1.15 loads OpenSSL at run time and looks up
    SSL_get_peer_certificate, which OpenSSL 3 no longer exports: it would call
    a NULL pointer on the first HTTPS connection. The shim built next to the
-   binary (core/tls_shim.c; installed in PREFIX/lib/luamcp) supplies it;
+   binary (core/transport/tls_shim.c; installed in PREFIX/lib/luamcp) supplies it;
    check before promising TLS. */
 static bool civetweb_tls_usable(char *why, size_t cap) {
   char exe[PATH_MAX], shim[PATH_MAX + 64];
