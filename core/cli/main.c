@@ -84,7 +84,7 @@ static void load_state_keys(const char *file) {
   buf_free(&text), buf_free(&err); /* none given: a random key, made when first needed */
 }
 
-static void parse_options(int argc, char **argv, int first, options *o) {
+static void defaults(options *o) {
   o->server = (server_options){
       .app = {.page_size = 100},
       .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
@@ -102,100 +102,120 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
-  for (int i = first; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--page-size") == 0) o->server.app.page_size = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--no-watch") == 0) o->no_watch = true;
-    else if (strcmp(a, "--allow-bytecode") == 0) o->server.app.allow_bytecode = true;
-    else if (strcmp(a, "--sandbox") == 0) o->server.app.sandbox = true;
-    else if (strcmp(a, "--state-key") == 0) {
-      if (!v) die_usage("%s needs a FILE", a);
-      o->state_key_file = v, i++;
-    } else if (strcmp(a, "--state-ttl") == 0) o->server.state_ttl = number_arg(a, v), i++;
-    else if (strcmp(a, "--task-ttl") == 0) o->server.task_ttl = number_arg(a, v), i++;
-    else if (strcmp(a, "--timeout") == 0) o->server.engine.call_timeout = number_arg(a, v), i++;
-    else if (strcmp(a, "--memory-limit") == 0)
-      o->server.engine.call_memory = (size_t)(number_arg(a, v) * 1048576.0), i++;
-    else if (strcmp(a, "--warn-blocking") == 0)
-      o->server.engine.warn_blocking = number_arg(a, v) / 1000.0, i++;
-    else if (strcmp(a, "--queue") == 0) o->server.engine.queue_cap = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--shutdown-grace") == 0) o->server.engine.shutdown_grace = number_arg(a, v), i++;
-    else if (strcmp(a, "--max-message") == 0)
-      o->max_message = (size_t)(number_arg(a, v) * 1048576.0), i++;
-    else if (strcmp(a, "--http") == 0) parse_listen(o, v), o->http = true, i++;
-    else if (strcmp(a, "--stateless") == 0) o->h.stateless = true;
-    else if (strcmp(a, "--instance") == 0) {
-      if (!v || !http_instance_ok(v))
-        die_usage("%s needs a NAME of 1 to 32 letters, digits, '_' or '-'", a);
-      o->h.instance = v, i++;
-    } else if (strcmp(a, "--trust-proxy") == 0) {
-      unsigned char bin[16];
-      if (!v || (inet_pton(AF_INET, v, bin) != 1 && inet_pton(AF_INET6, v, bin) != 1))
-        die_usage("%s needs an IP address", a);
-      if (o->h.ntrust_proxies == 8) die_usage("%s: at most 8", a);
-      o->proxies[o->h.ntrust_proxies++] = v, i++;
-    } else if (strcmp(a, "--bus") == 0 || strcmp(a, "--store") == 0) {
-      char why[128];
-      if (!v || !redis_url_parse(v, NULL, why, sizeof why))
-        die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
-      *(a[2] == 'b' ? &o->bus : &o->store) = v, i++;
-    }
-    else if (strcmp(a, "--dev") == 0) o->h.dev = true;
-    else if (strcmp(a, "--allow-origin") == 0) {
-      if (!v) die_usage("%s needs a URL", a);
-      if (o->h.nallow_origins == 16) die_usage("%s: at most 16", a);
-      o->origins[o->h.nallow_origins++] = v, i++;
-    } else if (strcmp(a, "--token") == 0) {
-      if (!v || !*v) die_usage("%s needs a value", a);
-      o->h.token = v, i++;
-    } else if (strcmp(a, "--cert") == 0) {
-      if (!v) die_usage("%s needs a file", a);
-      o->h.cert = v, i++;
-    } else if (strcmp(a, "--key") == 0) {
-      if (!v) die_usage("%s needs a file", a);
-      o->h.key = v, i++;
-    } else if (strcmp(a, "--threads") == 0) o->h.threads = (int)number_arg(a, v), i++;
-    else if (strcmp(a, "--max-body") == 0) o->h.max_body = (size_t)(number_arg(a, v) * 1048576.0), i++;
-    else if (strcmp(a, "--session-idle") == 0) o->h.session_idle = number_arg(a, v), i++;
-    else if (strcmp(a, "--max-sessions") == 0) o->h.max_sessions = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--sse-keepalive") == 0) o->h.keepalive = number_arg(a, v), i++;
-    else if (strcmp(a, "--max-streams") == 0) o->h.max_streams = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--max-streams-per-peer") == 0)
-      o->h.max_streams_per_peer = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--header-timeout") == 0) o->h.header_timeout = number_arg(a, v), i++;
-    else if (strcmp(a, "--body-timeout") == 0) o->h.body_timeout = number_arg(a, v), i++;
-    else if (strcmp(a, "--init-timeout") == 0) o->h.init_timeout = number_arg(a, v), i++;
-    else if (strcmp(a, "--max-sessions-per-peer") == 0)
-      o->h.max_sessions_per_peer = (size_t)number_arg(a, v), i++;
-    else if (strcmp(a, "--init-rate") == 0) o->h.init_rate = number_arg(a, v), i++;
-    else if (strcmp(a, "--restart-on-stall") == 0) o->restart_on_stall = number_arg(a, v), i++;
-    else if (strcmp(a, "--stream-buffer") == 0)
-      o->h.stream_buffer = (size_t)(number_arg(a, v) * 1048576.0), i++;
-    else if (strcmp(a, "--log-level") == 0) {
-      int l = v ? log_level_from_name(v, strlen(v)) : -1;
-      if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
-      log_set_threshold(l);
-      i++;
-    } else if (strcmp(a, "--as-app") == 0) o->as_app = true;
-    else if (strcmp(a, "--answer-elicit") == 0) {
-      if (!v) die_usage("%s needs a JSON object", a);
-      o->answer_elicit = v, i++;
-    } else if (strcmp(a, "--answer-sample") == 0) {
-      if (!v) die_usage("%s needs a TEXT", a);
-      o->answer_sample = v, i++;
-    } else if (strcmp(a, "--widget") == 0) o->widget = true;
-    else if (strcmp(a, "--out") == 0) {
-      if (!v) die_usage("%s needs a DIR", a);
-      o->out_dir = v, i++;
-    } else if (strcmp(a, "--server-json") == 0) o->server_json = true;
-    else if (strcmp(a, "--url") == 0) {
-      if (!v) die_usage("%s needs a URL", a);
-      o->url = v, i++;
-    } else if (a[0] == '-' && a[1] == '-') die_usage("unknown option %s", a);
-    else if (o->nargs < 4) o->args[o->nargs++] = a;
-    else die_usage("unexpected argument %s", a);
+}
+
+#define IS(name) (strcmp(a, name) == 0)
+#define MB(v) ((size_t)(number_arg(a, v) * 1048576.0))
+
+/* The options of the app, its calls and the server in general: how many
+   arguments a took (with its value), 0 when it is none of them. */
+static int app_option(options *o, const char *a, const char *v) {
+  if (IS("--page-size")) return o->server.app.page_size = (size_t)number_arg(a, v), 2;
+  if (IS("--no-watch")) return o->no_watch = true, 1;
+  if (IS("--allow-bytecode")) return o->server.app.allow_bytecode = true, 1;
+  if (IS("--sandbox")) return o->server.app.sandbox = true, 1;
+  if (IS("--state-key")) {
+    if (!v) die_usage("%s needs a FILE", a);
+    return o->state_key_file = v, 2;
   }
-  /* the options of one command only */
+  if (IS("--state-ttl")) return o->server.state_ttl = number_arg(a, v), 2;
+  if (IS("--task-ttl")) return o->server.task_ttl = number_arg(a, v), 2;
+  if (IS("--timeout")) return o->server.engine.call_timeout = number_arg(a, v), 2;
+  if (IS("--memory-limit")) return o->server.engine.call_memory = MB(v), 2;
+  if (IS("--warn-blocking")) return o->server.engine.warn_blocking = number_arg(a, v) / 1000.0, 2;
+  if (IS("--queue")) return o->server.engine.queue_cap = (size_t)number_arg(a, v), 2;
+  if (IS("--shutdown-grace")) return o->server.engine.shutdown_grace = number_arg(a, v), 2;
+  if (IS("--max-message")) return o->max_message = MB(v), 2;
+  if (IS("--restart-on-stall")) return o->restart_on_stall = number_arg(a, v), 2;
+  if (IS("--bus") || IS("--store")) {
+    char why[128];
+    if (!v || !redis_url_parse(v, NULL, why, sizeof why))
+      die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
+    return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
+  }
+  if (IS("--log-level")) {
+    int l = v ? log_level_from_name(v, strlen(v)) : -1;
+    if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
+    log_set_threshold(l);
+    return 2;
+  }
+  return 0;
+}
+
+/* The options of serve --http (0 when a is none of them). */
+static int http_option(options *o, const char *a, const char *v) {
+  if (IS("--http")) return parse_listen(o, v), o->http = true, 2;
+  if (IS("--stateless")) return o->h.stateless = true, 1;
+  if (IS("--dev")) return o->h.dev = true, 1;
+  if (IS("--instance")) {
+    if (!v || !http_instance_ok(v)) die_usage("%s needs a NAME of 1 to 32 letters, digits, '_' or '-'", a);
+    return o->h.instance = v, 2;
+  }
+  if (IS("--trust-proxy")) {
+    unsigned char bin[16];
+    if (!v || (inet_pton(AF_INET, v, bin) != 1 && inet_pton(AF_INET6, v, bin) != 1))
+      die_usage("%s needs an IP address", a);
+    if (o->h.ntrust_proxies == 8) die_usage("%s: at most 8", a);
+    return o->proxies[o->h.ntrust_proxies++] = v, 2;
+  }
+  if (IS("--allow-origin")) {
+    if (!v) die_usage("%s needs a URL", a);
+    if (o->h.nallow_origins == 16) die_usage("%s: at most 16", a);
+    return o->origins[o->h.nallow_origins++] = v, 2;
+  }
+  if (IS("--token")) {
+    if (!v || !*v) die_usage("%s needs a value", a);
+    return o->h.token = v, 2;
+  }
+  if (IS("--cert") || IS("--key")) {
+    if (!v) die_usage("%s needs a file", a);
+    return *(a[2] == 'c' ? &o->h.cert : &o->h.key) = v, 2;
+  }
+  if (IS("--threads")) return o->h.threads = (int)number_arg(a, v), 2;
+  if (IS("--max-body")) return o->h.max_body = MB(v), 2;
+  if (IS("--session-idle")) return o->h.session_idle = number_arg(a, v), 2;
+  if (IS("--max-sessions")) return o->h.max_sessions = (size_t)number_arg(a, v), 2;
+  if (IS("--sse-keepalive")) return o->h.keepalive = number_arg(a, v), 2;
+  if (IS("--max-streams")) return o->h.max_streams = (size_t)number_arg(a, v), 2;
+  if (IS("--max-streams-per-peer")) return o->h.max_streams_per_peer = (size_t)number_arg(a, v), 2;
+  if (IS("--header-timeout")) return o->h.header_timeout = number_arg(a, v), 2;
+  if (IS("--body-timeout")) return o->h.body_timeout = number_arg(a, v), 2;
+  if (IS("--init-timeout")) return o->h.init_timeout = number_arg(a, v), 2;
+  if (IS("--max-sessions-per-peer")) return o->h.max_sessions_per_peer = (size_t)number_arg(a, v), 2;
+  if (IS("--init-rate")) return o->h.init_rate = number_arg(a, v), 2;
+  if (IS("--stream-buffer")) return o->h.stream_buffer = MB(v), 2;
+  return 0;
+}
+
+/* The options of one command: call/read/prompt, new, pack (0: none). */
+static int command_option(options *o, const char *a, const char *v) {
+  if (IS("--as-app")) return o->as_app = true, 1;
+  if (IS("--answer-elicit")) {
+    if (!v) die_usage("%s needs a JSON object", a);
+    return o->answer_elicit = v, 2;
+  }
+  if (IS("--answer-sample")) {
+    if (!v) die_usage("%s needs a TEXT", a);
+    return o->answer_sample = v, 2;
+  }
+  if (IS("--widget")) return o->widget = true, 1;
+  if (IS("--out")) {
+    if (!v) die_usage("%s needs a DIR", a);
+    return o->out_dir = v, 2;
+  }
+  if (IS("--server-json")) return o->server_json = true, 1;
+  if (IS("--url")) {
+    if (!v) die_usage("%s needs a URL", a);
+    return o->url = v, 2;
+  }
+  return 0;
+}
+
+#undef IS
+#undef MB
+
+/* The options of one command only, and values in range. */
+static void check_options(options *o) {
   const char *cmd = o->command;
   bool client = !strcmp(cmd, "call") || !strcmp(cmd, "read") || !strcmp(cmd, "prompt");
   if (o->as_app && strcmp(cmd, "call") != 0) die_usage("%s is an option of call", "--as-app");
@@ -236,6 +256,21 @@ static void parse_options(int argc, char **argv, int first, options *o) {
   if (o->server.app.sandbox && o->server.app.allow_bytecode)
     die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
               "chunk escapes any sandbox", "--allow-bytecode");
+}
+
+static void parse_options(int argc, char **argv, int first, options *o) {
+  defaults(o);
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = app_option(o, a, v);
+    if (!took) took = http_option(o, a, v);
+    if (!took) took = command_option(o, a, v);
+    if (took) i += took - 1;
+    else if (a[0] == '-' && a[1] == '-') die_usage("unknown option %s", a);
+    else if (o->nargs < 4) o->args[o->nargs++] = a;
+    else die_usage("unexpected argument %s", a);
+  }
+  check_options(o);
 }
 
 /* The same for stdin in stdio mode: the protocol stream is kept for the

@@ -546,6 +546,157 @@ static void add_header(lua_State *L, http_op *op, const char *line) {
 /* The request: options from the table at opts (0: none), the URL at
    url_arg and the body (a string: body=, anything else: json=) at body_arg
    when given positionally (0: from opts). Parks the call. */
+/* What a request's options say, checked (the option values stay on the
+   Lua stack at their `at` indexes). */
+typedef struct req_opts {
+  int at[O_N];
+  const char *url;
+  char method[32];
+  bool has_body, insecure;
+  double timeout; /* seconds; 0: none */
+  long redirects;
+  lua_Integer max_size;
+} req_opts;
+
+/* Every option, raw (no metamethods): unknown names are mistakes; url and
+   body may come as arguments instead. */
+static void collect_options(lua_State *L, int opts, int url_arg, int body_arg, req_opts *o) {
+  if (opts) {
+    lua_pushnil(L);
+    while (lua_next(L, opts)) {
+      lua_pop(L, 1);
+      const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+      int i = 0;
+      while (k && i < O_N && strcmp(k, option_names[i]) != 0) i++;
+      if (!k || i == O_N)
+        luaL_error(L, "mcp.http: unknown option %s", k ? k : luaL_typename(L, -1));
+      if ((i == O_URL && url_arg) || ((i == O_BODY || i == O_JSON) && body_arg))
+        luaL_error(L, "mcp.http: option '%s' is given as an argument already", k);
+    }
+    for (int i = 0; i < O_N; i++) {
+      lua_pushstring(L, option_names[i]);
+      if (lua_rawget(L, opts) != LUA_TNIL) o->at[i] = lua_gettop(L);
+      else lua_pop(L, 1);
+    }
+  }
+  if (url_arg) o->at[O_URL] = url_arg;
+  if (body_arg) o->at[lua_type(L, body_arg) == LUA_TSTRING ? O_BODY : O_JSON] = body_arg;
+}
+
+/* url (under --sandbox, a URL app.lua permits), method and body */
+static void check_target(lua_State *L, req_opts *o) {
+  const int *at = o->at;
+  size_t url_len;
+  if (!at[O_URL] || lua_type(L, at[O_URL]) != LUA_TSTRING)
+    luaL_error(L, "mcp.http: url must be a string");
+  const char *url = o->url = lua_tolstring(L, at[O_URL], &url_len);
+  if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
+    luaL_error(L, "mcp.http: only http:// and https:// URLs are allowed (%s)", url);
+  if (strlen(url) != url_len) luaL_error(L, "mcp.http: the URL holds a NUL byte");
+  const sandbox *sb = sandbox_of(L);
+  if (sb) sandbox_check_url(L, sb, url);
+  o->has_body = at[O_BODY] || at[O_JSON];
+  if (at[O_BODY] && at[O_JSON]) luaL_error(L, "mcp.http: give body or json, not both");
+  if (at[O_BODY] && lua_type(L, at[O_BODY]) != LUA_TSTRING)
+    luaL_error(L, "mcp.http: body must be a string (json= encodes a table)");
+  if (at[O_METHOD]) {
+    size_t n;
+    const char *m = lua_type(L, at[O_METHOD]) == LUA_TSTRING ? lua_tolstring(L, at[O_METHOD], &n) : NULL;
+    if (!m || !is_token(m, n) || n >= sizeof o->method)
+      luaL_error(L, "mcp.http: method must be an HTTP method name such as \"PUT\"");
+    for (size_t i = 0; i <= n; i++) o->method[i] = (char)(m[i] >= 'a' && m[i] <= 'z' ? m[i] - 32 : m[i]);
+  } else {
+    strcpy(o->method, o->has_body ? "POST" : "GET");
+  }
+  if (o->has_body && strcmp(o->method, "HEAD") == 0) luaL_error(L, "mcp.http: HEAD takes no body");
+}
+
+/* timeout, follow, max_size, insecure, headers */
+static void check_limits(lua_State *L, req_opts *o) {
+  const int *at = o->at;
+  if (at[O_TIMEOUT]) {
+    int isnum;
+    o->timeout = lua_tonumberx(L, at[O_TIMEOUT], &isnum);
+    if (!isnum || !(o->timeout > 0) || isinf(o->timeout))
+      luaL_error(L, "mcp.http: timeout must be a positive number of seconds");
+  }
+  o->redirects = DEFAULT_REDIRECTS;
+  if (at[O_FOLLOW]) {
+    int isint;
+    if (lua_type(L, at[O_FOLLOW]) == LUA_TBOOLEAN) {
+      o->redirects = lua_toboolean(L, at[O_FOLLOW]) ? DEFAULT_REDIRECTS : 0;
+    } else {
+      lua_Integer f = lua_tointegerx(L, at[O_FOLLOW], &isint);
+      if (!isint || f < 0 || f > MAX_REDIRECTS)
+        luaL_error(L, "mcp.http: follow must be a boolean or a number of redirects (0-%d)",
+                   MAX_REDIRECTS);
+      o->redirects = (long)f;
+    }
+  }
+  o->max_size = DEFAULT_MAX_SIZE;
+  if (at[O_MAX_SIZE]) {
+    int isint;
+    o->max_size = lua_tointegerx(L, at[O_MAX_SIZE], &isint);
+    if (!isint || o->max_size <= 0 || (uint64_t)o->max_size > SIZE_MAX / 2)
+      luaL_error(L, "mcp.http: max_size must be a positive number of bytes");
+  }
+  o->insecure = at[O_INSECURE] && lua_toboolean(L, at[O_INSECURE]);
+  if (at[O_INSECURE] && lua_type(L, at[O_INSECURE]) != LUA_TBOOLEAN)
+    luaL_error(L, "mcp.http: insecure must be a boolean");
+  if (at[O_HEADERS] && lua_type(L, at[O_HEADERS]) != LUA_TTABLE)
+    luaL_error(L, "mcp.http: headers must be a table of name = value");
+}
+
+/* The transfer as the options say; data: the body (or NULL). */
+static void configure(CURL *e, http_op *op, const req_opts *o, const char *data, size_t data_len,
+                      call *c) {
+  long redirects = o->redirects;
+  curl_easy_setopt(e, CURLOPT_URL, o->url);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)op);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, op->err);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075700 /* 7.87: no join of a resolver thread on abort */
+  curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
+#endif
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  /* under --sandbox each request curl sends (a redirect's too) is checked
+     first; a libcurl without the hook (before 7.80) follows none */
+  if (op->sb && (curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq) != CURLE_OK ||
+                 curl_easy_setopt(e, CURLOPT_PREREQDATA, op) != CURLE_OK))
+    redirects = 0;
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1L : 0L);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, redirects);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl decodes */
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, op);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, op);
+  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_size);
+  if (o->insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  /* the call's deadline bounds every request; without a shorter timeout=
+     the engine's deadline comes first (its abort, its message) and curl's
+     is only a net */
+  double left = call_time_left(c);
+  double t = o->timeout > 0 && o->timeout < left ? o->timeout : left + 1.0;
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(t * 1000.0));
+  const char *method = o->method;
+  if (strcmp(method, "HEAD") == 0) {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (strcmp(method, "GET") != 0 || o->has_body) {
+    if (strcmp(method, "POST") != 0) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    if (o->has_body || strcmp(method, "POST") == 0) {
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)data_len);
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, data ? data : "");
+    }
+  }
+  if (op->hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, op->hdrs);
+}
+
 static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   luaL_checkstack(L, 2 * O_N + 8, NULL);
   call *c = call_current(L);
@@ -557,89 +708,10 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
                       "or a string.gsub callback)");
   if (opts && lua_isnoneornil(L, opts)) opts = 0;
   if (opts) luaL_checktype(L, opts, LUA_TTABLE);
-
-  /* every option, raw (no metamethods); unknown names are mistakes */
-  int at[O_N] = {0};
-  if (opts) {
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-      lua_pop(L, 1);
-      const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-      int i = 0;
-      while (k && i < O_N && strcmp(k, option_names[i]) != 0) i++;
-      if (!k || i == O_N)
-        return luaL_error(L, "mcp.http: unknown option %s", k ? k : luaL_typename(L, -1));
-      if ((i == O_URL && url_arg) || ((i == O_BODY || i == O_JSON) && body_arg))
-        return luaL_error(L, "mcp.http: option '%s' is given as an argument already", k);
-    }
-    for (int i = 0; i < O_N; i++) {
-      lua_pushstring(L, option_names[i]);
-      if (lua_rawget(L, opts) != LUA_TNIL) at[i] = lua_gettop(L);
-      else lua_pop(L, 1);
-    }
-  }
-  if (url_arg) at[O_URL] = url_arg;
-  if (body_arg) at[lua_type(L, body_arg) == LUA_TSTRING ? O_BODY : O_JSON] = body_arg;
-
-  size_t url_len;
-  if (!at[O_URL] || lua_type(L, at[O_URL]) != LUA_TSTRING)
-    return luaL_error(L, "mcp.http: url must be a string");
-  const char *url = lua_tolstring(L, at[O_URL], &url_len);
-  if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
-    return luaL_error(L, "mcp.http: only http:// and https:// URLs are allowed (%s)", url);
-  if (strlen(url) != url_len) return luaL_error(L, "mcp.http: the URL holds a NUL byte");
-  const sandbox *sb = sandbox_of(L);
-  if (sb) sandbox_check_url(L, sb, url);
-
-  char method[32];
-  bool has_body = at[O_BODY] || at[O_JSON];
-  if (at[O_BODY] && at[O_JSON]) return luaL_error(L, "mcp.http: give body or json, not both");
-  if (at[O_BODY] && lua_type(L, at[O_BODY]) != LUA_TSTRING)
-    return luaL_error(L, "mcp.http: body must be a string (json= encodes a table)");
-  if (at[O_METHOD]) {
-    size_t n;
-    const char *m = lua_type(L, at[O_METHOD]) == LUA_TSTRING ? lua_tolstring(L, at[O_METHOD], &n) : NULL;
-    if (!m || !is_token(m, n) || n >= sizeof method)
-      return luaL_error(L, "mcp.http: method must be an HTTP method name such as \"PUT\"");
-    for (size_t i = 0; i <= n; i++) method[i] = (char)(m[i] >= 'a' && m[i] <= 'z' ? m[i] - 32 : m[i]);
-  } else {
-    strcpy(method, has_body ? "POST" : "GET");
-  }
-  if (has_body && strcmp(method, "HEAD") == 0) return luaL_error(L, "mcp.http: HEAD takes no body");
-
-  double timeout = 0;
-  if (at[O_TIMEOUT]) {
-    int isnum;
-    timeout = lua_tonumberx(L, at[O_TIMEOUT], &isnum);
-    if (!isnum || !(timeout > 0) || isinf(timeout))
-      return luaL_error(L, "mcp.http: timeout must be a positive number of seconds");
-  }
-  long redirects = DEFAULT_REDIRECTS;
-  if (at[O_FOLLOW]) {
-    int isint;
-    if (lua_type(L, at[O_FOLLOW]) == LUA_TBOOLEAN) {
-      redirects = lua_toboolean(L, at[O_FOLLOW]) ? DEFAULT_REDIRECTS : 0;
-    } else {
-      lua_Integer f = lua_tointegerx(L, at[O_FOLLOW], &isint);
-      if (!isint || f < 0 || f > MAX_REDIRECTS)
-        return luaL_error(L, "mcp.http: follow must be a boolean or a number of redirects (0-%d)",
-                          MAX_REDIRECTS);
-      redirects = (long)f;
-    }
-  }
-  lua_Integer max_size = DEFAULT_MAX_SIZE;
-  if (at[O_MAX_SIZE]) {
-    int isint;
-    max_size = lua_tointegerx(L, at[O_MAX_SIZE], &isint);
-    if (!isint || max_size <= 0 || (uint64_t)max_size > SIZE_MAX / 2)
-      return luaL_error(L, "mcp.http: max_size must be a positive number of bytes");
-  }
-  bool insecure = at[O_INSECURE] && lua_toboolean(L, at[O_INSECURE]);
-  if (at[O_INSECURE] && lua_type(L, at[O_INSECURE]) != LUA_TBOOLEAN)
-    return luaL_error(L, "mcp.http: insecure must be a boolean");
-  if (at[O_HEADERS] && lua_type(L, at[O_HEADERS]) != LUA_TTABLE)
-    return luaL_error(L, "mcp.http: headers must be a table of name = value");
-
+  req_opts o = {0};
+  collect_options(L, opts, url_arg, body_arg, &o);
+  check_target(L, &o);
+  check_limits(L, &o);
   const char *no_curl = curl_load();
   if (no_curl) return luaL_error(L, "mcp.http: %s", no_curl);
   if (!http_init(call_loop(c))) return luaL_error(L, "mcp.http: libcurl failed to start");
@@ -651,71 +723,28 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   luaL_setmetatable(L, OP_TYPE);
   int op_idx = lua_gettop(L);
   lua_toclose(L, op_idx);
-  op->url = url;
-  op->sb = sb;
-  op->max_size = (size_t)max_size;
+  op->url = o.url;
+  op->sb = sandbox_of(L);
+  op->max_size = (size_t)o.max_size;
 
   bool ctype = false, expect = false;
-  if (at[O_HEADERS]) add_headers(L, at[O_HEADERS], op, &ctype, &expect);
+  if (o.at[O_HEADERS]) add_headers(L, o.at[O_HEADERS], op, &ctype, &expect);
   const char *data = NULL;
   size_t data_len = 0;
-  if (at[O_JSON]) {
+  if (o.at[O_JSON]) {
     char err[256];
-    if (!json_encode(L, at[O_JSON], &op->req, err, sizeof err))
+    if (!json_encode(L, o.at[O_JSON], &op->req, err, sizeof err))
       return luaL_error(L, "mcp.http: json: %s", err);
     data = op->req.p, data_len = op->req.len;
     if (!ctype) add_header(L, op, "Content-Type: application/json");
-  } else if (at[O_BODY]) {
-    data = lua_tolstring(L, at[O_BODY], &data_len); /* anchored on this stack */
+  } else if (o.at[O_BODY]) {
+    data = lua_tolstring(L, o.at[O_BODY], &data_len); /* anchored on this stack */
   }
-  if (has_body && !expect) add_header(L, op, "Expect:"); /* no 100-continue round trip */
+  if (o.has_body && !expect) add_header(L, op, "Expect:"); /* no 100-continue round trip */
 
   CURL *e = op->easy = easy_get();
   if (!e) return luaL_error(L, "mcp.http: out of memory");
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)op);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, op->err);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075700 /* 7.87: no join of a resolver thread on abort */
-  curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
-#endif
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  /* under --sandbox each request curl sends (a redirect's too) is checked
-     first; a libcurl without the hook (before 7.80) follows none */
-  if (sb && (curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq) != CURLE_OK ||
-             curl_easy_setopt(e, CURLOPT_PREREQDATA, op) != CURLE_OK))
-    redirects = 0;
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, redirects > 0 ? 1L : 0L);
-  curl_easy_setopt(e, CURLOPT_MAXREDIRS, redirects);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);
-  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl decodes */
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, op);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, op);
-  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
-  if (insecure) {
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  /* the call's deadline bounds every request; without a shorter timeout=
-     the engine's deadline comes first (its abort, its message) and curl's
-     is only a net */
-  double left = call_time_left(c);
-  double t = at[O_TIMEOUT] && timeout < left ? timeout : left + 1.0;
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(t * 1000.0));
-  if (strcmp(method, "HEAD") == 0) {
-    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-  } else if (strcmp(method, "GET") != 0 || has_body) {
-    if (strcmp(method, "POST") != 0) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    if (has_body || strcmp(method, "POST") == 0) {
-      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)data_len);
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, data ? data : "");
-    }
-  }
-  if (op->hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, op->hdrs);
-
+  configure(e, op, &o, data, data_len, c);
   CURLMcode mc = curl_multi_add_handle(H.multi, e);
   if (mc != CURLM_OK) return luaL_error(L, "mcp.http: %s", curl_multi_strerror(mc));
   op->running = true;

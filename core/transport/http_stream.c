@@ -286,72 +286,124 @@ static bool client_gone(http_server *srv, struct mg_connection *conn, hstream *s
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+/* The head of an event stream, its priming event (an id to resume from,
+   how soon to retry) and the events after replay_after still in the ring
+   (Last-Event-ID). st->lock held. */
+static void start_event_stream(hstream *st, buf *out, buf *chunk, const char *extra,
+                               uint64_t replay_after) {
+  start_response(out, 200,
+                 "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                 "X-Accel-Buffering: no\r\n");
+  if (extra) buf_puts(out, extra);
+  buf_puts(out, "\r\n");
+  buf_printf(chunk, "id: %llu-%llu\nretry: 1000\ndata: \n\n", (unsigned long long)st->id,
+             (unsigned long long)st->seq);
+  uint64_t from = replay_after + 1;
+  if (st->seq > REPLAY_EVENTS && from < st->seq - REPLAY_EVENTS + 1)
+    from = st->seq - REPLAY_EVENTS + 1;
+  for (uint64_t q = from; q <= st->seq; q++) {
+    event *ev = &st->replay[q % REPLAY_EVENTS];
+    if (ev->seq != q || !ev->line) continue; /* fell out of the ring */
+    buf_printf(chunk, "id: %llu-%llu\nevent: message\ndata: ", (unsigned long long)st->id,
+               (unsigned long long)q);
+    buf_put(chunk, ev->line, ev->len);
+    buf_puts(chunk, "\n\n");
+  }
+  put_chunk(out, chunk);
+  chunk->len = 0;
+  st->sse = true;
+  st->parked = false; /* what it kept is on its way: live lines come to this relay again */
+}
+
+/* Wait (st->lock held) until there is something to do for the relay `me`:
+   lines, the end, a detach, a park, a takeover, shutdown; or, a keep-alive
+   interval on, a keep-alive comment into *out (started) or a look at
+   whether a 2026-07-28 client closed its request (not started: that is
+   its cancellation, streamable-http.mdx "Cancellation"). */
+static void wait_for_work(http_server *srv, struct mg_connection *conn, hstream *st, uint64_t me,
+                          bool started, buf *out) {
+  while (!st->pending.len && !st->finished && !st->detach && !st->parked && !st->gone &&
+         st->owner == me && !atomic_load(&srv->stopping) && !atomic_load(&srv->draining)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + srv->opt.keepalive;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - floor(t)) * 1e9);
+    if (out->len) return; /* something to send first */
+    int waited = pthread_cond_timedwait(&st->cond, &st->lock, &ts);
+    if (waited == ETIMEDOUT && !started && st->modern && client_gone(srv, conn, st)) {
+      st->gone = true;
+      engine_cancel(srv->e, st->req_s, st->req_id, st->req_id_len);
+      return;
+    }
+    if (waited == ETIMEDOUT && started) {
+      /* keep-alive comment: a dead client shows up as a failed write */
+      buf c;
+      buf_init(&c);
+      buf_puts(&c, ": keep-alive\n\n");
+      put_chunk(out, &c);
+      buf_free(&c);
+      return;
+    }
+  }
+}
+
+/* The whole answer as one response: a JSON body (its one line), or 202
+   when there is nothing to say. Returns the status. */
+static int answer_whole(hstream *st, struct mg_connection *conn, const buf *lines, buf *out,
+                        const char *extra) {
+  int status = 202;
+  if (lines->len) {
+    size_t n = lines->len - 1; /* without the newline */
+    status = st->modern ? http_modern_status(lines->p, n) : 200;
+    start_response(out, status, extra);
+    buf_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
+    buf_put(out, lines->p, n);
+  } else {
+    start_response(out, 202, extra);
+    buf_puts(out, "Content-Length: 0\r\n\r\n");
+  }
+  send_all(conn, out);
+  return status;
+}
+
+/* lines as SSE events into chunk: with ids (resumable) for a 2025-11-25
+   stream, without for 2026-07-28 (nothing to resume). */
+static void add_events(hstream *st, buf *chunk, const buf *lines) {
+  for (size_t i = 0; i < lines->len;) {
+    const char *nl = memchr(lines->p + i, '\n', lines->len - i);
+    size_t n = nl ? (size_t)(nl - (lines->p + i)) : lines->len - i;
+    if (n && st->modern) {
+      buf_puts(chunk, "event: message\ndata: ");
+      buf_put(chunk, lines->p + i, n);
+      buf_puts(chunk, "\n\n");
+    } else if (n) {
+      add_event(st, chunk, lines->p + i, n);
+    }
+    i += n + 1;
+  }
+}
+
 /* Relay st on conn until the engine finishes it or the client goes away.
    sse: already an event stream (GET). replay_after: resend events after
    this sequence number first (Last-Event-ID). extra: headers for the first
    response (Mcp-Session-Id). The response also ends, the stream kept, when
    it is parked (its reader fell behind) or a resumption takes it over. */
 int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool sse,
-                 uint64_t replay_after, const char *extra) {
+               uint64_t replay_after, const char *extra) {
   buf lines, out, chunk;
   buf_init(&lines), buf_init(&out), buf_init(&chunk);
   bool started = false, done = false;
   int status = 200;
   pthread_mutex_lock(&st->lock);
   uint64_t me = ++st->owner;
-  pthread_cond_broadcast(&st->cond); /* a http_relay this one replaces ends its response */
+  pthread_cond_broadcast(&st->cond); /* a relay this one replaces ends its response */
   if (sse) {
-    start_response(&out, 200,
-                   "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-                   "X-Accel-Buffering: no\r\n");
-    if (extra) buf_puts(&out, extra);
-    buf_puts(&out, "\r\n");
-    /* priming event: an id to resume from, and how soon to retry */
-    buf_printf(&chunk, "id: %llu-%llu\nretry: 1000\ndata: \n\n", (unsigned long long)st->id,
-               (unsigned long long)st->seq);
-    uint64_t from = replay_after + 1;
-    if (st->seq > REPLAY_EVENTS && from < st->seq - REPLAY_EVENTS + 1)
-      from = st->seq - REPLAY_EVENTS + 1;
-    for (uint64_t q = from; q <= st->seq; q++) {
-      event *ev = &st->replay[q % REPLAY_EVENTS];
-      if (ev->seq != q || !ev->line) continue; /* fell out of the ring */
-      buf_printf(&chunk, "id: %llu-%llu\nevent: message\ndata: ", (unsigned long long)st->id,
-                 (unsigned long long)q);
-      buf_put(&chunk, ev->line, ev->len);
-      buf_puts(&chunk, "\n\n");
-    }
-    put_chunk(&out, &chunk);
-    chunk.len = 0;
-    started = st->sse = true;
-    st->parked = false; /* what it kept is on its way: live lines come to this http_relay again */
+    start_event_stream(st, &out, &chunk, extra, replay_after);
+    started = true;
   }
   while (!done) {
-    while (!st->pending.len && !st->finished && !st->detach && !st->parked && !st->gone &&
-           st->owner == me && !atomic_load(&srv->stopping) && !atomic_load(&srv->draining)) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + srv->opt.keepalive;
-      ts.tv_sec = (time_t)t;
-      ts.tv_nsec = (long)((t - floor(t)) * 1e9);
-      if (out.len) break; /* something to send first */
-      int waited = pthread_cond_timedwait(&st->cond, &st->lock, &ts);
-      if (waited == ETIMEDOUT && !started && st->modern && client_gone(srv, conn, st)) {
-        /* 2026-07-28: a client that closes the request's connection
-           cancels it (streamable-http.mdx "Cancellation") */
-        st->gone = true;
-        engine_cancel(srv->e, st->req_s, st->req_id, st->req_id_len);
-        break;
-      }
-      if (waited == ETIMEDOUT && started) {
-        /* keep-alive comment: a dead client shows up as a failed write */
-        buf c;
-        buf_init(&c);
-        buf_puts(&c, ": keep-alive\n\n");
-        put_chunk(&out, &c);
-        buf_free(&c);
-        break;
-      }
-    }
+    wait_for_work(srv, conn, st, me, started, &out);
     if (st->gone) { /* given up (its unsent lines past the cap): end what was sent */
       if (started) {
         buf_puts(&out, "0\r\n\r\n");
@@ -362,7 +414,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
       break;
     }
     /* parked, or taken over: end this response; what is unsent is the
-       resumption's (its lines are in the ring, or pending for the new http_relay) */
+       resumption's (its lines are in the ring, or pending for the new relay) */
     bool parked = st->parked || st->owner != me;
     /* take what the engine wrote */
     buf_free(&lines);
@@ -389,20 +441,8 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
     const char *first_nl = lines.len ? memchr(lines.p, '\n', lines.len) : NULL;
     bool one_line = first_nl && (size_t)(first_nl - lines.p) + 1 == lines.len;
     if (!started && finished && (one_line || !lines.len)) {
-      /* one JSON body (or 202 when there is nothing to say) */
       pthread_mutex_unlock(&st->lock);
-      if (lines.len) {
-        size_t n = lines.len - 1; /* without the newline */
-        status = st->modern ? http_modern_status(lines.p, n) : 200;
-        start_response(&out, status, extra);
-        buf_printf(&out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
-        buf_put(&out, lines.p, n);
-      } else {
-        start_response(&out, 202, extra);
-        buf_puts(&out, "Content-Length: 0\r\n\r\n");
-        status = 202;
-      }
-      send_all(conn, &out);
+      status = answer_whole(st, conn, &lines, &out, extra);
       pthread_mutex_lock(&st->lock);
       break;
     }
@@ -418,18 +458,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
       if (!st->modern) buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
       started = st->sse = true;
     }
-    for (size_t i = 0; i < lines.len;) {
-      const char *nl = memchr(lines.p + i, '\n', lines.len - i);
-      size_t n = nl ? (size_t)(nl - (lines.p + i)) : lines.len - i;
-      if (n && st->modern) { /* no ids: nothing to resume */
-        buf_puts(&chunk, "event: message\ndata: ");
-        buf_put(&chunk, lines.p + i, n);
-        buf_puts(&chunk, "\n\n");
-      } else if (n) {
-        add_event(st, &chunk, lines.p + i, n);
-      }
-      i += n + 1;
-    }
+    add_events(st, &chunk, &lines);
     if (chunk.len) {
       put_chunk(&out, &chunk);
       chunk.len = 0;
