@@ -17,6 +17,8 @@ LIBDIR     := $(PREFIX)/lib/luamcp
 SHAREDIR   := $(PREFIX)/share/luamcp
 MANDIR     := $(PREFIX)/share/man/man1
 DOCDIR     := $(PREFIX)/share/doc/luamcp
+# the reference README links to (docs/DESIGN.md is the developers')
+USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE
 
 .PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 
@@ -102,7 +104,8 @@ bench: deps-bench npm build
 
 # the binary, the TLS shim (PREFIX/lib/luamcp: luamcp looks there when it is
 # not next to the binary), the annotations that `luamcp new` points editors
-# at, the man page, README as the doc. Builds first unless $(BUILD)/luamcp is there.
+# at, the man page, README and the reference it links to. Builds first unless
+# $(BUILD)/luamcp is there.
 install:
 	@test -x $(BUILD)/luamcp || $(MAKE) --no-print-directory build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DOCDIR)
@@ -113,12 +116,15 @@ install:
 	install -m 644 lua/mcp.d.lua $(DESTDIR)$(SHAREDIR)/mcp.d.lua
 	install -m 644 docs/luamcp.1 $(DESTDIR)$(MANDIR)/luamcp.1
 	install -m 644 README.md SECURITY.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 644 $(USER_DOCS:%=docs/%.md) $(DESTDIR)$(DOCDIR)/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/luamcp $(DESTDIR)$(LIBDIR)/libluamcp-tls.so \
 	  $(DESTDIR)$(SHAREDIR)/mcp.d.lua $(DESTDIR)$(MANDIR)/luamcp.1 \
-	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/SECURITY.md
-	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/SECURITY.md \
+	  $(USER_DOCS:%=$(DESTDIR)$(DOCDIR)/docs/%.md)
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

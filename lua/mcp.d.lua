@@ -9,7 +9,7 @@
 -- every field documented here is one lua/mcp.lua (or the C side) accepts, and
 -- the other way round. Where a field has an MCP spelling too (input /
 -- inputSchema, mime / mimeType, ...), both are here; luamcp's own name is the
--- one the README uses.
+-- one the docs use.
 
 ---@class mcp
 local mcp = {}

@@ -22,7 +22,7 @@ M.base64 = { encode = core.base64_encode, decode = core.base64_decode }
 --- mcp.validate(schema, value [, { format = "assert" }]) -> true | false, message: the
 --- validator tools use (format is an annotation unless asked for)
 M.validate = core.validate
-M.state = core.state -- survives reloads (see README)
+M.state = core.state -- survives reloads (docs/lua-api.md, "State")
 --- mcp.notify_updated(uri): notifications/resources/updated to subscribed clients.
 M.notify_updated = core.notify_updated
 --- mcp.path.join(base, rel) -> base/rel, or nil and why when rel is absolute, has a
@@ -375,7 +375,7 @@ function M.rpc_error(code, message, data)
   return setmetatable({ code = code, message = tostring(message or "error"), data = data }, rpc_error_mt)
 end
 
--- {====== what a handler returns, as a result (README "What a handler returns")
+-- {====== what a handler returns, as a result (docs/lua-api.md, "Results")
 -- The one place that decides. Every mistake raises "FILE:LINE: ..." naming
 -- the handler (`where`, given by results.c), with level 0: the line inside
 -- this file would tell the author nothing.

@@ -1,4 +1,4 @@
-/* cli_help.c — the text of `luamcp --help` (README's "Command line" block
+/* cli_help.c — the text of `luamcp --help` (docs/cli.md's "Command line" block
  * is this text: tests/integration/cli.test.mjs compares them) and each
  * command's own help (`luamcp help COMMAND`, `luamcp COMMAND --help`). */
 #include <string.h>

@@ -106,7 +106,7 @@ static void add_file(pack *p, const char *name, const char *path, mode_t mode) {
 }
 
 /* The app's own parts, under app/: app.lua, README*, and the folders an app
-   is made of (README "An app folder"), never dot files (.git, .luarc.json)
+   is made of (README, "An app folder"), never dot files (.git, .luarc.json)
    nor earlier bundles. Not the whole folder: the example app is this
    repository's root. */
 static void add_tree(pack *p, const char *dir, const char *name) {

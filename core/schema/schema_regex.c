@@ -89,7 +89,7 @@ static bool translate(const char *s, size_t n, buf *out, buf *err) {
       switch (d) {
         case 's': buf_puts(out, in_class ? ECMA_SPACE : "[" ECMA_SPACE "]"); break;
         case 'S':
-          /* inside a class PCRE2's (ASCII) \S stands: see README */
+          /* inside a class PCRE2's (ASCII) \S stands: see docs/lua-api.md */
           buf_puts(out, in_class ? "\\S" : "[^" ECMA_SPACE "]");
           break;
         case 'v': buf_puts(out, "\\x0b"); break; /* PCRE2: vertical space class */

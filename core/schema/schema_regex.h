@@ -5,7 +5,7 @@
  * as ECMA-262 and translated to PCRE2 (UTF, not UCP: ECMA's \d \w \b are
  * ASCII) with ECMA's meaning of \s, `.`, `$`, \v and \u; constructs only
  * PCRE2 has (\A \Z \z \G \K \Q \h \R, (?flags), (?>...), possessive
- * quantifiers, (*VERBS)) are refused as not ECMA-262. README's schema
+ * quantifiers, (*VERBS)) are refused as not ECMA-262. docs/lua-api.md's schema
  * section lists what still differs.
  *
  * Compiled patterns are cached per schema: keyed weakly by the table that

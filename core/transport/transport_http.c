@@ -593,7 +593,7 @@ int transport_http_serve(server *core, const http_options *o) {
   pthread_cond_init(&srv->idle, NULL);
   atomic_init(&srv->next_stream, 0);
   /* default: a fifth of the workers, 64 of 320, so the 256 calls waiting
-     on I/O that 320 is sized for still find workers (README, "Streamable
+     on I/O that 320 is sized for still find workers (docs/http.md, "Streamable
      HTTP", has the measurements) */
   srv->max_streams = o->max_streams ? o->max_streams : (size_t)(o->threads / 5 > 1 ? o->threads / 5 : 1);
   if (srv->max_streams > (size_t)o->threads - 1) srv->max_streams = (size_t)o->threads - 1;

@@ -117,7 +117,7 @@ for (const [cls, accepted] of Object.entries(fieldChecks)) {
   });
 }
 
-test('every alias of the README table is annotated beside its luamcp name', opts, () => {
+test('every alias of the docs/lua-api.md table is annotated beside its luamcp name', opts, () => {
   const pairs = [['mcp.ToolDef', 'input', 'inputSchema'], ['mcp.ToolDef', 'output', 'outputSchema'],
     ['mcp.PromptDef', 'args', 'arguments'], ['mcp.ResourceDef', 'mime', 'mimeType'],
     ['mcp.TemplateDef', 'mime', 'mimeType'], ['mcp.TemplateDef', 'uri', 'uriTemplate'],

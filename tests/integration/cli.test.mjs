@@ -26,13 +26,13 @@ test('luamcp --help: exit 0, usage on stdout naming serve, call and check', opts
   assert.match(r.stdout, /--page-size/);
 });
 
-test("README's command-line block is the --help text: its usage lines, then every option", opts, async () => {
+test("docs/cli.md's command-line block is the --help text: its usage lines, then every option", opts, async () => {
   const r = await run(['--help']);
   exits(r, 0);
   const help = r.stdout;
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const block = readme.match(/\n## Command line\n\n```\n([\s\S]*?)```\n/)?.[1];
-  assert.ok(block, "README.md has a ## Command line section with a ``` block");
+  const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+  const block = doc.match(/\n## Command line\n\n```\n([\s\S]*?)```\n/)?.[1];
+  assert.ok(block, "docs/cli.md has a ## Command line section with a ``` block");
   const usage = help.match(/\nUsage:\n([\s\S]*?)\n\n/)[1].split('\n').map((l) => l.replace(/^ {2}/, '')).join('\n');
   const options = help.slice(help.indexOf('\nOptions:\n') + 1, help.lastIndexOf('\n\nIn serve mode'));
   assert.equal(block, `${usage}\n\n${options}\n`);

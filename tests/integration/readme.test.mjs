@@ -1,12 +1,12 @@
-// readme.test.mjs — every code example in README.md is run: each ```lua block
-// is loaded into an app of its own by `luamcp check` (and the first one is
-// called), each ```json block parses. The info string says what a Lua block
+// readme.test.mjs — every code example in README.md and docs/*.md is run: each
+// ```lua block is loaded into an app of its own by `luamcp check` (and
+// README's first one is called), each ```json block parses. The info string says what a Lua block
 // is: `lua` a script, `lua app.lua` an app.lua, `lua body` the body of a tool
 // handler, `lua handler` the handler field of an mcp.tool{}. The ```sh blocks
 // are `make run` / `make test`, which is what runs this.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -15,10 +15,10 @@ import { BIN as LUAMCP, REPO_ROOT, TEST_TIMEOUT, removeTemp, tempApp } from './h
 
 const run = promisify(execFile);
 const opts = { timeout: TEST_TIMEOUT };
-const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
+const DOCS = ['README.md', ...(await readdir(path.join(REPO_ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 // [{ info, code, line }] of the fenced blocks (indented ones too)
-function blocks(text) {
+function blocks(file, text) {
   const out = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -28,13 +28,14 @@ function blocks(text) {
     const body = [];
     let j = i + 1;
     for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]); j++) body.push(lines[j].slice(indent));
-    out.push({ lang: open[2], kind: open[3], code: body.join('\n'), line: i + 1 });
+    out.push({ lang: open[2], kind: open[3], code: body.join('\n'), line: i + 1, where: `${file}:${i + 1}` });
     i = j;
   }
   return out;
 }
 
-const all = blocks(readme);
+const all = [];
+for (const file of DOCS) all.push(...blocks(file, await readFile(path.join(REPO_ROOT, file), 'utf8')));
 const lua = all.filter((b) => b.lang === 'lua');
 
 function script(b) {
@@ -44,24 +45,24 @@ function script(b) {
     case 'body': return { 'scripts/example.lua': `${mcp}mcp.tool { name = "example", handler = function(args, ctx)\n${b.code}\nend }\n` };
     case 'handler': return { 'scripts/example.lua': `${mcp}mcp.tool { name = "example",\n${b.code}\n}\n` };
     case 'app.lua': return { 'app.lua': b.code + '\n', 'scripts/example.lua': `${mcp}mcp.tool { name = "example", handler = function() return "ok" end }\n` };
-    default: throw new Error(`README.md:${b.line}: unknown kind of lua block '${b.kind}'`);
+    default: throw new Error(`${b.where}: unknown kind of lua block '${b.kind}'`);
   }
 }
 
-test('README has Lua examples of every kind', () => {
+test('the docs have Lua examples of every kind', () => {
   assert.ok(lua.length >= 10, `found ${lua.length} lua blocks`);
   for (const kind of ['', 'body', 'handler', 'app.lua']) assert.ok(lua.some((b) => b.kind === kind), `a 'lua ${kind}' block`);
 });
 
 for (const b of lua) {
-  test(`README.md:${b.line}: the lua${b.kind ? ' ' + b.kind : ''} example loads (luamcp check)`, opts, async () => {
+  test(`${b.where}: the lua${b.kind ? ' ' + b.kind : ''} example loads (luamcp check)`, opts, async () => {
     const dir = await tempApp(script(b));
     try {
       if (/file\s*=\s*"/.test(b.code)) await cp(path.join(REPO_ROOT, 'widgets'), path.join(dir, 'widgets'), { recursive: true });
       const { stdout } = await run(LUAMCP, ['check', dir]);
       assert.match(stdout, /ok/);
     } catch (err) {
-      throw new Error(`README.md:${b.line}: ${err.stderr || err.message}`);
+      throw new Error(`${b.where}: ${err.stderr || err.message}`);
     } finally {
       await removeTemp(dir);
     }
@@ -69,6 +70,7 @@ for (const b of lua) {
 }
 
 test('the first example answers as README says', opts, async () => {
+  assert.ok(lua[0].where.startsWith('README.md:'), 'README.md opens with the greet tool');
   const dir = await tempApp(script(lua[0]));
   try {
     const { stdout } = await run(LUAMCP, ['call', dir, 'greet', '{"name":"Ada"}']);
@@ -81,5 +83,5 @@ test('the first example answers as README says', opts, async () => {
 test('every json example parses', () => {
   const json = all.filter((b) => b.lang === 'json');
   assert.ok(json.length >= 2);
-  for (const b of json) assert.doesNotThrow(() => JSON.parse(b.code), `README.md:${b.line}`);
+  for (const b of json) assert.doesNotThrow(() => JSON.parse(b.code), b.where);
 });

@@ -1,4 +1,4 @@
-// results.test.mjs — README's "Results" table, row by row: what a tool handler
+// results.test.mjs — docs/lua-api.md's "Results" table, row by row: what a tool handler
 // returns and the result each revision's client gets. Every successful result
 // is checked with the official SDKs' own CallToolResult schemas (v1 for a
 // 2025-11-25 session, v2 for 2026-07-28), so "valid MCP" is theirs, not ours.
