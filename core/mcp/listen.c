@@ -128,7 +128,7 @@ static void watches_free(server *srv, listener *l) {
 
 static void listener_free(server *srv, listener *l, bool graceful) {
   if (graceful && !l->out->dead) {
-    buf *out = output_of(srv, l->out);
+    buf *out = output_reply(srv, l->out);
     jsonrpc_begin_result(out, (json_span){l->id, l->id_len});
     buf_puts(out, "{\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
     buf_put(out, l->id, l->id_len);

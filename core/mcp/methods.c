@@ -80,7 +80,7 @@ static void handle_initialize(server *srv, inmsg *im) {
   if (s->ephemeral) goto answer;
   notify_track(srv, s);
 answer:;
-  buf *out = output_of(srv, im->reply);
+  buf *out = output_reply(srv, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
   buf_put(out, engine_app(srv->e)->reg->init_tail[s->version], engine_app(srv->e)->reg->init_tail_len[s->version]);
@@ -122,7 +122,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
     return;
   }
   /* 2026-07-28: the same page, with its cache hints and serverInfo */
-  buf *out = output_of(srv, im->reply);
+  buf *out = output_reply(srv, im->reply);
   jsonrpc_begin_result(out, m->id);
   buf_put(out, pg->page[page], pg->page_len[page] - 1);
   buf_put(out, r->list_cache, r->list_cache_len);
@@ -282,7 +282,7 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
   bool ok = !why.len;
   if (!ok) {
     buf_putc(&why, '\0');
-    jsonrpc_write_error(output_of(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
+    jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
   }
   buf_free(&want), buf_free(&got), buf_free(&why);
   return ok;
@@ -351,8 +351,8 @@ static void handle_tools_call(server *srv, inmsg *im) {
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
     if (im->cv.modern || im->cv.version >= PROTO_2025_11_25)
-      output_tool_error(srv, &im->cv, output_of(srv, im->reply), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(output_of(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+      output_tool_error(srv, &im->cv, output_reply(srv, im->reply), m->id, msg.p, msg.len);
+    else jsonrpc_write_error(output_reply(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
@@ -434,7 +434,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
-    jsonrpc_write_error(output_of(srv, im->reply), m->id,
+    jsonrpc_write_error(output_reply(srv, im->reply), m->id,
                         im->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);

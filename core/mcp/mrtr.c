@@ -361,7 +361,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
   const registry *reg = call_app(c)->reg;
   size_t idn;
   const char *id = call_id(c, &idn);
-  buf *out = output_of(srv, r->out);
+  buf *out = output_reply(srv, r->out);
   if (need & ~have) {
     unsigned miss = need & ~have;
     char msg[200], data[128];

@@ -1,7 +1,7 @@
 /* outlet.h — where the engine writes: stdout for a stdio client, one SSE or
  * JSON response per HTTP request, a session's standalone GET stream. The
- * engine batches a wake-up's output per outlet (out, dirty) and hands it
- * over in one write; the transport that owns the outlet frames it. */
+ * server batches a round's output per outlet (out, dirty: output.c) and
+ * hands it over in one write; the transport that owns the outlet frames it. */
 #ifndef LUAMCP_OUTLET_H
 #define LUAMCP_OUTLET_H
 
@@ -27,6 +27,10 @@ struct outlet {
   /* the engine's run-lock holder only */
   buf out;
   bool dirty, dead;
+  /* the answer to the request this outlet serves is among the lines
+     written so far (output_reply): what the transport's write may read to
+     tell the final line from a notification without parsing it */
+  bool answered;
 };
 
 #endif

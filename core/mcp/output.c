@@ -57,17 +57,22 @@ void output_done(server *srv, outlet *o) {
   o->finish(o);
 }
 
+buf *output_reply(server *srv, outlet *o) {
+  o->answered = true;
+  return output_of(srv, o);
+}
+
 void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  jsonrpc_write_error(output_of(srv, o), id, code, msg, NULL);
+  jsonrpc_write_error(output_reply(srv, o), id, code, msg, NULL);
 }
 
 void output_json(server *srv, outlet *o, json_span id, const char *json, size_t n) {
-  jsonrpc_write_result(output_of(srv, o), id, json, n);
+  jsonrpc_write_result(output_reply(srv, o), id, json, n);
 }
 
 void output_tool_error(server *srv, const client_view *cv, buf *out, json_span id, const char *msg,

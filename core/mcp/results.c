@@ -89,7 +89,7 @@ static void encode_result(server *srv, call *c, int idx) {
   lua_State *co = call_thread(c);
   request *r = request_of(c);
   decorate(c, idx);
-  buf *out = output_of(srv, r->out);
+  buf *out = output_reply(srv, r->out);
   size_t mark = out->len;
   char err[256];
   jsonrpc_begin_result(out, id_of(c));
@@ -137,7 +137,7 @@ static bool text_result(server *srv, call *c, int nres) {
     return false;
   size_t n;
   const char *s = lua_tolstring(co, -nres, &n);
-  buf *out = output_of(srv, r->out);
+  buf *out = output_reply(srv, r->out);
   jsonrpc_begin_result(out, id_of(c));
   buf_puts(out, "{\"content\":[{\"type\":\"text\",\"text\":");
   json_encode_string(out, s, n);
@@ -178,7 +178,7 @@ static void finish_tool(server *srv, call *c, int nres) {
         buf_init(&msg);
         buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
         log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
-        output_tool_error(srv, &r->cv, output_of(srv, r->out), id_of(c), msg.p, msg.len);
+        output_tool_error(srv, &r->cv, output_reply(srv, r->out), id_of(c), msg.p, msg.len);
         buf_free(&msg);
         buf_free(&err);
         return;
@@ -202,7 +202,7 @@ static void finish_resource(server *srv, call *c, int nres) {
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
-    jsonrpc_write_error(output_of(srv, r->out), id_of(c),
+    jsonrpc_write_error(output_reply(srv, r->out), id_of(c),
                         r->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
@@ -237,7 +237,7 @@ static void finish_prompt(server *srv, call *c, int nres) {
 static void finish_complete(server *srv, call *c, int nres) {
   lua_State *co = call_thread(c);
   request *r = request_of(c);
-  buf *out = output_of(srv, r->out);
+  buf *out = output_reply(srv, r->out);
   size_t total = 0;
   jsonrpc_begin_result(out, id_of(c));
   buf_puts(out, "{\"completion\":{\"values\":[");
@@ -302,7 +302,7 @@ static bool rpc_error(server *srv, call *c, int idx) {
     if (!json_encode(co, -1, &data, err, sizeof err)) data.len = 0;
     buf_putc(&data, '\0');
   }
-  jsonrpc_write_error(output_of(srv, request_of(c)->out), id_of(c), code, msg,
+  jsonrpc_write_error(output_reply(srv, request_of(c)->out), id_of(c), code, msg,
                       data.len > 1 ? data.p : NULL);
   buf_free(&data);
   lua_settop(co, top);
@@ -332,7 +332,7 @@ void results_returned(void *ud, call *c, int nres) {
 void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
   if (lua_gettop(call_thread(c)) > 0 && rpc_error(ud, c, -1)) return; /* error(mcp.rpc_error(...)) */
-  buf *out = output_of(ud, r->out);
+  buf *out = output_reply(ud, r->out);
   if (r->kind == CALL_TOOL) output_tool_error(ud, &r->cv, out, id_of(c), msg, strlen(msg));
   else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
 }

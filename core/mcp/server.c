@@ -50,13 +50,13 @@ static void attach(server *srv, session *s, outlet *stream) {
 
 /* Messages answered without the app: parse errors and ping (its one
    place). */
-static bool answered_at_once(const jsonrpc_msg *m, buf *out) {
+static bool answered_at_once(server *srv, const jsonrpc_msg *m, outlet *o) {
   if (m->kind == JSONRPC_INVALID) {
-    jsonrpc_write_error(out, m->id, m->error_code, m->error_msg, NULL);
+    jsonrpc_write_error(output_reply(srv, o), m->id, m->error_code, m->error_msg, NULL);
     return true;
   }
   if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping") && !envelope_claimed(m)) {
-    jsonrpc_write_result(out, m->id, "{}", 2); /* 2025 era: 2026-07-28 has no ping */
+    jsonrpc_write_result(output_reply(srv, o), m->id, "{}", 2); /* 2025-11-25: 2026-07-28 has no ping */
     return true;
   }
   return false;
@@ -71,7 +71,7 @@ static bool classify(server *srv, inmsg *im) {
   int code = envelope_read(&im->m, &im->env, &msg, &data);
   if (code) {
     buf_putc(&data, '\0');
-    jsonrpc_write_error(output_of(srv, im->reply), im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
+    jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
     buf_free(&msg), buf_free(&data);
     return false;
   }
@@ -138,7 +138,7 @@ static void dispatch(void *ud, void *msg) {
   switch (im->m.kind) {
     case JSONRPC_REQUEST:
       if (atomic_load(&im->s->ended)) break; /* raced with DELETE: answer nothing */
-      if (answered_at_once(&im->m, output_of(srv, im->reply)) || !classify(srv, im)) return;
+      if (answered_at_once(srv, &im->m, im->reply) || !classify(srv, im)) return;
       methods_handle_request(srv, im);
       return;
     case JSONRPC_NOTIFICATION: {
@@ -148,7 +148,7 @@ static void dispatch(void *ud, void *msg) {
       break;
     }
     case JSONRPC_INVALID:
-      if (im->reply) answered_at_once(&im->m, output_of(srv, im->reply));
+      if (im->reply) answered_at_once(srv, &im->m, im->reply);
       break;
     case JSONRPC_RESPONSE:
       request_answered(srv, im);
@@ -184,7 +184,7 @@ static void dispatch_failed(void *ud, void *msg, const char *err) {
   inmsg *im = msg;
   if (im->type != MSG_RPC || !im->reply || im->m.kind != JSONRPC_REQUEST) return;
   im->reply->out.len = 0; /* what was half written */
-  jsonrpc_write_error(output_of(srv, im->reply), im->m.id, JSONRPC_INTERNAL_ERROR, err, NULL);
+  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, JSONRPC_INTERNAL_ERROR, err, NULL);
 }
 
 /* A request answered by the dispatch itself (no call took it over) is
@@ -249,7 +249,7 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
 void server_inject(server *srv, session *s, outlet *reply, const char *p, size_t n) {
   inmsg im = {.type = MSG_RPC, .s = s, .reply = reply, .data = (char *)p, .len = n};
   jsonrpc_parse(p, n, &im.m);
-  if (answered_at_once(&im.m, output_of(srv, reply))) {
+  if (answered_at_once(srv, &im.m, reply)) {
     if (reply != s->standalone) output_done(srv, reply);
     return;
   }

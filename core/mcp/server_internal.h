@@ -137,6 +137,8 @@ void server_join(server *srv, const server_peers *peers);
 /* The batch buffer of outlet o (marks it for the end-of-round flush). */
 buf *output_of(server *srv, outlet *o);
 void output_flush(outlet *o);
+/* The same for the answer to o's request: marks o answered (outlet.h). */
+buf *output_reply(server *srv, outlet *o);
 /* The request o answers is over (flush, then the transport closes it). */
 void output_done(server *srv, outlet *o);
 void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)

@@ -209,7 +209,7 @@ static task *become(server *srv, call *c) {
   /* the answer to the request: the task is in the table before it goes out */
   size_t idn;
   const char *id = call_id(c, &idn);
-  buf *out = output_of(srv, r->out);
+  buf *out = output_reply(srv, r->out);
   jsonrpc_begin_result(out, (json_span){id, idn});
   buf_putc(out, '{');
   put_task(srv, t, out);
@@ -314,7 +314,7 @@ static void resume(task *t) {
 /* {====================================================== the methods */
 
 void tasks_missing_capability(server *srv, inmsg *im) {
-  jsonrpc_write_error(output_of(srv, im->reply), im->m.id, MCP_MISSING_CAPABILITY,
+  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, MCP_MISSING_CAPABILITY,
                       "Missing required client capability: the " TASKS_EXTENSION " extension",
                       "{\"requiredCapabilities\":{\"extensions\":{\"" TASKS_EXTENSION "\":{}}}}");
 }
@@ -360,7 +360,7 @@ static void complete_tail(server *srv, buf *out) {
 }
 
 static void ack(server *srv, inmsg *im) {
-  buf *out = output_of(srv, im->reply);
+  buf *out = output_reply(srv, im->reply);
   jsonrpc_begin_result(out, im->m.id);
   const registry *reg = engine_app(srv->e)->reg;
   buf_putc(out, '{');
@@ -372,7 +372,7 @@ static void ack(server *srv, inmsg *im) {
 void tasks_get(server *srv, inmsg *im) {
   task *t = lookup(srv, im);
   if (!t) return;
-  buf *out = output_of(srv, im->reply);
+  buf *out = output_reply(srv, im->reply);
   jsonrpc_begin_result(out, im->m.id);
   buf_putc(out, '{');
   put_task(srv, t, out);

@@ -78,6 +78,7 @@ static bool hstream_write(outlet *o, const char *p, size_t n) {
     store_lines(st, p, n);
   } else if (!st->gone) {
     buf_put(&st->pending, p, n);
+    st->answered = o->answered; /* the server says whether the answer is among them */
     /* behind by more than this write: one large message alone is no sign */
     if (st->pending.len > st->cap && st->pending.len > n)
       fell_behind(st, LOG_NOTICE, "the client fell behind");
@@ -244,12 +245,6 @@ static void put_chunk(buf *out, const buf *data) {
   buf_printf(out, "%zx\r\n", data->len);
   buf_put(out, data->p, data->len);
   buf_puts(out, "\r\n");
-}
-
-static bool is_final(const char *line, size_t n) {
-  jsonrpc_msg m;
-  jsonrpc_parse(line, n, &m);
-  return m.kind == JSONRPC_RESPONSE;
 }
 
 /* Has the client of st's connection closed it? civetweb does not give out
@@ -431,7 +426,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
     if (!started && lines.len && !finished && !detach) {
       /* only the final answer so far? wait for finish (it comes at once) */
       const char *nl = memchr(lines.p, '\n', lines.len);
-      if (nl && (size_t)(nl - lines.p) + 1 == lines.len && is_final(lines.p, lines.len - 1)) {
+      if (nl && (size_t)(nl - lines.p) + 1 == lines.len && st->answered) {
         st->pending = lines;
         buf_init(&lines);
         pthread_cond_wait(&st->cond, &st->lock);
