@@ -49,7 +49,7 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   buf_init(&cap.lines);
   session *s = session_new();
   s->initialized = s->ready = true;
-  s->version = PROTO_LATEST;
+  s->version = PROTO_LATEST_SESSION;
   s->client_ui = o->as_app;
   s->standalone = &cap.out;
   server *srv = server_new(a, &o->server);
@@ -125,8 +125,8 @@ static void build_request(const options *o, int id, const char *method, const ch
   buf_printf(req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s", id, method,
              params);
   if (o->answer_elicit || o->answer_sample) {
-    buf_puts(req, ",\"_meta\":{\"" "io.modelcontextprotocol/protocolVersion\":\"" MODERN_VERSION
-                  "\",\"io.modelcontextprotocol/clientInfo\":{\"name\":\"luamcp-cli\",\"version\":\""
+    buf_printf(req, ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"%s", proto_name(PROTO_LATEST));
+    buf_puts(req, "\",\"io.modelcontextprotocol/clientInfo\":{\"name\":\"luamcp-cli\",\"version\":\""
                   LUAMCP_VERSION "\"},\"io.modelcontextprotocol/clientCapabilities\":{");
     const char *sep = "";
     if (o->answer_elicit) buf_puts(req, "\"elicitation\":{}"), sep = ",";

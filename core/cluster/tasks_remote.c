@@ -255,7 +255,7 @@ static void asked(server *srv, const char *from, const char *seq, size_t seq_len
   /* one request of the 2026-07-28 era: everything is in its envelope */
   session *s = session_new();
   s->ephemeral = true;
-  s->version = PROTO_LATEST;
+  s->version = PROTO_LATEST_SESSION;
   s->initialized = s->ready = true;
   server_inject(srv, s, &rl->out, json, n);
   session_unref(s);

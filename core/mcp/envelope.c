@@ -66,9 +66,23 @@ int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data) {
     buf_puts(msg, "Invalid params: _meta[\"" KEY_VERSION "\"] must be a string");
     return JSONRPC_INVALID_PARAMS;
   }
-  if (!json_string_eq(env->version, MODERN_VERSION)) {
+  /* the per-request revisions only: the 2025 ones are reached with
+     initialize, not per request (checklist A1) */
+  if (!memchr(env->version.p, '\\', env->version.n)) {
+    env->revision = proto_from_name(env->version.p + 1, env->version.n - 2);
+  } else { /* escaped: compared as the string it stands for */
+    buf name;
+    buf_init(&name);
+    json_string_unescape(env->version, &name);
+    env->revision = name.p ? proto_from_name(name.p, name.len) : PROTO_NONE;
+    buf_free(&name);
+  }
+  if (!proto_per_request(env->revision)) {
+    env->revision = PROTO_NONE;
     buf_puts(msg, "Unsupported protocol version");
-    buf_puts(data, "{\"supported\":" SUPPORTED_VERSIONS_JSON ",\"requested\":");
+    buf_puts(data, "{\"supported\":");
+    proto_per_request_json(data);
+    buf_puts(data, ",\"requested\":");
     buf_put(data, env->version.p, env->version.n);
     buf_putc(data, '}');
     return MCP_UNSUPPORTED_VERSION;

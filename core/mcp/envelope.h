@@ -1,6 +1,6 @@
 /* envelope.h — the per-request metadata of MCP 2026-07-28: a request whose
- * params._meta carries "io.modelcontextprotocol/protocolVersion" is a
- * modern, stateless request; its client capabilities, client info and log
+ * params._meta carries "io.modelcontextprotocol/protocolVersion" is of a
+ * per-request revision (protocol.h), stateless; its client capabilities, client info and log
  * level come with it (never from earlier requests). A request without it
  * is of the 2025 era (initialize, then a session). The era is decided
  * from the body alone; transports only cross-check their headers. */
@@ -12,12 +12,8 @@
 #include "buf.h"
 #include "json.h"
 #include "jsonrpc.h"
+#include "protocol.h"
 
-#define MODERN_VERSION "2026-07-28"
-/* data.supported of -32022: the versions a request may name in its
-   envelope — what server/discover lists; the 2025 ones are reached with
-   initialize, not per request (checklist A1) */
-#define SUPPORTED_VERSIONS_JSON "[\"2026-07-28\"]"
 
 /* the tasks extension (SEP-2663): tasks.h */
 #define TASKS_EXTENSION "io.modelcontextprotocol/tasks"
@@ -27,7 +23,8 @@
 #define MCP_UNSUPPORTED_VERSION -32022
 
 typedef struct envelope {
-  bool present;          /* the request claims the modern era */
+  bool present;          /* the request carries an envelope: a per-request revision */
+  int revision;          /* PROTO_*: the one it names (proto_per_request) */
   json_span meta;        /* params._meta, or n == 0 */
   json_span version;     /* its protocolVersion token */
   json_span caps;        /* clientCapabilities (an object) */
@@ -43,7 +40,7 @@ typedef struct envelope {
    with its message and, in data (a JSON value, or empty), the error data. */
 int envelope_read(const jsonrpc_msg *m, envelope *env, buf *msg, buf *data);
 
-/* Does m claim the modern era (its _meta names a protocol version)? */
+/* Does m carry an envelope (its _meta names a protocol version)? */
 bool envelope_claimed(const jsonrpc_msg *m);
 
 /* Does this client-capabilities object declare the MCP Apps extension

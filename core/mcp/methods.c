@@ -16,7 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "lua_api.h"
-#include "http_modern.h"
+#include "http_headers.h"
 #include "listen.h"
 #include "mrtr.h"
 #include "tasks.h"
@@ -64,8 +64,9 @@ static void handle_initialize(server *srv, inmsg *im) {
                 "Invalid params: \"protocolVersion\" (string) is required");
     return;
   }
+  /* a per-request revision is not reached with initialize: the newest that is */
   int version = proto_from_name(v.p, v.len);
-  s->version = version ? version : PROTO_LATEST;
+  s->version = version && !proto_per_request(version) ? version : PROTO_LATEST_SESSION;
   json_span caps, x;
   if (jsonrpc_param(m, "capabilities", &caps) && json_kind(caps) == '{') {
     s->client_sampling = json_object_get(caps, "sampling", &x);
@@ -117,7 +118,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
     }
     page = off / r->page_size;
   }
-  if (!cv->modern) {
+  if (!proto_per_request(cv->version)) {
     output_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
     return;
   }
@@ -126,7 +127,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
   jsonrpc_begin_result(out, m->id);
   buf_put(out, pg->page[page], pg->page_len[page] - 1);
   buf_put(out, r->list_cache, r->list_cache_len);
-  buf_put(out, r->modern_tail, r->modern_tail_len);
+  buf_put(out, r->complete_tail, r->complete_tail_len);
   buf_putc(out, '}');
   jsonrpc_end_reply(out);
 }
@@ -228,7 +229,7 @@ static const char *param_header(const inmsg *im, const char *name) {
    Mcp-Param-* headers (the arguments on top of L). False after answering
    -32020 (HeaderMismatch). */
 static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_State *L) {
-  if (t->headers == LUA_NOREF || !im->cv.modern || !im->http) return true;
+  if (t->headers == LUA_NOREF || !proto_per_request(im->cv.version) || !im->http) return true;
   int args = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->headers);
   int list = lua_gettop(L);
@@ -321,7 +322,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     return;
   }
-  if (t->task == TASK_REQUIRED && im->cv.modern && !im->cv.tasks) {
+  if (t->task == TASK_REQUIRED && proto_per_request(im->cv.version) && !im->cv.tasks) {
     /* it must run as a task and this client cannot take one (2025: a plain call) */
     tasks_missing_capability(srv, im);
     return;
@@ -350,7 +351,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
-    if (im->cv.modern || im->cv.version >= PROTO_2025_11_25)
+    if (im->cv.version >= PROTO_2025_11_25)
       output_tool_error(srv, &im->cv, output_reply(srv, im->reply), m->id, msg.p, msg.len);
     else jsonrpc_write_error(output_reply(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
@@ -359,11 +360,11 @@ static void handle_tools_call(server *srv, inmsg *im) {
   }
   buf_free(&err);
   request mr;
-  if (im->cv.modern && !mrtr_open(srv, im, "tools/call", t->name, strlen(t->name), f[1], &mr)) {
+  if (proto_per_request(im->cv.version) && !mrtr_open(srv, im, "tools/call", t->name, strlen(t->name), f[1], &mr)) {
     lua_pop(L, 1);
     return;
   }
-  call *c = request_new(srv, im, CALL_TOOL, f[2], im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_TOOL, f[2], proto_per_request(im->cv.version) ? &mr : NULL);
   request_of(c)->tool = t;
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
@@ -435,19 +436,19 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
     jsonrpc_write_error(output_reply(srv, im->reply), m->id,
-                        im->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                        proto_per_request(im->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
     buf_free(&uri);
     return;
   }
   request mr;
-  if (im->cv.modern && !mrtr_open(srv, im, "resources/read", uri.p, uri.len, (json_span){0}, &mr)) {
+  if (proto_per_request(im->cv.version) && !mrtr_open(srv, im, "resources/read", uri.p, uri.len, (json_span){0}, &mr)) {
     if (nargs) lua_pop(L, 1);
     buf_free(&uri);
     return;
   }
-  call *c = request_new(srv, im, CALL_RESOURCE, meta_of(m), im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_RESOURCE, meta_of(m), proto_per_request(im->cv.version) ? &mr : NULL);
   request_of(c)->uri = buf_take(&uri, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -502,12 +503,12 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   lua_pop(L, 2);
   request mr;
   json_span pargs = {0};
-  if (im->cv.modern) jsonrpc_param(m, "arguments", &pargs);
-  if (im->cv.modern && !mrtr_open(srv, im, "prompts/get", p->name, strlen(p->name), pargs, &mr)) {
+  if (proto_per_request(im->cv.version)) jsonrpc_param(m, "arguments", &pargs);
+  if (proto_per_request(im->cv.version) && !mrtr_open(srv, im, "prompts/get", p->name, strlen(p->name), pargs, &mr)) {
     lua_pop(L, 1);
     goto done;
   }
-  call *c = request_new(srv, im, CALL_PROMPT, meta_of(m), im->cv.modern ? &mr : NULL);
+  call *c = request_new(srv, im, CALL_PROMPT, meta_of(m), proto_per_request(im->cv.version) ? &mr : NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
@@ -610,52 +611,76 @@ static void handle_subscribe(server *srv, inmsg *im) { handle_subscription(srv, 
 static void handle_unsubscribe(server *srv, inmsg *im) { handle_subscription(srv, im, false); }
 
 typedef void (*method_fn)(server *, inmsg *);
-static const struct {
+#define ALL PROTO_2024_11_05, PROTO_LATEST
+#define SESSIONS PROTO_2024_11_05, PROTO_LATEST_SESSION
+#define PER_REQUEST PROTO_2026_07_28, PROTO_LATEST
+/* Every method: the revisions that have it (from, to), and whether it runs
+   the app's Lua; those that do not are answered even while a handler runs,
+   from its hook (engine_hooks.quick): a busy handler does not silence the
+   server. A new revision: the rows it adds, and `to` of those it drops. */
+static const struct method {
   const char *name;
   method_fn fn;
-  bool legacy, modern; /* the eras that have it */
+  int from, to;
+  bool needs_lua;
 } methods[] = {
-    {"tools/call", handle_tools_call, true, true},
-    {"tools/list", handle_tools_list, true, true},
-    {"resources/read", handle_resources_read, true, true},
-    {"resources/list", handle_resources_list, true, true},
-    {"resources/templates/list", handle_templates_list, true, true},
-    {"prompts/get", handle_prompts_get, true, true},
-    {"prompts/list", handle_prompts_list, true, true},
-    {"completion/complete", handle_complete, true, true},
-    {"server/discover", handle_discover, false, true},
-    {"subscriptions/listen", listen_open, false, true},
+    {"tools/call", handle_tools_call, ALL, true},
+    {"tools/list", handle_tools_list, ALL, false},
+    {"resources/read", handle_resources_read, ALL, true},
+    {"resources/list", handle_resources_list, ALL, false},
+    {"resources/templates/list", handle_templates_list, ALL, false},
+    {"prompts/get", handle_prompts_get, ALL, true},
+    {"prompts/list", handle_prompts_list, ALL, false},
+    {"completion/complete", handle_complete, ALL, true},
+    {"server/discover", handle_discover, PER_REQUEST, false},
+    {"subscriptions/listen", listen_open, PER_REQUEST, false},
     /* the tasks extension (tasks.h): no tasks/list, no tasks/result */
-    {"tasks/get", tasks_get, false, true},
-    {"tasks/update", tasks_update, false, true},
-    {"tasks/cancel", tasks_cancel, false, true},
-    /* 2025 only: 2026-07-28 removed them (per-request log level,
-       subscriptions/listen, no handshake) */
-    {"initialize", handle_initialize, true, false},
-    {"logging/setLevel", handle_set_level, true, false},
-    {"resources/subscribe", handle_subscribe, true, false},
-    {"resources/unsubscribe", handle_unsubscribe, true, false},
+    {"tasks/get", tasks_get, PER_REQUEST, false},
+    {"tasks/update", tasks_update, PER_REQUEST, true},
+    {"tasks/cancel", tasks_cancel, PER_REQUEST, false},
+    /* 2026-07-28 removed them (per-request log level, subscriptions/listen,
+       no handshake) */
+    {"initialize", handle_initialize, SESSIONS, false},
+    {"logging/setLevel", handle_set_level, SESSIONS, false},
+    {"resources/subscribe", handle_subscribe, SESSIONS, false},
+    {"resources/unsubscribe", handle_unsubscribe, SESSIONS, false},
 };
+#undef ALL
+#undef SESSIONS
+#undef PER_REQUEST
+
+static const struct method *method_of(const jsonrpc_msg *m) {
+  for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+    if (jsonrpc_method_is(m, methods[i].name)) return &methods[i];
+  return NULL;
+}
+
+bool methods_need_lua(const jsonrpc_msg *m) {
+  const struct method *me = method_of(m);
+  return me && me->needs_lua;
+}
 
 void methods_handle_request(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
-  bool modern = im->cv.modern;
-  for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
-    if (!jsonrpc_method_is(m, methods[i].name)) continue;
-    if (!(modern ? methods[i].modern : methods[i].legacy)) break;
-    if (!modern && !s->initialized && methods[i].fn != handle_initialize) {
+  int version = im->cv.version;
+  const struct method *me = method_of(m);
+  if (me && version >= me->from && version <= me->to) {
+    if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
-                  "Invalid Request: the session is not initialized (send initialize first)");
+                   "Invalid Request: the session is not initialized (send initialize first)");
       return;
     }
-    methods[i].fn(srv, im);
+    me->fn(srv, im);
     return;
   }
   buf name;
   buf_init(&name);
   json_string_unescape(m->method, &name);
-  output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s%s", name.p,
-              modern ? " (not in protocol revision " MODERN_VERSION ")" : "");
+  if (proto_per_request(version))
+    output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND,
+                 "Method not found: %s (not in protocol revision %s)", name.p, proto_name(version));
+  else
+    output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
 }

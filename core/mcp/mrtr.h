@@ -1,7 +1,7 @@
 /* mrtr.h — multi round-trip requests (2026-07-28) behind the one-line
  * ctx:elicit / ctx:sample / ctx:roots.
  *
- * The stateless choice: on a modern request a question the handler asks
+ * The stateless choice: on a per-request revision (2026-07-28) a question the handler asks
  * ends the call with an InputRequiredResult (the question, and a sealed
  * requestState holding the answers of earlier rounds). The client's retry
  * runs the handler again from the start; each question it asks again is
@@ -23,7 +23,7 @@
 
 #include "server_internal.h"
 
-/* Read a modern request's requestState and inputResponses into r (before
+/* Read a per-request revision's requestState and inputResponses into r (before
    its call starts): false when they are malformed, tampered, stale or for
    another request, after answering the JSON-RPC error. what: "tools/call",
    name: the tool, prompt or URI, args: the raw arguments (or n == 0). */
@@ -33,7 +33,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
 void mrtr_take(request *r, request *tmpl);
 void mrtr_free(request *r);
 
-/* A question from the handler of a modern request (see call_ask_client);
+/* A question from the handler of a per-request revision's request (see call_ask_client);
    key: its inputRequests key (NULL: by its place, "q<n>"). */
 int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
              size_t errlen);

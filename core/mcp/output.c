@@ -87,8 +87,8 @@ void output_tool_error(server *srv, const client_view *cv, buf *out, json_span i
 }
 
 void output_result_tail(server *srv, const client_view *cv, buf *out) {
-  if (!cv->modern) return;
+  if (!proto_per_request(cv->version)) return;
   const registry *r = engine_app(srv->e)->reg;
-  buf_put(out, r->modern_tail, r->modern_tail_len);
+  buf_put(out, r->complete_tail, r->complete_tail_len);
 }
 

@@ -342,9 +342,9 @@ static bool read_schema_options(lua_State *L, registry *r, int info_idx, buf *er
   return ok;
 }
 
-/* The 2026-07-28 fragments: the serverInfo every modern result carries,
+/* The 2026-07-28 fragments: the serverInfo every per-request result carries,
    and server/discover (capabilities as initialize declares them). */
-static void encode_modern(lua_State *L, registry *r, int info_idx) {
+static void encode_complete_tail(lua_State *L, registry *r, int info_idx) {
   buf b;
   buf_init(&b);
   char *version = info_idx ? dup_field(L, info_idx, "version") : NULL;
@@ -357,11 +357,13 @@ static void encode_modern(lua_State *L, registry *r, int info_idx) {
   r->server_meta = buf_take(&b, &r->server_meta_len);
   buf_puts(&b, ",\"resultType\":\"complete\",");
   buf_put(&b, r->server_meta, r->server_meta_len);
-  r->modern_tail = buf_take(&b, &r->modern_tail_len);
+  r->complete_tail = buf_take(&b, &r->complete_tail_len);
   /* init_tail is `"capabilities":{...},"serverInfo":{...}[,"instructions":...]}` */
   const char *tail = r->init_tail[PROTO_LATEST];
   const char *si = strstr(tail, ",\"serverInfo\":");
-  buf_puts(&b, "{\"supportedVersions\":[\"2026-07-28\"],");
+  buf_puts(&b, "{\"supportedVersions\":");
+  proto_per_request_json(&b);
+  buf_puts(&b, ",");
   const char *ext = strstr(tail, ",\"extensions\":{");
   if (!r->has_tasks || si - tail < 2) {
     buf_put(&b, tail, (size_t)(si - tail));
@@ -381,7 +383,7 @@ static void encode_modern(lua_State *L, registry *r, int info_idx) {
     free(instructions);
   }
   buf_put(&b, r->list_cache, r->list_cache_len);
-  buf_put(&b, r->modern_tail, r->modern_tail_len);
+  buf_put(&b, r->complete_tail, r->complete_tail_len);
   buf_putc(&b, '}');
   r->discover = buf_take(&b, &r->discover_len);
 }
@@ -457,7 +459,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   r->declares_resources = declare_all || r->nresources || r->ntemplates;
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   encode_list_cache(L, r, info_idx, declare_all);
-  encode_modern(L, r, info_idx);
+  encode_complete_tail(L, r, info_idx);
   if (ok && !read_schema_options(L, r, info_idx, err)) ok = false;
   if (!ok) {
     registry_free(r, L);
@@ -504,7 +506,7 @@ void registry_free(registry *r, lua_State *L) {
   free(r->templates);
   free(r->prompts);
   for (int v = 0; v < PROTO_COUNT; v++) free(r->init_tail[v]);
-  free(r->modern_tail);
+  free(r->complete_tail);
   free(r->version);
   free(r->server_meta);
   free(r->list_cache);

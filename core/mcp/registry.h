@@ -85,12 +85,12 @@ typedef struct registry {
   size_t init_tail_len[PROTO_COUNT];
   char *name;    /* serverInfo.name, used as the logger name */
   char *version; /* serverInfo.version */
-  /* 2026-07-28: what every modern result ends with (`,"resultType":
+  /* 2026-07-28: what every result of a per-request revision ends with (`,"resultType":
      "complete","_meta":{serverInfo}`), the lists' cache hints
      (`,"ttlMs":N,"cacheScope":"public"`), and the whole server/discover
      result */
-  char *modern_tail, *list_cache, *discover;
-  size_t modern_tail_len, list_cache_len, discover_len;
+  char *complete_tail, *list_cache, *discover;
+  size_t complete_tail_len, list_cache_len, discover_len;
   char *server_meta; /* `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` */
   size_t server_meta_len;
 } registry;

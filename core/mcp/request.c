@@ -70,7 +70,7 @@ static const char *client_resource_uri(const call *c) {
 
 static const char *client_protocol_version(const call *c) {
   const request *r = request_of((call *)c);
-  return r->cv.modern ? MODERN_VERSION : proto_name(r->cv.version);
+  return proto_name(r->cv.version);
 }
 
 static void client_log(call *c, int level, const char *msg, size_t len) {
@@ -82,7 +82,7 @@ static void client_log(call *c, int level, const char *msg, size_t len) {
     log_msg(level, "%s: %.*s", logger, (int)len, msg);
   /* 2025: the session's logging/setLevel; 2026-07-28: the request's own
      logLevel, none without it */
-  if (level < (r->cv.modern ? r->cv.log_level : r->s->log_level) || r->out->dead) return;
+  if (level < (proto_per_request(r->cv.version) ? r->cv.log_level : r->s->log_level) || r->out->dead) return;
   buf p;
   buf_init(&p);
   buf_printf(&p, "{\"level\":\"%s\",\"logger\":", log_level_name(level));
@@ -141,7 +141,9 @@ static void abort_ask(call_wait *w) {
   r->asked = 0;
 }
 
-static bool client_asks_in_rounds(const call *c) { return request_of((call *)c)->cv.modern; }
+static bool client_asks_in_rounds(const call *c) {
+  return proto_per_request(request_of((call *)c)->cv.version);
+}
 
 static void client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots, bool *ui) {
   const client_view *cv = &request_of((call *)c)->cv;
@@ -171,7 +173,7 @@ static int client_ask(call *c, const char *method, lua_State *L, int params_idx,
                     char *err, size_t errlen) {
   request *r = request_of(c);
   if (r->task) return ask_as_task(c, method, L, params_idx, key, err, errlen);
-  if (r->cv.modern) return mrtr_ask(c, method, L, params_idx, key, err, errlen);
+  if (proto_per_request(r->cv.version)) return mrtr_ask(c, method, L, params_idx, key, err, errlen);
   bool supported = strcmp(method, "sampling/createMessage") == 0 ? r->cv.sampling
                    : strcmp(method, "elicitation/create") == 0   ? r->cv.elicitation
                    : strcmp(method, "roots/list") == 0           ? r->cv.roots

@@ -49,7 +49,7 @@ static bool shape(server *srv, call *c, int shaper, int nres, int extra) {
 static void decorate(call *c, int idx) {
   lua_State *co = call_thread(c);
   request *r = request_of(c);
-  if (!r->cv.modern) return;
+  if (!proto_per_request(r->cv.version)) return;
   const registry *reg = call_app(c)->reg;
   idx = lua_absindex(co, idx);
   lua_pushliteral(co, "complete");
@@ -186,7 +186,7 @@ static void finish_tool(server *srv, call *c, int nres) {
       buf_free(&err);
     }
   }
-  if (!r->cv.modern) wrap_structured(co, -1);
+  if (!proto_per_request(r->cv.version)) wrap_structured(co, -1);
   encode_result(srv, c, -1);
 }
 
@@ -203,7 +203,7 @@ static void finish_resource(server *srv, call *c, int nres) {
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
     jsonrpc_write_error(output_reply(srv, r->out), id_of(c),
-                        r->cv.modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                        proto_per_request(r->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
                         "Resource not found", d.p);
     buf_free(&d);
     return;

@@ -62,7 +62,7 @@ static bool answered_at_once(server *srv, const jsonrpc_msg *m, outlet *o) {
   return false;
 }
 
-/* The era of a request, and who asks: from its envelope (modern) or its
+/* The era of a request, and who asks: from its envelope (a per-request revision) or its
    session (2025). False when the envelope is wrong: answered with the
    error. */
 static bool classify(server *srv, inmsg *im) {
@@ -79,12 +79,12 @@ static bool classify(server *srv, inmsg *im) {
   client_view *cv = &im->cv;
   const envelope *env = &im->env;
   if (env->present) {
-    *cv = (client_view){.modern = true, .version = PROTO_LATEST, .sampling = env->sampling,
+    *cv = (client_view){.version = env->revision, .sampling = env->sampling,
                         .elicitation = env->elicitation, .roots = env->roots, .ui = env->ui,
                         .tasks = env->tasks, .log_level = env->log_level >= 0 ? env->log_level : NO_LOGS};
   } else {
     const session *s = im->s;
-    *cv = (client_view){.version = s->version ? s->version : PROTO_LATEST,
+    *cv = (client_view){.version = s->version ? s->version : PROTO_LATEST_SESSION,
                         .sampling = s->client_sampling, .elicitation = s->client_elicitation,
                         .roots = s->client_roots, .ui = s->client_ui, .log_level = s->log_level};
   }
@@ -170,13 +170,7 @@ static bool quick(void *ud, const void *msg) {
     return jsonrpc_method_is(m, "notifications/initialized") ||
            jsonrpc_method_is(m, "notifications/cancelled");
   if (m->kind != JSONRPC_REQUEST) return false;
-  static const char *const no_lua[] = {
-      "ping", "initialize", "tools/list", "resources/list", "resources/templates/list",
-      "prompts/list", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-      "server/discover", "subscriptions/listen", "tasks/get", "tasks/cancel"};
-  for (size_t i = 0; i < sizeof no_lua / sizeof *no_lua; i++)
-    if (jsonrpc_method_is(m, no_lua[i])) return true;
-  return false;
+  return !methods_need_lua(m); /* ping and unknown methods too: answered without Lua */
 }
 
 static void dispatch_failed(void *ud, void *msg, const char *err) {

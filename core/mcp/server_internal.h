@@ -19,8 +19,8 @@
    declared) or the request's own envelope (2026-07-28: never carried over
    from an earlier request). */
 typedef struct client_view {
-  bool modern;
-  int version; /* PROTO_*: which list pages (modern requests: PROTO_LATEST's) */
+  int version; /* PROTO_*: the session's (2025-11-25 and older) or the request's own
+                  (proto_per_request: 2026-07-28 and later) */
   bool sampling, elicitation, roots, ui;
   bool tasks; /* the tasks extension (2026-07-28 requests only) */
   int log_level; /* notifications/message at or above it; NO_LOGS: none */
@@ -69,7 +69,7 @@ typedef struct request {
   uint64_t asked; /* id of our request to the client it waits for, or 0 */
   call_wait ask;  /* parked on that answer */
   client_view cv;
-  /* multi round-trip (modern requests): the answers of earlier rounds (from
+  /* multi round-trip (per-request revisions): the answers of earlier rounds (from
      the sealed requestState, then those this round brought), as JSON
      values joined by commas, the digests of their questions likewise, and
      what binds the state to this request */
@@ -167,7 +167,7 @@ void notify_updated_here(server *srv, const char *uri, size_t n);
 /* {====== calls */
 /* A call for im: its request data set, its ctx made; push the handler and
    its arguments (then the ctx: request_of(c)->ctx_ref) on call_thread(c),
-   then engine_call_start. mrtr: what mrtr_open read (modern requests). */
+   then engine_call_start. mrtr: what mrtr_open read (per-request revisions). */
 call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr);
 static inline request *request_of(call *c) { return call_extra(c); }
 /* The engine's hooks for a call: its end; what its ctx asks of the client. */
@@ -187,6 +187,8 @@ void server_inject(server *srv, session *s, outlet *reply, const char *msg, size
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);
+/* Does request m run the app's Lua (a handler)? Not for unknown methods. */
+bool methods_need_lua(const jsonrpc_msg *m);
 /* Track s (initialize): notifications that answer no request reach it;
    untrack: it ended. */
 void notify_track(server *srv, session *s);

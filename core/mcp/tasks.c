@@ -167,7 +167,7 @@ static void put_task(server *srv, const task *t, buf *out) {
 
 static bool may_become(const request *r) {
   return !r->task && r->kind == CALL_TOOL && r->tool && r->tool->task != TASK_NEVER &&
-         r->cv.modern && r->cv.tasks;
+         proto_per_request(r->cv.version) && r->cv.tasks;
 }
 
 /* c's request is answered now with a CreateTaskResult; the call goes on as
@@ -352,10 +352,10 @@ static task *lookup(server *srv, inmsg *im) {
   return NULL;
 }
 
-/* The end of a complete modern result: the registry's `,"resultType":..,"_meta":..}`. */
+/* The end of a complete result of a per-request revision: the registry's `,"resultType":..,"_meta":..}`. */
 static void complete_tail(server *srv, buf *out) {
   const registry *reg = engine_app(srv->e)->reg;
-  buf_put(out, reg->modern_tail, reg->modern_tail_len);
+  buf_put(out, reg->complete_tail, reg->complete_tail_len);
   buf_putc(out, '}');
 }
 
@@ -364,7 +364,7 @@ static void ack(server *srv, inmsg *im) {
   jsonrpc_begin_result(out, im->m.id);
   const registry *reg = engine_app(srv->e)->reg;
   buf_putc(out, '{');
-  buf_put(out, reg->modern_tail + 1, reg->modern_tail_len - 1); /* (without its comma) */
+  buf_put(out, reg->complete_tail + 1, reg->complete_tail_len - 1); /* (without its comma) */
   buf_putc(out, '}');
   jsonrpc_end_reply(out);
 }

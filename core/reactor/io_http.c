@@ -600,7 +600,7 @@ static void check_target(lua_State *L, req_opts *o) {
   if (at[O_BODY] && lua_type(L, at[O_BODY]) != LUA_TSTRING)
     luaL_error(L, "mcp.http: body must be a string (json= encodes a table)");
   if (at[O_METHOD]) {
-    size_t n;
+    size_t n = 0;
     const char *m = lua_type(L, at[O_METHOD]) == LUA_TSTRING ? lua_tolstring(L, at[O_METHOD], &n) : NULL;
     if (!m || !is_token(m, n) || n >= sizeof o->method)
       luaL_error(L, "mcp.http: method must be an HTTP method name such as \"PUT\"");

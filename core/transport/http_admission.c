@@ -322,7 +322,7 @@ session *http_stateless_session(struct mg_connection *conn) {
   s->ephemeral = true;
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
   int version = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
-  s->version = version ? version : PROTO_LATEST;
+  s->version = version && !proto_per_request(version) ? version : PROTO_LATEST_SESSION;
   s->initialized = s->ready = true;
   return s;
 }

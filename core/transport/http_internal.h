@@ -62,8 +62,8 @@ typedef struct hstream {
   uint64_t seq;  /* events made so far */
   bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
   bool answered; /* the lines written hold the request's answer (outlet.answered) */
-  bool modern;   /* a 2026-07-28 request: no event ids, errors map to statuses */
-  /* a modern request: closing the connection is its cancellation (its
+  bool per_request; /* of a per-request revision (2026-07-28 on): no event ids, errors map to statuses */
+  /* per-request: closing the connection is its cancellation (its
      session, id, and the connection's socket once looked up) */
   session *req_s;
   char *req_id;

@@ -21,7 +21,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "http_modern.h"
+#include "http_headers.h"
 
 /* Keep one event for Last-Event-ID (st->lock held): the ring holds the
    last REPLAY_EVENTS, and no more than st->cap bytes but for the newest,
@@ -326,7 +326,7 @@ static void wait_for_work(http_server *srv, struct mg_connection *conn, hstream 
     ts.tv_nsec = (long)((t - floor(t)) * 1e9);
     if (out->len) return; /* something to send first */
     int waited = pthread_cond_timedwait(&st->cond, &st->lock, &ts);
-    if (waited == ETIMEDOUT && !started && st->modern && client_gone(srv, conn, st)) {
+    if (waited == ETIMEDOUT && !started && st->per_request && client_gone(srv, conn, st)) {
       st->gone = true;
       engine_cancel(srv->e, st->req_s, st->req_id, st->req_id_len);
       return;
@@ -350,7 +350,7 @@ static int answer_whole(hstream *st, struct mg_connection *conn, const buf *line
   int status = 202;
   if (lines->len) {
     size_t n = lines->len - 1; /* without the newline */
-    status = st->modern ? http_modern_status(lines->p, n) : 200;
+    status = st->per_request ? http_headers_status(lines->p, n) : 200;
     start_response(out, status, extra);
     buf_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
     buf_put(out, lines->p, n);
@@ -368,7 +368,7 @@ static void add_events(hstream *st, buf *chunk, const buf *lines) {
   for (size_t i = 0; i < lines->len;) {
     const char *nl = memchr(lines->p + i, '\n', lines->len - i);
     size_t n = nl ? (size_t)(nl - (lines->p + i)) : lines->len - i;
-    if (n && st->modern) {
+    if (n && st->per_request) {
       buf_puts(chunk, "event: message\ndata: ");
       buf_put(chunk, lines->p + i, n);
       buf_puts(chunk, "\n\n");
@@ -450,7 +450,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
       if (extra) buf_puts(&out, extra);
       buf_puts(&out, "\r\n");
       /* 2025: a priming event to resume from; 2026-07-28 streams do not resume */
-      if (!st->modern) buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
+      if (!st->per_request) buf_printf(&chunk, "id: %llu-0\nretry: 1000\ndata: \n\n", (unsigned long long)st->id);
       started = st->sse = true;
     }
     add_events(st, &chunk, &lines);

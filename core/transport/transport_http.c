@@ -42,7 +42,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "envelope.h"
-#include "http_modern.h"
+#include "http_headers.h"
 
 /* {====== POST: parse -> check -> admit -> submit -> relay
    Each step answers the request itself when it refuses it, and says so by
@@ -55,7 +55,7 @@ typedef struct post {
   size_t len;
   jsonrpc_msg m; /* parsed once: the engine takes it as it is */
   const char *version_header; /* MCP-Protocol-Version, or NULL */
-  bool modern;  /* a 2026-07-28 request (its envelope says so) */
+  bool per_request; /* of a per-request revision (its envelope says so: 2026-07-28 on) */
   bool init;    /* initialize */
   session *s;   /* its session (a reference), once admitted */
   char extra[128]; /* headers of the response: Mcp-Session-Id for a new session */
@@ -115,18 +115,19 @@ static int post_check(post *p) {
   struct mg_connection *conn = p->conn;
   const jsonrpc_msg *m = &p->m;
   const char *hv = p->version_header = mg_get_header(conn, "MCP-Protocol-Version");
-  p->modern = envelope_claimed(m);
-  if (!p->modern && hv && strcmp(hv, MODERN_VERSION) == 0 && m->kind == JSONRPC_REQUEST)
+  p->per_request = envelope_claimed(m);
+  if (!p->per_request && hv && proto_per_request(proto_from_name(hv, strlen(hv))) &&
+      m->kind == JSONRPC_REQUEST)
     return http_respond_rpc_error(conn, 400, m->id, JSONRPC_INVALID_PARAMS,
                                   "Invalid params: a 2026-07-28 request carries its _meta envelope "
                                   "(io.modelcontextprotocol/protocolVersion, .../clientCapabilities)",
                                   NULL, NULL);
-  if (!p->modern && hv && !proto_from_name(hv, strlen(hv))) {
+  if (!p->per_request && hv && !proto_from_name(hv, strlen(hv))) {
     char msg[128];
     snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
     return http_respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);
   }
-  if (!p->modern || m->kind != JSONRPC_REQUEST) return 0;
+  if (!p->per_request || m->kind != JSONRPC_REQUEST) return 0;
   /* the header's version against the body's, then the envelope, then the
      other standard headers (400, with the id; the TypeScript SDK's order) */
   envelope env;
@@ -141,7 +142,7 @@ static int post_check(post *p) {
     code = MCP_HEADER_MISMATCH;
   }
   if (!code)
-    code = http_modern_check(m, hv, mg_get_header(conn, "Mcp-Method"),
+    code = http_headers_check(m, env.revision, hv, mg_get_header(conn, "Mcp-Method"),
                              mg_get_header(conn, "Mcp-Name"), &msg);
   int r = 0;
   if (code) {
@@ -198,7 +199,7 @@ static int post_new_session(post *p) {
    stream pool for a request that stays open (subscriptions/listen). */
 static int post_admit(post *p) {
   http_server *srv = p->srv;
-  if (p->modern) {
+  if (p->per_request) {
     p->s = http_stateless_session(p->conn);
   } else if (srv->opt.stateless) {
     if (p->init) {
@@ -252,10 +253,10 @@ static char *param_headers(struct mg_connection *conn, size_t *len) {
 static int post_submit_and_relay(post *p) {
   http_server *srv = p->srv;
   struct mg_connection *conn = p->conn;
-  bool in_session = !srv->opt.stateless && !p->init && !p->modern;
+  bool in_session = !srv->opt.stateless && !p->init && !p->per_request;
   hstream *st = http_stream_new(srv);
-  st->modern = p->modern;
-  if (p->modern) {
+  st->per_request = p->per_request;
+  if (p->per_request) {
     st->req_s = p->s;
     session_ref(p->s);
     st->req_id = strndup(p->m.id.p, p->m.id.n);
@@ -268,7 +269,7 @@ static int post_submit_and_relay(post *p) {
     pthread_mutex_unlock(&srv->lock);
   }
   size_t plen = 0;
-  char *params = p->modern ? param_headers(conn, &plen) : NULL;
+  char *params = p->per_request ? param_headers(conn, &plen) : NULL;
   server_submit_http(srv->srv, p->s, &st->out, p->data, p->len, &p->m, params, plen);
   p->data = NULL;
   int status = http_relay(srv, conn, st, false, 0, p->extra[0] ? p->extra : NULL);
@@ -427,7 +428,8 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
-  if (v && strcmp(ri->request_method, "POST") != 0 && !proto_from_name(v, strlen(v))) {
+  int hv = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
+  if (v && strcmp(ri->request_method, "POST") != 0 && (!hv || proto_per_request(hv))) {
     char msg[128];
     snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", v);
     return http_respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);

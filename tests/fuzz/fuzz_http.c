@@ -1,7 +1,7 @@
 /* fuzz_http.c — the body-and-header checks of 2026-07-28 Streamable HTTP:
  * envelope_read (core/mcp/envelope.c) on the request's params, then
- * http_modern_check (core/mcp/http_modern.c) on its MCP-Protocol-Version,
- * Mcp-Method and Mcp-Name headers, and http_modern_status on the body as an
+ * http_headers_check (core/mcp/http_headers.c) on its MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name headers, and http_headers_status on the body as an
  * answer. Input: a flags byte (bit i: header i present), the body, then
  * the three header values, separated by newlines (a value ends at a NUL,
  * as a C string does). Checked, besides never crashing or reading past
@@ -9,12 +9,12 @@
  *   - envelope_read answers 0, -32602 or -32022, with a message when not 0,
  *     and env.present exactly when envelope_claimed says so; a valid
  *     envelope has an object for capabilities and a known log level;
- *   - http_modern_check answers 0 or -32020 (with a message), and 0 only
+ *   - http_headers_check answers 0 or -32020 (with a message), and 0 only
  *     when the three headers are there and Mcp-Method is the body's method;
- *   - http_modern_status is 200, 400 or 404. */
+ *   - http_headers_status is 200, 400 or 404. */
 #include "envelope.h"
 #include "fuzz.h"
-#include "http_modern.h"
+#include "http_headers.h"
 #include "jsonrpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *h[3];
   for (int i = 0; i < 3; i++) h[i] = flags & (1u << i) ? fuzz_strndup(hp[i], hn[i]) : NULL;
 
-  int status = http_modern_status(body, bn);
+  int status = http_headers_status(body, bn);
   FUZZ_CHECK(status == 200 || status == 400 || status == 404);
 
   jsonrpc_msg m;
@@ -45,12 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (edata.len) FUZZ_CHECK(json_validate(edata.p, edata.len, NULL, NULL));
     } else if (env.present) {
       FUZZ_CHECK(json_kind(env.caps) == '{');
-      FUZZ_CHECK(json_string_eq(env.version, MODERN_VERSION));
+      FUZZ_CHECK(proto_per_request(env.revision) &&
+                 json_string_eq(env.version, proto_name(env.revision)));
       FUZZ_CHECK(env.log_level >= -1);
     }
     if (env.caps.n) (void)caps_declare_ui(env.caps);
     msg.len = 0;
-    code = http_modern_check(&m, h[0], h[1], h[2], &msg);
+    code = http_headers_check(&m, env.present && !code ? env.revision : PROTO_2026_07_28, h[0], h[1],
+                              h[2], &msg);
     FUZZ_CHECK(code == 0 || code == MCP_HEADER_MISMATCH);
     if (code) {
       FUZZ_CHECK(msg.len > 0);

@@ -1,6 +1,6 @@
-/* http_modern.c — header checks and error statuses of 2026-07-28 HTTP
- * (see http_modern.h; streamable-http.mdx "Server Validation"). */
-#include "http_modern.h"
+/* http_headers.c — header checks and error statuses of 2026-07-28 HTTP
+ * (see http_headers.h; streamable-http.mdx "Server Validation"). */
+#include "http_headers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +53,8 @@ bool http_header_decode(const char *v, buf *out) {
   return plain(t, n) && decoded(t, n, out);
 }
 
-int http_modern_check(const jsonrpc_msg *m, const char *version, const char *method,
-                      const char *name, buf *msg) {
+int http_headers_check(const jsonrpc_msg *m, int revision, const char *version, const char *method,
+                       const char *name, buf *msg) {
   const char *v;
   size_t n;
   if (!version) {
@@ -62,9 +62,10 @@ int http_modern_check(const jsonrpc_msg *m, const char *version, const char *met
     return MCP_HEADER_MISMATCH;
   }
   n = trimmed(version, &v);
-  if (n != strlen(MODERN_VERSION) || memcmp(v, MODERN_VERSION, n) != 0) {
+  const char *body_version = proto_name(revision);
+  if (!body_version || n != strlen(body_version) || memcmp(v, body_version, n) != 0) {
     buf_printf(msg, "Header mismatch: MCP-Protocol-Version header '%.*s' does not match the body's "
-               "%s", (int)(n > 40 ? 40 : n), v, MODERN_VERSION);
+               "%s", (int)(n > 40 ? 40 : n), v, body_version ? body_version : "(none)");
     return MCP_HEADER_MISMATCH;
   }
   buf body;
@@ -119,7 +120,7 @@ done:
   return code;
 }
 
-int http_modern_status(const char *json, size_t n) {
+int http_headers_status(const char *json, size_t n) {
   const char *e = memmem(json, n, "\"error\":{\"code\":", 16);
   if (!e) return 200;
   /* the code within the n bytes (atoi would read on past them) */
