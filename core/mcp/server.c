@@ -68,7 +68,8 @@ static bool answered_at_once(server *srv, const jsonrpc_msg *m, outlet *o) {
 static bool classify(server *srv, inmsg *im) {
   buf msg, data;
   buf_init(&msg), buf_init(&data);
-  int code = envelope_read(&im->m, &im->env, &msg, &data);
+  /* read once: by the transport that checked its headers against it, or here */
+  int code = im->env_read ? 0 : envelope_read(&im->m, &im->env, &msg, &data);
   if (code) {
     buf_putc(&data, '\0');
     jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
@@ -193,25 +194,28 @@ static void release(void *ud, void *msg, bool dispatched) {
   inmsg_free(im);
 }
 
-static void submit(server *srv, session *s, outlet *reply, char *data, size_t len,
-                   const jsonrpc_msg *parsed, bool http, char *params, size_t params_len);
+static void submit(server *srv, inmsg *im, const jsonrpc_msg *parsed);
 
 void server_submit(server *srv, session *s, outlet *reply, char *data, size_t len,
                    const jsonrpc_msg *parsed) {
-  submit(srv, s, reply, data, len, parsed, false, NULL, 0);
+  submit(srv, inmsg_new(MSG_RPC, s, reply, data, len), parsed);
 }
 
 void server_submit_http(server *srv, session *s, outlet *reply, char *data, size_t len,
-                        const jsonrpc_msg *parsed, char *params, size_t params_len) {
-  submit(srv, s, reply, data, len, parsed, true, params, params_len);
-}
-
-static void submit(server *srv, session *s, outlet *reply, char *data, size_t len,
-                   const jsonrpc_msg *parsed, bool http, char *params, size_t params_len) {
+                        const jsonrpc_msg *parsed, const envelope *env, char *params,
+                        size_t params_len) {
   inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
   im->params = params;
   im->params_len = params_len;
-  im->http = http;
+  im->http = true;
+  if (env) im->env = *env, im->env_read = true;
+  submit(srv, im, parsed);
+}
+
+static void submit(server *srv, inmsg *im, const jsonrpc_msg *parsed) {
+  session *s = im->s;
+  char *data = im->data;
+  size_t len = im->len;
   if (parsed) im->m = *parsed;
   else jsonrpc_parse(data, len, &im->m);
   json_span id;
@@ -219,7 +223,7 @@ static void submit(server *srv, session *s, outlet *reply, char *data, size_t le
     engine_cancel(srv->e, s, id.p, id.n);
     /* and queued: it may name a subscription (listen.c) */
   }
-  engine_submit(srv->e, im, reply != NULL);
+  engine_submit(srv->e, im, im->reply != NULL);
 }
 
 void server_end_session(server *srv, session *s) {

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "engine.h"
+#include "envelope.h"
 #include "jsonrpc.h"
 #include "outlet.h"
 #include "session.h"
@@ -41,11 +42,14 @@ engine *server_engine(server *srv);
    msg), or NULL. */
 void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len,
                    const jsonrpc_msg *parsed);
-/* The same from HTTP, with the request's Mcp-Param-* headers ("Name\0value\0"
-   pairs, the names without the prefix; ownership passes; NULL for none),
-   which tools/call checks against the tool's x-mcp-header parameters. */
+/* The same from HTTP, with the envelope the transport read and checked
+   (NULL: the message has none; its spans point into msg), and the
+   request's Mcp-Param-* headers ("Name\0value\0" pairs, the names without
+   the prefix; ownership passes; NULL for none), which tools/call checks
+   against the tool's x-mcp-header parameters. */
 void server_submit_http(server *srv, session *s, outlet *reply, char *msg, size_t len,
-                        const jsonrpc_msg *parsed, char *params, size_t params_len);
+                        const jsonrpc_msg *parsed, const envelope *env, char *params,
+                        size_t params_len);
 /* The session ended (DELETE, expiry): its calls are dropped, its standalone
    outlet finished and released. */
 void server_end_session(server *srv, session *s);

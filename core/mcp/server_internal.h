@@ -39,7 +39,8 @@ typedef struct inmsg {
   char *data;
   size_t len;
   jsonrpc_msg m;
-  envelope env;   /* read at dispatch */
+  envelope env;   /* read by the transport (env_read) or at dispatch */
+  bool env_read;
   client_view cv; /* set at dispatch */
   char *params;   /* HTTP: its Mcp-Param-* headers, "Name\0value\0..." (names as sent) */
   size_t params_len;

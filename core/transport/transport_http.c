@@ -56,6 +56,7 @@ typedef struct post {
   jsonrpc_msg m; /* parsed once: the engine takes it as it is */
   const char *version_header; /* MCP-Protocol-Version, or NULL */
   bool per_request; /* of a per-request revision (its envelope says so: 2026-07-28 on) */
+  envelope env;     /* ... read and checked here, handed to the server */
   bool init;    /* initialize */
   session *s;   /* its session (a reference), once admitted */
   char extra[128]; /* headers of the response: Mcp-Session-Id for a new session */
@@ -130,19 +131,19 @@ static int post_check(post *p) {
   if (!p->per_request || m->kind != JSONRPC_REQUEST) return 0;
   /* the header's version against the body's, then the envelope, then the
      other standard headers (400, with the id; the TypeScript SDK's order) */
-  envelope env;
+  envelope *env = &p->env;
   buf msg, edata;
   buf_init(&msg), buf_init(&edata);
-  int code = envelope_read(m, &env, &msg, &edata);
-  if (hv && env.version.n >= 2 && json_kind(env.version) == '"' &&
-      (strlen(hv) != env.version.n - 2 || memcmp(hv, env.version.p + 1, env.version.n - 2) != 0)) {
+  int code = envelope_read(m, env, &msg, &edata);
+  if (hv && env->version.n >= 2 && json_kind(env->version) == '"' &&
+      (strlen(hv) != env->version.n - 2 || memcmp(hv, env->version.p + 1, env->version.n - 2) != 0)) {
     msg.len = edata.len = 0;
     buf_printf(&msg, "Header mismatch: MCP-Protocol-Version header '%.40s' does not match the "
-                     "body's %.*s", hv, (int)env.version.n, env.version.p);
+                     "body's %.*s", hv, (int)env->version.n, env->version.p);
     code = MCP_HEADER_MISMATCH;
   }
   if (!code)
-    code = http_headers_check(m, env.revision, hv, mg_get_header(conn, "Mcp-Method"),
+    code = http_headers_check(m, env->revision, hv, mg_get_header(conn, "Mcp-Method"),
                              mg_get_header(conn, "Mcp-Name"), &msg);
   int r = 0;
   if (code) {
@@ -270,7 +271,9 @@ static int post_submit_and_relay(post *p) {
   }
   size_t plen = 0;
   char *params = p->per_request ? param_headers(conn, &plen) : NULL;
-  server_submit_http(srv->srv, p->s, &st->out, p->data, p->len, &p->m, params, plen);
+  /* the envelope as read here: the server does not read it again */
+  server_submit_http(srv->srv, p->s, &st->out, p->data, p->len, &p->m,
+                     p->per_request && p->m.kind == JSONRPC_REQUEST ? &p->env : NULL, params, plen);
   p->data = NULL;
   int status = http_relay(srv, conn, st, false, 0, p->extra[0] ? p->extra : NULL);
   if (p->held) {
