@@ -20,6 +20,7 @@
 #include <lua.h>
 
 #include "cli.h"
+#include "embedded.h"
 #include "envelope.h"
 #include "json.h"
 #include "jsonrpc.h"
@@ -266,19 +267,10 @@ int cmd_prompt(options *o) {
 
 /* {====== luamcp list: read off the loaded app by lua/ship.lua */
 
-extern const struct {
-  const char *name;
-  const char *src;
-  size_t len;
-} luamcp_embedded[];
-
 bool cli_ship_call(app *a, const char *fn, int nargs, buf *err) {
   lua_State *L = a->vm.L;
-  const char *src = NULL;
   size_t len = 0;
-  for (size_t i = 0; luamcp_embedded[i].name; i++)
-    if (strcmp(luamcp_embedded[i].name, "ship") == 0)
-      src = luamcp_embedded[i].src, len = luamcp_embedded[i].len;
+  const char *src = embedded_source("ship", &len);
   if (!src || luaL_loadbufferx(L, src, len, "=ship.lua", "t") != LUA_OK) {
     buf_printf(err, "internal: %s", src ? lua_tostring(L, -1) : "ship.lua is not embedded");
     lua_pop(L, src ? nargs + 1 : nargs);

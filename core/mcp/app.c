@@ -16,16 +16,11 @@
 #include <lua-cjson.h>
 
 #include "call.h"
+#include "embedded.h"
 #include "json.h"
 #include "lua_api.h"
 #include "log.h"
 #include "sandbox.h"
-
-extern const struct {
-  const char *name;
-  const char *src;
-  size_t len;
-} luamcp_embedded[];
 
 static bool read_file(const char *path, buf *out) {
   FILE *f = fopen(path, "rb");
@@ -311,9 +306,10 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   lua_pushstring(L, dir); /* for widget paths (lua_api.c) */
   lua_setfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
-  if (luaL_loadbufferx(L, luamcp_embedded[0].src, luamcp_embedded[0].len, "=mcp.lua", "t") !=
-      LUA_OK) {
-    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+  size_t mcp_len = 0;
+  const char *mcp_src = embedded_source("mcp", &mcp_len);
+  if (!mcp_src || luaL_loadbufferx(L, mcp_src, mcp_len, "=mcp.lua", "t") != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", mcp_src ? lua_tostring(L, -1) : "mcp.lua is not embedded");
     app_free(a);
     return NULL;
   }

@@ -20,6 +20,7 @@
 #include "io_exec.h"
 #include "io_socket.h"
 #include "store.h"
+#include "embedded.h"
 #include "json.h"
 #include "log.h"
 #include "path.h"
@@ -277,14 +278,10 @@ static int ctx_progress(lua_State *L) {
   return 1;
 }
 
+/* The sleep is over (a call whose deadline comes first is ended without
+   being resumed: on_call_timer). */
 static int sleep_done(lua_State *L, int status, lua_KContext k) {
-  (void)status, (void)k;
-  call *c = call_of(L);
-  if (c && call_timed_out(c)) {
-    char msg[TIMEOUT_MSG_MAX];
-    timeout_message(c, msg);
-    return luaL_error(L, "%s", msg);
-  }
+  (void)L, (void)status, (void)k;
   return 0;
 }
 
@@ -561,19 +558,14 @@ void lua_api_close_ctx(void *ctx) { ((ctx_ud *)ctx)->c = NULL; }
 
 /* }====================================================== */
 
-extern const struct {
-  const char *name;
-  const char *src;
-  size_t len;
-} luamcp_embedded[];
-
 void lua_api_push_core(lua_State *L) {
   luaL_newlib(L, core_funcs);
-  for (size_t i = 0; luamcp_embedded[i].name; i++) /* the view helper (lua/view.js) */
-    if (strcmp(luamcp_embedded[i].name, "view") == 0) {
-      lua_pushlstring(L, luamcp_embedded[i].src, luamcp_embedded[i].len);
-      lua_setfield(L, -2, "view_js");
-    }
+  size_t len;
+  const char *view = embedded_source("view", &len); /* the view helper (lua/view.js) */
+  if (view) {
+    lua_pushlstring(L, view, len);
+    lua_setfield(L, -2, "view_js");
+  }
   json_pushnull(L);
   lua_setfield(L, -2, "null");
   json_push_array_mt(L);

@@ -10,9 +10,11 @@
  * the call ends first — its deadline passed, the client cancelled it, the
  * session ended, the server shuts down — and the engine calls the wait's
  * abort, which stops the operation (closes the socket, removes the
- * transfer, kills the child) and never wakes the call afterwards. A call
- * that timed out while parked then raises the timeout error where it
- * yielded; a cancelled one ends without an answer. */
+ * transfer, kills the child) and never wakes the call afterwards. The
+ * call is not resumed either: one that timed out while parked is answered
+ * with the timeout error, a cancelled one ends without an answer, and
+ * their pending <close> variables run within a short grace (engine.h). So
+ * a continuation runs only with its operation's outcome. */
 #ifndef LUAMCP_CALL_H
 #define LUAMCP_CALL_H
 
@@ -46,7 +48,7 @@ struct call_wait {
 };
 /* Park c on w (until its deadline at most); the C function then returns
    lua_yieldk(L, 0, ctx, k) from the call's own coroutine, and k receives
-   the values given to call_wake — or raises, when it finds call_timed_out. */
+   the values given to call_wake (nothing else resumes it). */
 void call_park(call *c, call_wait *w);
 /* w's operation is over: resume c with the nvalues pushed on
    call_thread(c). From a loop callback (never from inside Lua code). */

@@ -297,16 +297,10 @@ static int push_result(lua_State *L) {
   return 1;
 }
 
-/* Resumed by on_closed with the op done (k), or by the engine with nothing
-   when the call's deadline passed (the op then belongs to exec_abort). */
+/* Resumed by on_closed with the op done (k). A call that ends first (its
+   deadline, a cancel) is never resumed: the op then belongs to exec_abort. */
 static int exec_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
-  call *c = call_of(L);
-  if (!c || call_timed_out(c)) {
-    char msg[TIMEOUT_MSG_MAX];
-    if (c) timeout_message(c, msg);
-    return luaL_error(L, "%s (waiting for mcp.exec)", c ? msg : "call ended");
-  }
   exec_op *op = (exec_op *)(intptr_t)k;
   lua_pushcfunction(L, push_result);
   lua_pushlightuserdata(L, op);

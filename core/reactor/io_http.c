@@ -422,15 +422,10 @@ static bool is_json_type(const char *ct, size_t n) {
   return len > 5 && strncasecmp(m + len - 5, "+json", 5) == 0 && memchr(m, '/', len);
 }
 
-/* Resumed: the transfer ended (or the call timed out while it ran). */
+/* Resumed: the transfer ended. A call that ends first (its deadline, a
+   cancel) is never resumed: op_abort has removed the transfer. */
 static int http_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
-  call *c = call_of(L);
-  if (c && call_timed_out(c)) { /* aborted already */
-    char m[TIMEOUT_MSG_MAX];
-    timeout_message(c, m);
-    return luaL_error(L, "%s", m);
-  }
   http_op *op = lua_touserdata(L, (int)k);
   if (op->result != CURLE_OK) {
     char msg[CURL_ERROR_SIZE + 64];

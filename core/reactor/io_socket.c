@@ -587,22 +587,11 @@ static int m_send(lua_State *L) {
 
 /* {====================================================== continuations */
 
-/* Woken with nothing: the call timed out (its operation was aborted). */
-static int woken_empty(lua_State *L) {
-  call *c = call_of(L);
-  char msg[TIMEOUT_MSG_MAX];
-  if (c && call_timed_out(c)) {
-    timeout_message(c, msg);
-    return luaL_error(L, "%s", msg);
-  }
-  return luaL_error(L, "mcp.socket: the call ended");
-}
-
 /* The sock the operation ran on: its memory lasts until close callbacks run,
-   which cannot happen before its continuation (call_wake runs it). */
+   which cannot happen before its continuation (call_wake runs it, with one
+   value; a call that ends first is never resumed). */
 static sock *op_sock(lua_State *L, lua_KContext k) {
   int base = (int)(k >> 2);
-  if (lua_gettop(L) == base) return NULL;
   lua_settop(L, base);
   return ((lsock *)lua_touserdata(L, 1))->s;
 }
@@ -610,7 +599,6 @@ static sock *op_sock(lua_State *L, lua_KContext k) {
 static int connect_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
   sock *s = op_sock(L, k);
-  if (!s) return woken_empty(L);
   if (s->status != 0) return fail(L, errstr(s->status));
   if ((k & 3) == OP_CONNECT_RET) lua_pushvalue(L, 1);
   else lua_pushinteger(L, 1);
@@ -620,7 +608,6 @@ static int connect_done(lua_State *L, int status, lua_KContext k) {
 static int send_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
   sock *s = op_sock(L, k);
-  if (!s) return woken_empty(L);
   size_t len;
   lua_tolstring(L, 2, &len);
   lua_Integer i, j;
@@ -633,7 +620,6 @@ static int send_done(lua_State *L, int status, lua_KContext k) {
 static int recv_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
   sock *s = op_sock(L, k);
-  if (!s) return woken_empty(L);
   return recv_result(L, s);
 }
 

@@ -265,15 +265,7 @@ static int push_reply(lua_State *L) {
 
 static int op_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
-  if (lua_gettop(L) == 0) { /* woken with nothing: the call ended first */
-    call *c = call_of(L);
-    char msg[TIMEOUT_MSG_MAX];
-    if (c && call_timed_out(c)) {
-      timeout_message(c, msg);
-      return luaL_error(L, "%s (waiting for mcp.store)", msg);
-    }
-    return luaL_error(L, "mcp.store: the call ended");
-  }
+  /* woken with the reply (a call that ends first is never resumed) */
   store_op *o = (store_op *)(intptr_t)k;
   lua_settop(L, 0);
   lua_pushcfunction(L, push_reply);

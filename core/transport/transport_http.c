@@ -41,6 +41,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "embedded.h"
 #include "envelope.h"
 #include "http_headers.h"
 
@@ -444,12 +445,6 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
                        srv->opt.stateless ? "Allow: POST\r\n" : "Allow: GET, POST, DELETE\r\n");
 }
 
-extern const struct {
-  const char *name;
-  const char *src;
-  size_t len;
-} luamcp_embedded[];
-
 /* GET /dev: the developer page (web/dev.html, compiled in). It talks to
    /mcp like any client, from the same origin. */
 static int handle_dev(struct mg_connection *conn, void *cbdata) {
@@ -460,10 +455,9 @@ static int handle_dev(struct mg_connection *conn, void *cbdata) {
      page holds no secret — it asks for the token when /mcp answers 401 */
   if (strcmp(mg_get_request_info(conn)->request_method, "GET") != 0)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
-  for (size_t i = 0; luamcp_embedded[i].name; i++)
-    if (strcmp(luamcp_embedded[i].name, "dev") == 0)
-      return http_respond(conn, 200, NULL, "text/html; charset=utf-8", luamcp_embedded[i].src,
-                     luamcp_embedded[i].len);
+  size_t len;
+  const char *page = embedded_source("dev", &len);
+  if (page) return http_respond(conn, 200, NULL, "text/html; charset=utf-8", page, len);
   return http_respond_error(conn, 404, JSONRPC_INVALID_REQUEST, "Not found", NULL);
 }
 
