@@ -3,6 +3,7 @@
  * compiled patterns and the bounded matcher are one job, apart from the
  * keyword logic of validate.c. */
 #include "schema_regex.h"
+#include "luax.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -235,16 +236,7 @@ const schema_regex *schema_regex_get(lua_State *L, int holder, int str, buf *err
   str = lua_absindex(L, str);
   luaL_checkstack(L, 6, NULL);
   int top = lua_gettop(L);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &cache_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 8);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &cache_key);
-  }
+  luax_push_weak_table(L, &cache_key);
   int cache = lua_gettop(L);
   lua_pushvalue(L, holder);
   if (lua_rawget(L, cache) != LUA_TTABLE) {

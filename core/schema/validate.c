@@ -16,6 +16,7 @@
 #include <lua.h>
 
 #include "json.h"
+#include "luax.h"
 #include "schema_format.h"
 #include "schema_regex.h"
 
@@ -131,21 +132,8 @@ static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
 
 static const char cache_key = 0; /* its address names the cache in the registry */
 
-/* Push the weak-keyed table of L's registry at key, making it on first use. */
-static void push_weak_table(lua_State *L, const void *key) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_createtable(L, 0, 8);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
-}
-
 /* Push the cache table of L's state. */
-static void push_cache(lua_State *L) { push_weak_table(L, &cache_key); }
+static void push_cache(lua_State *L) { luax_push_weak_table(L, &cache_key); }
 
 /* scan_keywords for the schema table at s, through the cache at cache:
    pushes the same values, fills the same slots. */
@@ -462,7 +450,7 @@ static void gather_names(lua_State *L, int s, int map, int seen, int depth) {
    names in the root at root, or nothing (false). The map is rebuilt once
    when a name is missing from it: the root may have changed since. */
 static bool name_push(lua_State *L, int root, const char *k, size_t n) {
-  push_weak_table(L, &anchor_key);
+  luax_push_weak_table(L, &anchor_key);
   int maps = lua_gettop(L), map = maps + 1;
   lua_pushvalue(L, root);
   bool fresh = lua_rawget(L, maps) != LUA_TTABLE;
@@ -2055,7 +2043,7 @@ static const char fast_key[2] = {0};
 /* Push the compiled tree of the root schema at s (its anchor list is the
    userdata's user value), compiling it on first use. */
 static ftree *push_tree(lua_State *L, int s, bool assert_format) {
-  push_weak_table(L, &fast_key[assert_format]);
+  luax_push_weak_table(L, &fast_key[assert_format]);
   lua_pushvalue(L, s);
   if (lua_rawget(L, -2) == LUA_TUSERDATA) {
     lua_remove(L, -2);

@@ -103,13 +103,7 @@ void http_peer_address(const http_server *srv, const struct mg_connection *conn,
 
 /* }====== */
 
-/* DNS-rebinding and cross-site protection, before anything else: 0 when
-   the request may go on, else the status to refuse it with. Bound to
-   loopback, Host must name loopback (its port is not compared: ssh -L and
-   container port maps change it, and the name is what rebinding cannot
-   fake). Origin, when present, must be an --allow-origin exactly, or
-   (bound to loopback) http(s) on a loopback host; bound elsewhere, a page
-   on the visitor's own machine is as foreign as any other. */
+/* DNS-rebinding and cross-site protection (http_internal.h says how). */
 int http_origin_check(const http_server *srv, struct mg_connection *conn) {
   const char *host = mg_get_header(conn, "Host"), *h;
   size_t hn;

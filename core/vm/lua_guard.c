@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "log.h"
+#include "luax.h"
 
 /* The base and debug libraries' own functions, called by the guards (the
    same C functions in every state; no upvalue a script could take back). */
@@ -127,17 +128,7 @@ static void carry_hook(lua_State *L, lua_State *co) {
   if (co && co != L) lua_sethook(co, lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L));
 }
 
-static void push_stopped(lua_State *L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STOPPED_KEY) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &STOPPED_KEY);
-}
+static void push_stopped(lua_State *L) { luax_push_weak_table(L, &STOPPED_KEY); }
 
 /* co failed: if the call is being stopped, that is why (its hook raised). */
 static void note_if_stopped(lua_State *L, int co_index) {

@@ -1,0 +1,16 @@
+/* luax.c — small Lua helpers the floors share (luax.h). */
+#include "luax.h"
+
+#include <lua.h>
+
+void luax_push_weak_table(lua_State *L, const void *key) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+}
