@@ -268,6 +268,51 @@ static registry *build_protected(lua_State *L, int reg, int info, const app_conf
   return b.out;
 }
 
+/* Run the embedded chunk `name` with the nargs values on top of L's stack,
+   leaving nres results. */
+static bool run_embedded(lua_State *L, const char *name, int nargs, int nres, buf *errors) {
+  size_t len = 0;
+  const char *src = embedded_source(name, &len);
+  char chunk[32];
+  snprintf(chunk, sizeof chunk, "=%s.lua", name);
+  if (!src || luaL_loadbufferx(L, src, len, chunk, "t") != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", src ? lua_tostring(L, -1) : "a runtime chunk is not embedded");
+    return false;
+  }
+  lua_insert(L, -nargs - 1);
+  if (vm_pcall(L, nargs, nres, NULL) != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+    return false;
+  }
+  return true;
+}
+
+/* The runtime, with the core table on top of L's stack and the registration
+   table at reg: lua/internal.lua (the machinery: C keeps its result shapers)
+   and lua/mcp.lua (the module scripts require). Leaves the function that
+   ends loading and app.lua's check on the stack. */
+static bool load_runtime(app *a, int reg, buf *errors) {
+  lua_State *L = a->vm.L;
+  int core = lua_gettop(L);
+  lua_pushvalue(L, core);
+  if (!run_embedded(L, "internal", 1, 1, errors)) return false;
+  int internal = lua_gettop(L);
+  a->tool_result = get_ref(L, internal, "tool_result");
+  a->prompt_result = get_ref(L, internal, "prompt_result");
+  a->resource_result = get_ref(L, internal, "resource_result");
+  lua_pushvalue(L, core);
+  lua_pushvalue(L, reg);
+  lua_pushvalue(L, internal);
+  if (!run_embedded(L, "mcp", 3, 2, errors)) return false;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "mcp");
+  lua_pop(L, 1);
+  lua_getfield(L, internal, "app_info"); /* module, check, app_info */
+  lua_remove(L, -3);
+  return true;
+}
+
 app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors) {
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -306,13 +351,6 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   lua_pushstring(L, dir); /* for widget paths (lua_api.c) */
   lua_setfield(L, LUA_REGISTRYINDEX, APP_DIR_KEY);
-  size_t mcp_len = 0;
-  const char *mcp_src = embedded_source("mcp", &mcp_len);
-  if (!mcp_src || luaL_loadbufferx(L, mcp_src, mcp_len, "=mcp.lua", "t") != LUA_OK) {
-    buf_printf(errors, "internal: %s\n", mcp_src ? lua_tostring(L, -1) : "mcp.lua is not embedded");
-    app_free(a);
-    return NULL;
-  }
   lua_api_push_core(L);
   lua_getfield(L, -1, "state");
   a->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -325,31 +363,12 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     old_state = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
   }
-  lua_pushvalue(L, reg);
-  if (vm_pcall(L, 2, 1, NULL) != LUA_OK) {
-    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+  if (!load_runtime(a, reg, errors)) {
+    luaL_unref(L, LUA_REGISTRYINDEX, old_state);
     app_free(a);
     return NULL;
   }
-  int module = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushvalue(L, module);
-  lua_setfield(L, -2, "mcp");
-  lua_pop(L, 1);
-  a->tool_result = get_ref(L, module, "_tool_result");
-  a->prompt_result = get_ref(L, module, "_prompt_result");
-  a->resource_result = get_ref(L, module, "_resource_result");
-  lua_getfield(L, module, "_check");
-  int check = lua_gettop(L);
-  lua_getfield(L, module, "_app_info");
-  int app_info = lua_gettop(L);
-  /* C's entries into mcp.lua: not for scripts (mcp._check would end loading) */
-  static const char *const private_fields[] = {"_tool_result", "_prompt_result",
-                                               "_resource_result", "_check", "_app_info"};
-  for (size_t i = 0; i < sizeof private_fields / sizeof *private_fields; i++) {
-    lua_pushnil(L);
-    lua_setfield(L, module, private_fields[i]);
-  }
+  int check = lua_gettop(L) - 1, app_info = lua_gettop(L);
   /* lua/mcp.lua has taken what it needs of the debug library: from here on
      every line is the app's */
   if (cfg->sandbox && !sandbox_install(L, dir, errors)) {

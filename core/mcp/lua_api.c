@@ -386,16 +386,32 @@ static int ctx_sample(lua_State *L) {
   return ask(L, "sampling/createMessage", ASK_SAMPLE, 2);
 }
 
-/* ctx:elicit{ message = "...", requestedSchema = {...} } -> {action=, content=} */
+/* ctx:elicit{ message = "...", schema = {...} } -> {action=, content=}.
+   schema is luamcp's name for requestedSchema (either, not both): the
+   request goes out with a copy that says requestedSchema, the caller's
+   table stays as it was. */
 static int ctx_elicit(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
-  if (lua_getfield(L, 2, "requestedSchema") == LUA_TNIL &&
-      lua_getfield(L, 2, "schema") != LUA_TNIL) { /* short name */
-    lua_setfield(L, 2, "requestedSchema");
-    lua_pushnil(L);
-    lua_setfield(L, 2, "schema");
-  }
   lua_settop(L, 2);
+  bool ours = lua_getfield(L, 2, "schema") != LUA_TNIL;
+  bool theirs = lua_getfield(L, 2, "requestedSchema") != LUA_TNIL;
+  if (ours && theirs)
+    return luaL_error(L, "ctx:elicit: give 'schema' or 'requestedSchema', not both (they are one field)");
+  lua_settop(L, 2);
+  if (ours) {
+    lua_newtable(L); /* the params: a copy, schema named as MCP names it */
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "schema") == 0) {
+        lua_pushliteral(L, "requestedSchema");
+        lua_replace(L, -3);
+      }
+      lua_rawset(L, 3);
+    }
+    lua_replace(L, 2);
+  }
   return ask(L, "elicitation/create", ASK_ELICIT, 2);
 }
 

@@ -17,7 +17,8 @@ import { REPO_ROOT, TEST_TIMEOUT, removeTemp, run, tempApp } from './helpers.mjs
 const opts = { timeout: TEST_TIMEOUT };
 const read = (rel) => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
 const DLUA = read('lua/mcp.d.lua');
-const MCP = read('lua/mcp.lua');
+// the runtime's two chunks: the author's API and its machinery (app.lua's checks)
+const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua');
 
 /** ---@class NAME followed by ---@field lines (and `function NAME:method`). */
 function classes(text) {
@@ -42,7 +43,7 @@ function classes(text) {
 }
 const CLASSES = classes(DLUA);
 
-/** The keys of `local NAME = set { "a", "b", ... }` in lua/mcp.lua. */
+/** The keys of `local NAME = set { "a", "b", ... }` in lua/mcp.lua or lua/internal.lua. */
 function luaSet(name) {
   const m = MCP.match(new RegExp(`local ${name} = set \\{([^}]*)\\}`));
   assert.ok(m, `lua/mcp.lua has local ${name} = set {...}`);

@@ -79,14 +79,18 @@ mcp.tool {
   description = "Asks the user for a name (elicitation/create)",
   input = { question = mcp.string() },
   handler = function(args, ctx)
-    local r = ctx:elicit {
+    -- schema: luamcp's name for requestedSchema; the request carries
+    -- requestedSchema, and the table given stays as it was
+    local q = {
       message = args.question,
-      requestedSchema = {
+      schema = {
         type = "object",
         properties = { name = { type = "string" } },
         required = { "name" },
       },
     }
+    local r = ctx:elicit(q)
+    assert(q.schema and q.requestedSchema == nil, "ctx:elicit changed the caller's table")
     return { action = r.action, name = r.content and r.content.name or mcp.null }
   end,
 }
