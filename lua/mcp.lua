@@ -358,6 +358,15 @@ local function source_of(level)
   return info and (info.short_src .. ":" .. info.currentline) or "?"
 end
 
+-- A tool's or prompt's name: what clients show and call it by.
+local function name_field(fn, def)
+  local name = field(fn, def, "name", "string")
+  if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
+    argerr(fn, ("name '%s' must be 1-128 characters of A-Z a-z 0-9 _ . -"):format(name))
+  end
+  return name
+end
+
 local function unique(kind, key)
   if names[kind][key] then
     argerr(kind, ("duplicate %s '%s' (first registered at %s)"):format(kind, key, names[kind][key]))
@@ -428,10 +437,7 @@ end
 function M.tool(def)
   while_loading("tool")
   check_fields("tool", def, tool_keys)
-  local name = field("tool", def, "name", "string")
-  if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
-    argerr("tool", ("name '%s' must be 1-128 characters of A-Z a-z 0-9 _ . -"):format(name))
-  end
+  local name = name_field("tool", def)
   local handler = field("tool", def, "handler", "function")
   field("tool", def, "title", "string", true)
   field("tool", def, "description", "string", true)
@@ -682,10 +688,7 @@ local prompt_keys = set { "name", "title", "description", "args", "arguments", "
 function M.prompt(def)
   while_loading("prompt")
   check_fields("prompt", def, prompt_keys)
-  local name = field("prompt", def, "name", "string")
-  if #name < 1 or #name > 128 or name:find("[^%w_.-]") then
-    argerr("prompt", ("name '%s' must be 1-128 characters of A-Z a-z 0-9 _ . -"):format(name))
-  end
+  local name = name_field("prompt", def)
   local get = field("prompt", def, "get", "function")
   local args = alias("prompt", def, "args", "arguments") or {}
   if type(args) ~= "table" then argerr("prompt", "field 'args' must be a table") end
