@@ -23,7 +23,7 @@ void buf_printf(buf *b, const char *fmt, ...)
 
 /* Append a string literal (its length known at compile time). */
 #define buf_lit(b, lit) buf_put((b), "" lit, sizeof(lit) - 1)
-/* Decimal digits of v (printf costs ~300 instructions a number). */
+/* Decimal digits of v (without printf's cost per number). */
 void buf_put_int(buf *b, long long v);
 static inline void buf_putc(buf *b, char c) {
   if (b->cap - b->len < 2) buf_reserve(b, 1);

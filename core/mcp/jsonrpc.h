@@ -26,7 +26,7 @@ typedef enum jsonrpc_kind {
 /* The first members of params, found in one pass by jsonrpc_parse: a
    tools/call is looked at for name, arguments, _meta, inputResponses,
    requestState, task... and each json_object_get walked all of params
-   again (callgrind: 40 % of a 2026-07-28 echo call). */
+   again (docs/PERFORMANCE.md). */
 #define JSONRPC_PARAM_SLOTS 12
 
 typedef struct jsonrpc_msg {

@@ -18,9 +18,9 @@
  * engine's state — the lua_State, the loop — belongs to whoever holds the
  * run lock, not to a thread. A transport thread that finds the engine idle
  * takes the lock and answers its own message at once; only when the engine
- * is busy does the message wait in the queue. Measured with perf under
- * HTTP load: the hand-offs to the engine thread and back were half of the
- * CPU time. A thread with less than HELP_THREAD_STACK of stack never does
+ * is busy does the message wait in the queue: the hand-offs to an engine
+ * thread and back cost more than the call (docs/PERFORMANCE.md). A thread
+ * with less than HELP_THREAD_STACK of stack never does
  * (thread_stack.c gives civetweb's workers enough).
  *
  * The watchdog: a handler that blocks in a C call (os.execute, io.popen,

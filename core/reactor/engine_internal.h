@@ -34,7 +34,8 @@
 #define CALL_SPARES 16
 /* A client that pipelines usually sends its next message within a few
    microseconds of our reply; checking for it briefly before sleeping saves
-   the wake-up (measured: most of a request's latency at one in flight). */
+   the wake-up, most of a request's latency at one in flight
+   (docs/PERFORMANCE.md). */
 #define SPIN_SECONDS 50e-6
 /* the longest the loop's thread sleeps without a reason to wake, with Redis */
 #define LOOP_SLEEP_MAX_MS 1000

@@ -19,8 +19,9 @@
  * zombies) and every handle is closed (no fd leaks).
  *
  * posix_spawn, not uv_spawn: libuv forks, which copies the page tables of
- * the whole server while the engine waits (measured: 1 ms at 20 MB RSS,
- * 8 ms at 200 MB; posix_spawn's vfork-style clone: 0.2 ms either way).
+ * the whole server while the engine waits, longer the larger the server;
+ * posix_spawn's vfork-style clone costs the same at any size
+ * (docs/PERFORMANCE.md).
  * The exit is watched on a pidfd, not with SIGCHLD, and the child is reaped
  * only when the op ends: until then its pid and group id cannot be reused,
  * so every kill below reaches the right processes. */

@@ -125,8 +125,8 @@ static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
 
 /* {====== the keyword cache of registered schemas
    A tool's schemas are read once and then validate every call; scanning a
-   schema table's keys each time was a quarter of an echo call's
-   instructions (callgrind). The cache maps each schema table (weakly) to a
+   schema table's keys each time was a large share of an echo call
+   (docs/PERFORMANCE.md). The cache maps each schema table (weakly) to a
    table holding [1] = a bitmask of its keywords and [kw + 2] = each one's
    value, so a node costs one lookup plus one per keyword it has. */
 

@@ -3,7 +3,7 @@
  * and relaying it on the connection: one JSON body when the only line is
  * the final answer, SSE events otherwise; and the responses themselves,
  * each built in one buffer and sent with one write (two writes per
- * response halved throughput here). */
+ * response halved throughput: docs/PERFORMANCE.md). */
 #include "http_internal.h"
 
 #include <dirent.h>
@@ -127,7 +127,7 @@ static void hstream_finish_with(outlet *o, const char *p, size_t n) {
   st->finished = true;
   pthread_mutex_unlock(&st->lock);
   /* the worker's wake-up (a futex call when it sleeps) once the run lock is
-     let go: the next request need not wait behind it (c=16, callgrind/perf) */
+     let go: the next request need not wait behind it */
   engine_after_run(wake_and_unref, st);
 }
 

@@ -8,7 +8,8 @@
  * and relays: one JSON body when the only line is the final answer, SSE
  * events otherwise. A GET stream is an hstream the engine keeps as the
  * session's standalone outlet. Every response is built in one buffer and
- * sent with one write (two writes per response halved throughput here).
+ * sent with one write (two writes per response halved throughput:
+ * docs/PERFORMANCE.md).
  *
  * Idle and hostile peers (issue 15): civetweb gives every connection a
  * worker from the moment it is accepted, so what can hold one is bounded:
