@@ -2,8 +2,10 @@
  * sessions, answers the MCP methods (methods.c) from the app's registry
  * snapshot or by starting handler calls on the engine (engine.h), shapes
  * their results, batches each round's output per outlet, and publishes
- * reloads (reload.c). Transports sit on top: they parse nothing beyond
- * framing, and write what their outlets are given. */
+ * reloads (reload.c). Transports sit on top: stdio hands lines as they
+ * come; HTTP parses a request once and reads its envelope (its headers
+ * are checked against it) and hands both on, so the server does neither
+ * again; both write what their outlets are given. */
 #ifndef LUAMCP_SERVER_H
 #define LUAMCP_SERVER_H
 

@@ -1,7 +1,11 @@
-/* server_internal.h — what the server layer's files share: server.c
- * (messages, sessions, results, output), methods.c (the MCP methods) and
- * reload.c (publishing a reloaded app). Not for transports (server.h) nor
- * for the Lua side (call.h). */
+/* server_internal.h — what the files of the MCP floor that serve requests
+ * share on purpose (as Redis' files share server.h): the server, inmsg,
+ * client_view, request, and the functions of server.c, output.c,
+ * notify.c, request.c, methods.c, results.c and reload.c; listen.c,
+ * mrtr.c and tasks.c add theirs in their own headers. The cluster floor
+ * (bus.c, tasks_remote.c) includes it too: it delivers and answers as the
+ * server does. Not for transports (server.h) nor for the Lua side
+ * (call.h). */
 #ifndef LUAMCP_SERVER_INTERNAL_H
 #define LUAMCP_SERVER_INTERNAL_H
 

@@ -1,5 +1,6 @@
 /* redis_conn.h — one hiredis asynchronous connection on the engine's libuv
- * loop (hiredis' own adapters/libuv.h) that comes back by itself: what the
+ * loop (through glue of its own, not hiredis' adapters/libuv.h: see
+ * redis_conn.c) that comes back by itself: what the
  * bus (bus.c) and mcp.store (store.c) talk to Redis through.
  *
  * Why hiredis' async API and not mcp.socket: the bus and the store are the
