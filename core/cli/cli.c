@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-_Noreturn void die_usage(const char *fmt, const char *arg) {
+_Noreturn void cli_die_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "luamcp: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry 'luamcp --help'.\n");

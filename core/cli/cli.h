@@ -2,7 +2,7 @@
  * errors, loading an app for a command. main.c parses and dispatches; each
  * group of commands has its own file, so main.c stays the option parser and
  * the server's start:
- *   cli.c         what they all use: die_usage, cli_load, cli_protect_stdout
+ *   cli.c         what they all use: cli_die_usage, cli_load, cli_protect_stdout
  *   cli_help.c    the --help text and each command's own (luamcp help CMD)
  *   cli_client.c  call, read, prompt, list: one request to the app in process
  *   cmd_new.c     luamcp new: a working app folder
@@ -48,7 +48,7 @@ typedef struct options {
 
 /* cli.c */
 /* "luamcp: <fmt with arg>" and a hint on stderr, exit 2. */
-_Noreturn void die_usage(const char *fmt, const char *arg);
+_Noreturn void cli_die_usage(const char *fmt, const char *arg);
 /* Load DIR as cfg says; on failure print its problems and return NULL. */
 app *cli_load(const char *dir, const app_config *cfg);
 /* Keep the real stdout for results and point fd 1 at stderr (scripts'

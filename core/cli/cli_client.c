@@ -225,7 +225,7 @@ static const char *json_args(const char *what, const char *v) {
     fprintf(stderr, "luamcp: %s is not valid JSON: %s at byte %zu\n", what, err, at);
     exit(2);
   }
-  if (v[strspn(v, " \t\r\n")] != '{') die_usage("%s must be a JSON object", what);
+  if (v[strspn(v, " \t\r\n")] != '{') cli_die_usage("%s must be a JSON object", what);
   return v;
 }
 
@@ -236,7 +236,7 @@ static void string_member(buf *b, const char *key, const char *v) {
 
 /* call and prompt: {"name":NAME,"arguments":JSON-ARGS} */
 static int named_request(options *o, const char *usage, const char *method, bool tool) {
-  if (o->nargs < 2 || o->nargs > 3) die_usage("%s", usage);
+  if (o->nargs < 2 || o->nargs > 3) cli_die_usage("%s", usage);
   const char *args = o->nargs == 3 ? json_args("JSON-ARGS", o->args[2]) : "{}";
   buf p;
   buf_init(&p);
@@ -252,7 +252,7 @@ int cmd_call(options *o) {
 }
 
 int cmd_read(options *o) {
-  if (o->nargs != 2) die_usage("%s", "read needs DIR URI");
+  if (o->nargs != 2) cli_die_usage("%s", "read needs DIR URI");
   buf p;
   buf_init(&p);
   string_member(&p, "uri", o->args[1]);
@@ -302,7 +302,7 @@ void cli_push_app(app *a) {
 }
 
 int cmd_list(options *o) {
-  if (o->nargs != 1) die_usage("%s", "list needs DIR");
+  if (o->nargs != 1) cli_die_usage("%s", "list needs DIR");
   int out = cli_protect_stdout();
   app *a = cli_load(o->args[0], &o->server.app);
   if (!a) return 1;

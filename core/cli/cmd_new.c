@@ -225,7 +225,7 @@ static void app_name(const char *dir, char *out, size_t cap) {
 }
 
 int cmd_new(options *o) {
-  if (o->nargs != 1) die_usage("%s", "new needs DIR");
+  if (o->nargs != 1) cli_die_usage("%s", "new needs DIR");
   const char *dir = o->args[0];
   DIR *d = opendir(dir);
   if (d) {

@@ -205,7 +205,7 @@ static void set_string(lua_State *L, const char *k, const char *v) {
 }
 
 int cmd_pack(options *o) {
-  if (o->nargs != 1) die_usage("%s", "pack needs APPDIR");
+  if (o->nargs != 1) cli_die_usage("%s", "pack needs APPDIR");
   const char *dir = o->args[0], *out_dir = o->out_dir ? o->out_dir : ".";
   const char *why = load_libzip();
   if (why) {

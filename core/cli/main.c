@@ -34,19 +34,19 @@
 
 /* --http [HOST:]PORT */
 static void parse_listen(struct options *o, const char *v) {
-  if (!v) die_usage("%s needs [HOST:]PORT", "--http");
+  if (!v) cli_die_usage("%s needs [HOST:]PORT", "--http");
   char *host = o->host_buf;
   const char *colon = strrchr(v, ':');
   const char *port = colon ? colon + 1 : v;
   if (colon) {
-    if ((size_t)(colon - v) >= sizeof o->host_buf) die_usage("--http: host too long: %s", v);
+    if ((size_t)(colon - v) >= sizeof o->host_buf) cli_die_usage("--http: host too long: %s", v);
     snprintf(host, sizeof o->host_buf, "%.*s", (int)(colon - v), v);
-    if (host[0] == '[') die_usage("--http %s: IPv6 is not available in this civetweb build", v);
+    if (host[0] == '[') cli_die_usage("--http %s: IPv6 is not available in this civetweb build", v);
     if (host[0]) o->h.host = host;
   }
   char *end;
   long p = strtol(port, &end, 10);
-  if (!*port || *end || p < 0 || p > 65535) die_usage("--http: bad port in '%s'", v);
+  if (!*port || *end || p < 0 || p > 65535) cli_die_usage("--http: bad port in '%s'", v);
   o->h.port = (int)p;
 }
 
@@ -54,7 +54,7 @@ static double number_arg(const char *opt, const char *v) {
   char *end;
   errno = 0;
   double d = v ? strtod(v, &end) : 0;
-  if (!v || errno || *end || d < 0) die_usage("%s needs a non-negative number", opt);
+  if (!v || errno || *end || d < 0) cli_die_usage("%s needs a non-negative number", opt);
   return d;
 }
 
@@ -115,7 +115,7 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--allow-bytecode")) return o->server.app.allow_bytecode = true, 1;
   if (IS("--sandbox")) return o->server.app.sandbox = true, 1;
   if (IS("--state-key")) {
-    if (!v) die_usage("%s needs a FILE", a);
+    if (!v) cli_die_usage("%s needs a FILE", a);
     return o->state_key_file = v, 2;
   }
   if (IS("--state-ttl")) return o->server.state_ttl = number_arg(a, v), 2;
@@ -130,12 +130,12 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--bus") || IS("--store")) {
     char why[128];
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
-      die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
+      cli_die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
     return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
   }
   if (IS("--log-level")) {
     int l = v ? log_level_from_name(v, strlen(v)) : -1;
-    if (l < 0) die_usage("--log-level: unknown level '%s'", v ? v : "");
+    if (l < 0) cli_die_usage("--log-level: unknown level '%s'", v ? v : "");
     log_set_threshold(l);
     return 2;
   }
@@ -148,27 +148,27 @@ static int http_option(options *o, const char *a, const char *v) {
   if (IS("--stateless")) return o->h.stateless = true, 1;
   if (IS("--dev")) return o->h.dev = true, 1;
   if (IS("--instance")) {
-    if (!v || !http_instance_ok(v)) die_usage("%s needs a NAME of 1 to 32 letters, digits, '_' or '-'", a);
+    if (!v || !transport_http_instance_ok(v)) cli_die_usage("%s needs a NAME of 1 to 32 letters, digits, '_' or '-'", a);
     return o->h.instance = v, 2;
   }
   if (IS("--trust-proxy")) {
     unsigned char bin[16];
     if (!v || (inet_pton(AF_INET, v, bin) != 1 && inet_pton(AF_INET6, v, bin) != 1))
-      die_usage("%s needs an IP address", a);
-    if (o->h.ntrust_proxies == 8) die_usage("%s: at most 8", a);
+      cli_die_usage("%s needs an IP address", a);
+    if (o->h.ntrust_proxies == 8) cli_die_usage("%s: at most 8", a);
     return o->proxies[o->h.ntrust_proxies++] = v, 2;
   }
   if (IS("--allow-origin")) {
-    if (!v) die_usage("%s needs a URL", a);
-    if (o->h.nallow_origins == 16) die_usage("%s: at most 16", a);
+    if (!v) cli_die_usage("%s needs a URL", a);
+    if (o->h.nallow_origins == 16) cli_die_usage("%s: at most 16", a);
     return o->origins[o->h.nallow_origins++] = v, 2;
   }
   if (IS("--token")) {
-    if (!v || !*v) die_usage("%s needs a value", a);
+    if (!v || !*v) cli_die_usage("%s needs a value", a);
     return o->h.token = v, 2;
   }
   if (IS("--cert") || IS("--key")) {
-    if (!v) die_usage("%s needs a file", a);
+    if (!v) cli_die_usage("%s needs a file", a);
     return *(a[2] == 'c' ? &o->h.cert : &o->h.key) = v, 2;
   }
   if (IS("--threads")) return o->h.threads = (int)number_arg(a, v), 2;
@@ -191,21 +191,21 @@ static int http_option(options *o, const char *a, const char *v) {
 static int command_option(options *o, const char *a, const char *v) {
   if (IS("--as-app")) return o->as_app = true, 1;
   if (IS("--answer-elicit")) {
-    if (!v) die_usage("%s needs a JSON object", a);
+    if (!v) cli_die_usage("%s needs a JSON object", a);
     return o->answer_elicit = v, 2;
   }
   if (IS("--answer-sample")) {
-    if (!v) die_usage("%s needs a TEXT", a);
+    if (!v) cli_die_usage("%s needs a TEXT", a);
     return o->answer_sample = v, 2;
   }
   if (IS("--widget")) return o->widget = true, 1;
   if (IS("--out")) {
-    if (!v) die_usage("%s needs a DIR", a);
+    if (!v) cli_die_usage("%s needs a DIR", a);
     return o->out_dir = v, 2;
   }
   if (IS("--server-json")) return o->server_json = true, 1;
   if (IS("--url")) {
-    if (!v) die_usage("%s needs a URL", a);
+    if (!v) cli_die_usage("%s needs a URL", a);
     return o->url = v, 2;
   }
   return 0;
@@ -218,43 +218,43 @@ static int command_option(options *o, const char *a, const char *v) {
 static void check_options(options *o) {
   const char *cmd = o->command;
   bool client = !strcmp(cmd, "call") || !strcmp(cmd, "read") || !strcmp(cmd, "prompt");
-  if (o->as_app && strcmp(cmd, "call") != 0) die_usage("%s is an option of call", "--as-app");
-  if (o->answer_elicit && !client) die_usage("%s is an option of call, read and prompt", "--answer-elicit");
-  if (o->answer_sample && !client) die_usage("%s is an option of call, read and prompt", "--answer-sample");
-  if (o->widget && strcmp(cmd, "new") != 0) die_usage("%s is an option of new", "--widget");
+  if (o->as_app && strcmp(cmd, "call") != 0) cli_die_usage("%s is an option of call", "--as-app");
+  if (o->answer_elicit && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-elicit");
+  if (o->answer_sample && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-sample");
+  if (o->widget && strcmp(cmd, "new") != 0) cli_die_usage("%s is an option of new", "--widget");
   if ((o->out_dir || o->server_json || o->url) && strcmp(cmd, "pack") != 0)
-    die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
-  if (o->url && !o->server_json) die_usage("%s needs --server-json", "--url");
+    cli_die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
+  if (o->url && !o->server_json) cli_die_usage("%s needs --server-json", "--url");
   if (o->answer_elicit) {
     const char *err;
     size_t at;
     if (!json_validate(o->answer_elicit, strlen(o->answer_elicit), &err, &at) ||
         o->answer_elicit[strspn(o->answer_elicit, " \t\r\n")] != '{')
-      die_usage("--answer-elicit needs a JSON object, got %s", o->answer_elicit);
+      cli_die_usage("--answer-elicit needs a JSON object, got %s", o->answer_elicit);
   }
-  if (o->server.app.page_size == 0) die_usage("%s must be at least 1", "--page-size");
-  if (o->server.engine.call_timeout <= 0) die_usage("%s must be more than 0", "--timeout");
-  if (o->server.state_ttl <= 0) die_usage("%s must be more than 0", "--state-ttl");
-  if (o->server.task_ttl < 1) die_usage("%s must be at least 1", "--task-ttl");
+  if (o->server.app.page_size == 0) cli_die_usage("%s must be at least 1", "--page-size");
+  if (o->server.engine.call_timeout <= 0) cli_die_usage("%s must be more than 0", "--timeout");
+  if (o->server.state_ttl <= 0) cli_die_usage("%s must be more than 0", "--state-ttl");
+  if (o->server.task_ttl < 1) cli_die_usage("%s must be at least 1", "--task-ttl");
   load_state_keys(o->state_key_file);
-  if (o->server.engine.queue_cap == 0) die_usage("%s must be at least 1", "--queue");
-  if (o->h.threads < 2) die_usage("%s must be at least 2", "--threads");
-  if (o->h.keepalive <= 0) die_usage("%s must be more than 0", "--sse-keepalive");
-  if (o->h.session_idle <= 0) die_usage("%s must be more than 0", "--session-idle");
-  if (o->h.init_timeout <= 0) die_usage("%s must be more than 0", "--init-timeout");
+  if (o->server.engine.queue_cap == 0) cli_die_usage("%s must be at least 1", "--queue");
+  if (o->h.threads < 2) cli_die_usage("%s must be at least 2", "--threads");
+  if (o->h.keepalive <= 0) cli_die_usage("%s must be more than 0", "--sse-keepalive");
+  if (o->h.session_idle <= 0) cli_die_usage("%s must be more than 0", "--session-idle");
+  if (o->h.init_timeout <= 0) cli_die_usage("%s must be more than 0", "--init-timeout");
   /* civetweb takes milliseconds; under 1 ms it would fall back to 30 s */
-  if (o->h.header_timeout < 0.001) die_usage("%s must be at least 0.001", "--header-timeout");
-  if (o->h.body_timeout <= 0) die_usage("%s must be more than 0", "--body-timeout");
-  if (o->h.stream_buffer < 65536) die_usage("%s must be at least 0.0625 (64 KiB)", "--stream-buffer");
+  if (o->h.header_timeout < 0.001) cli_die_usage("%s must be at least 0.001", "--header-timeout");
+  if (o->h.body_timeout <= 0) cli_die_usage("%s must be more than 0", "--body-timeout");
+  if (o->h.stream_buffer < 65536) cli_die_usage("%s must be at least 0.0625 (64 KiB)", "--stream-buffer");
   if (o->h.max_streams && o->h.max_streams >= (size_t)o->h.threads)
-    die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
-  if (o->h.key && !o->h.cert) die_usage("%s needs --cert too", "--key");
-  if (o->h.dev && !o->http) die_usage("%s needs --http", "--dev");
+    cli_die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
+  if (o->h.key && !o->h.cert) cli_die_usage("%s needs --cert too", "--key");
+  if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
   /* over stdio the client's pipes and its session are the process's: a
      new one could not take them over */
-  if (o->restart_on_stall > 0 && !o->http) die_usage("%s needs --http", "--restart-on-stall");
+  if (o->restart_on_stall > 0 && !o->http) cli_die_usage("%s needs --http", "--restart-on-stall");
   if (o->server.app.sandbox && o->server.app.allow_bytecode)
-    die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
+    cli_die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
               "chunk escapes any sandbox", "--allow-bytecode");
 }
 
@@ -266,9 +266,9 @@ static void parse_options(int argc, char **argv, int first, options *o) {
     if (!took) took = http_option(o, a, v);
     if (!took) took = command_option(o, a, v);
     if (took) i += took - 1;
-    else if (a[0] == '-' && a[1] == '-') die_usage("unknown option %s", a);
+    else if (a[0] == '-' && a[1] == '-') cli_die_usage("unknown option %s", a);
     else if (o->nargs < 4) o->args[o->nargs++] = a;
-    else die_usage("unexpected argument %s", a);
+    else cli_die_usage("unexpected argument %s", a);
   }
   check_options(o);
 }
@@ -319,7 +319,7 @@ static void *signal_main(void *arg) {
 
 static int cmd_serve(options *o) {
   const char *dir = o->nargs ? o->args[0] : ".";
-  if (o->nargs > 1) die_usage("serve takes one DIR, got also %s", o->args[1]);
+  if (o->nargs > 1) cli_die_usage("serve takes one DIR, got also %s", o->args[1]);
   if (o->restart_on_stall > 0) { /* before any thread: from here on, the child */
     supervise();
     o->server.engine.stall_limit = o->restart_on_stall;
@@ -355,7 +355,7 @@ static int cmd_serve(options *o) {
 }
 
 static int cmd_check(options *o) {
-  if (o->nargs != 1) die_usage("%s", "check needs DIR");
+  if (o->nargs != 1) cli_die_usage("%s", "check needs DIR");
   app *a = cli_load(o->args[0], &o->server.app);
   if (!a) return 1;
   const registry *r = a->reg;
@@ -407,7 +407,7 @@ int main(int argc, char **argv) {
     if (is_help(argv[i])) help_of = argv[1];
   if (help_of) {
     const char *text = cli_command_help(help_of);
-    if (!text) die_usage("unknown command '%s'", help_of);
+    if (!text) cli_die_usage("unknown command '%s'", help_of);
     fputs(text, stdout);
     return 0;
   }
@@ -415,7 +415,7 @@ int main(int argc, char **argv) {
                                       "check", "new", "pack"};
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
-  if (!found) die_usage("unknown command '%s'", argv[1]);
+  if (!found) cli_die_usage("unknown command '%s'", argv[1]);
   /* signals are taken by a thread with sigwait, never by a handler that
      could interrupt the Lua VM; a vanished client is an EPIPE, not a kill */
   sigset_t set;

@@ -36,7 +36,7 @@ static bool ui_declares_app(json_span ui) {
   return memmem(types.p, types.n, "\"text/html;profile=mcp-app\"", 27) != NULL;
 }
 
-bool caps_declare_ui(json_span caps) {
+bool envelope_declares_ui(json_span caps) {
   json_span ext, ui;
   return json_kind(caps) == '{' && json_object_get(caps, "extensions", &ext) &&
          json_kind(ext) == '{' && json_object_get(ext, "io.modelcontextprotocol/ui", &ui) &&

@@ -45,6 +45,6 @@ bool envelope_claimed(const jsonrpc_msg *m);
 
 /* Does this client-capabilities object declare the MCP Apps extension
    (io.modelcontextprotocol/ui listing text/html;profile=mcp-app)? */
-bool caps_declare_ui(json_span caps);
+bool envelope_declares_ui(json_span caps);
 
 #endif

@@ -308,7 +308,7 @@ static int ask_done(lua_State *L, int status, lua_KContext k) {
   call *c = call_of(L);
   if (n == 0) {
     char msg[TIMEOUT_MSG_MAX];
-    if (c) timeout_message(c, msg);
+    if (c) call_timeout_message(c, msg);
     return luaL_error(L, "%s (waiting for the client)", c ? msg : "call ended");
   }
   if (n >= 2 && lua_isnil(L, base + 1)) return luaL_error(L, "%s", lua_tostring(L, base + 2));
@@ -360,7 +360,7 @@ static int ask_done_round(lua_State *L, int status, lua_KContext k) {
   }
   call *c = call_of(L);
   char msg[TIMEOUT_MSG_MAX];
-  if (c) timeout_message(c, msg);
+  if (c) call_timeout_message(c, msg);
   return luaL_error(L, "%s (the questions were not answered)", c ? msg : "call ended");
 }
 
@@ -435,7 +435,7 @@ static int ask_next(lua_State *L, int status, lua_KContext k) {
     int n = lua_gettop(L) - 4;
     if (n <= 0) {
       char msg[TIMEOUT_MSG_MAX];
-      if (c) timeout_message(c, msg);
+      if (c) call_timeout_message(c, msg);
       return luaL_error(L, "%s (waiting for the client)", c ? msg : "call ended");
     }
     if (n >= 2 && lua_isnil(L, 5)) return luaL_error(L, "%s", lua_tostring(L, 6));

@@ -72,7 +72,7 @@ static void handle_initialize(server *srv, inmsg *im) {
     s->client_sampling = json_object_get(caps, "sampling", &x);
     s->client_elicitation = json_object_get(caps, "elicitation", &x);
     s->client_roots = json_object_get(caps, "roots", &x);
-    s->client_ui = caps_declare_ui(caps);
+    s->client_ui = envelope_declares_ui(caps);
   }
   s->initialized = true;
   log_msg(LOG_INFO, "client initialized (asked %s, speaking %s)", v.p, proto_name(s->version));

@@ -37,7 +37,7 @@ static bool bind_digest(lua_State *L, const char *what, const char *name, size_t
     ok = json_decode(L, args, args_len, NULL) && json_encode_sorted(L, -1, &b, err, sizeof err);
     lua_settop(L, top);
   }
-  if (ok) sha256_hex(b.p, b.len, out);
+  if (ok) request_state_sha256(b.p, b.len, out);
   buf_free(&b);
   return ok;
 }
@@ -312,7 +312,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
   }
   json_span qs = {q.p, q.len};
   char digest[65];
-  sha256_hex(q.p, q.len, digest);
+  request_state_sha256(q.p, q.len, digest);
   size_t i = r->nasked++;
   char idx[32];
   snprintf(idx, sizeof idx, "%zu", i);

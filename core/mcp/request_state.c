@@ -95,7 +95,7 @@ bool request_state_open(const char *tok, size_t n, buf *out) {
   return good;
 }
 
-void sha256_hex(const void *p, size_t n, char out[65]) {
+void request_state_sha256(const void *p, size_t n, char out[65]) {
   unsigned char d[32];
   struct sha256_ctx ctx;
   sha256_init(&ctx);

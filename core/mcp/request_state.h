@@ -27,6 +27,6 @@ void request_state_seal(buf *out, const char *payload, size_t n);
 /* Verify tok with every key; on success append its payload to out. */
 bool request_state_open(const char *tok, size_t n, buf *out);
 /* SHA-256 of p[0..n) as 64 hex digits (and a NUL). */
-void sha256_hex(const void *p, size_t n, char out[65]);
+void request_state_sha256(const void *p, size_t n, char out[65]);
 
 #endif

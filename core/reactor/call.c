@@ -73,7 +73,7 @@ double call_time_left(const call *c) {
 }
 
 /* lua_pushfstring knows no %g: format the limit here. */
-void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]) {
+void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]) {
   snprintf(out, TIMEOUT_MSG_MAX, "call timed out after %g s", c->e->opt.call_timeout);
 }
 
@@ -127,7 +127,7 @@ const char *call_interrupt_reason(lua_State *L) {
   if (!c->cancelled && !c->timed_out) return NULL;
   lua_sethook(L, call_count_hook, LUA_MASKCOUNT, 1);
   if (c->cancelled) return "call cancelled by the client";
-  timeout_message(c, msg);
+  call_timeout_message(c, msg);
   return msg;
 }
 
@@ -205,7 +205,7 @@ static void on_call_timer(uv_timer_t *t) {
        hooks off on the coroutine, and its <close> variables (call_end)
        could not be bounded; nothing of the handler would run anyway */
     char msg[TIMEOUT_MSG_MAX];
-    timeout_message(c, msg);
+    call_timeout_message(c, msg);
     log_msg(LOG_ERROR, "call %.*s: %s", (int)c->id_len, c->id, msg);
     c->e->h.failed(c->e->h.ud, c, msg);
     call_end(c->e, c);

@@ -71,7 +71,7 @@ bool call_timed_out(const call *c);
    timeout. */
 double call_time_left(const call *c);
 #define TIMEOUT_MSG_MAX 64
-void timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
+void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 
 /* {====== the client of the call
    The call's client is the layer above's business (its session, its

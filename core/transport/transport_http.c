@@ -565,7 +565,7 @@ static bool concat_pem(const char *key, const char *cert, const char *dir, char 
 
 /* }====================================================== */
 
-bool http_instance_ok(const char *name) {
+bool transport_http_instance_ok(const char *name) {
   size_t n = strlen(name);
   return n >= 1 && n <= HTTP_INSTANCE_MAX &&
          strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;

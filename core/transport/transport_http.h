@@ -46,7 +46,7 @@ typedef struct http_options {
 /* The longest --instance NAME. */
 #define HTTP_INSTANCE_MAX 32
 /* Is name a usable --instance (1..HTTP_INSTANCE_MAX of [A-Za-z0-9_-])? */
-bool http_instance_ok(const char *name);
+bool transport_http_instance_ok(const char *name);
 
 /* Serve until engine_finish (a signal) and the calls in flight are done;
    runs the engine on the calling thread. Returns 0, or 1 when the server

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  json_string_eq(env.version, proto_name(env.revision)));
       FUZZ_CHECK(env.log_level >= -1);
     }
-    if (env.caps.n) (void)caps_declare_ui(env.caps);
+    if (env.caps.n) (void)envelope_declares_ui(env.caps);
     msg.len = 0;
     code = http_headers_check(&m, env.present && !code ? env.revision : PROTO_2026_07_28, h[0], h[1],
                               h[2], &msg);
