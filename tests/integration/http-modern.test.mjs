@@ -78,6 +78,14 @@ test('statuses: a broken envelope 400, an unknown version 400, -32601 404, -3202
     assert.ok(e5.sse, 'progress makes it a stream');
     assert.ok(!/^id:/m.test(e5.body), `no event ids: ${e5.body}`);
     assert.equal(answerOf(e5).result.content[0].text, 'logged');
+    // the status is the message's own kind: an error object inside a result is data
+    const shaped = rpc('tools/call', { name: 'error_shaped', arguments: {}, _meta: meta() }, '"x"\\');
+    const e6 = await post(srv, shaped, modern(shaped, 'error_shaped'));
+    assert.equal(e6.status, 200, e6.body);
+    assert.equal(answerOf(e6).result.structuredContent.error.code, -32601);
+    const ping2 = rpc('ping', { _meta: meta() }, 'a "quoted\\" id');
+    const e7 = await post(srv, ping2, modern(ping2));
+    assert.equal(e7.status, 404, e7.body);
   }));
 
 test('x-mcp-header: Mcp-Param-* must mirror the arguments (strings, integers numerically)', opts, () =>

@@ -28,7 +28,7 @@ test('results: resultType and serverInfo on every result, cache hints on lists a
     assert.equal(list.result.resultType, 'complete');
     assert.deepEqual(list.result._meta['io.modelcontextprotocol/serverInfo'], SERVER_INFO);
     assert.equal(list.result.cacheScope, 'public');
-    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots', 'ask_two', 'keyed', 'caps', 'route', 'optional_null']);
+    assert.deepEqual(list.result.tools.map((t) => t.name), ['echo', 'greet', 'fickle', 'log_and_progress', 'roots', 'ask_two', 'keyed', 'caps', 'route', 'optional_null', 'error_shaped']);
     const call = await srv.call(2, 'tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: meta() });
     assert.deepEqual(call.result.content, [{ type: 'text', text: 'hi' }]);
     assert.equal(call.result.resultType, 'complete');

@@ -120,3 +120,10 @@ mcp.tool {
     return ("%s|%s|%s"):format(args.text, tostring(args.note), args.maybe == mcp.null and "null" or tostring(args.maybe))
   end,
 }
+
+-- a result whose data reads like a JSON-RPC error: still a result (200)
+mcp.tool {
+  name = "error_shaped",
+  description = "Returns data that holds an error object.",
+  handler = function() return { error = { code = -32601, message = "only data" } } end,
+}
