@@ -3,6 +3,7 @@
  * logging/setLevel, subscriptions. Lists and initialize come from the
  * registry snapshot; the rest start calls (engine.c runs them). ping is
  * answered before any method, in server.c. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,23 @@ static const char *param_header(const inmsg *im, const char *name) {
   return NULL;
 }
 
+/* The decimal form of the integer at idx (an integer, or a float with an
+   integral value: 42.0 in the body is 42), or false. */
+static bool decimal_of(lua_State *L, int idx, char *out, size_t cap) {
+  long long v;
+  if (lua_isinteger(L, idx)) {
+    v = (long long)lua_tointeger(L, idx);
+  } else if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Number f = lua_tonumber(L, idx);
+    if (!(f == floor(f)) || f < -9007199254740992.0 || f > 9007199254740992.0) return false;
+    v = (long long)f;
+  } else {
+    return false;
+  }
+  snprintf(out, cap, "%lld", v);
+  return true;
+}
+
 /* 2026-07-28 over HTTP: the tool's x-mcp-header parameters against the
    Mcp-Param-* headers (the arguments on top of L). False after answering
    -32020 (HeaderMismatch). */
@@ -256,6 +274,8 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
       buf_printf(&why, "Header mismatch: Mcp-Param-%s header value is malformed", name);
     } else if (!lua_isnil(L, -1) && !json_isnull(L, -1) && lua_type(L, -1) != LUA_TTABLE) {
       want.len = 0;
+      char dec[32]; /* an integer's decimal form, before tolstring below converts the value */
+      bool integral = strcmp(type, "integer") == 0 && decimal_of(L, -1, dec, sizeof dec);
       if (lua_type(L, -1) == LUA_TBOOLEAN) buf_puts(&want, lua_toboolean(L, -1) ? "true" : "false");
       else if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
         size_t len;
@@ -264,12 +284,9 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
       }
       bool same;
       if (!h) same = false;
-      else if (strcmp(type, "integer") == 0) { /* compared as numbers: 42 and 42.0 */
-        buf_putc(&got, '\0');
-        char *end;
-        double hv = strtod(got.p, &end);
-        same = end != got.p && *end == '\0' && lua_isnumber(L, -1) && hv == lua_tonumber(L, -1);
-      } else {
+      else if (strcmp(type, "integer") == 0) /* its decimal form, exactly (42, -7): the spec's */
+        same = integral && got.len == strlen(dec) && memcmp(got.p, dec, got.len) == 0;
+      else {
         same = got.len == want.len && memcmp(got.p, want.p, got.len) == 0;
       }
       if (!same)

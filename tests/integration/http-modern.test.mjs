@@ -88,12 +88,20 @@ test('statuses: a broken envelope 400, an unknown version 400, -32601 404, -3202
     assert.equal(e7.status, 404, e7.body);
   }));
 
-test('x-mcp-header: Mcp-Param-* must mirror the arguments (strings, integers numerically)', opts, () =>
+test('x-mcp-header: Mcp-Param-* must mirror the arguments (strings exactly, integers in their decimal form only)', opts, () =>
   withHttp(APP, [], async (srv) => {
     const call = (args, id) => rpc('tools/call', { name: 'route', arguments: args, _meta: meta() }, id);
     const c1 = call({ region: 'eu-1', shard: 42 }, 1);
-    const ok = await post(srv, c1, modern(c1, 'route', { 'Mcp-Param-Region': 'eu-1', 'Mcp-Param-Shard': '42.0' }));
+    const ok = await post(srv, c1, modern(c1, 'route', { 'Mcp-Param-Region': 'eu-1', 'Mcp-Param-Shard': '42' }));
     assert.equal(answerOf(ok).result.content[0].text, 'routed to eu-1');
+    // 42 is written "42" (the spec's encoding rule): no other spelling of the number matches
+    for (const shard of ['42.0', '0x2A', '4.2e1', '042', '+42', ' 42x']) {
+      const other = await post(srv, c1, modern(c1, 'route', { 'Mcp-Param-Region': 'eu-1', 'Mcp-Param-Shard': shard }));
+      assert.equal(answerOf(other).error?.code, -32020, `Mcp-Param-Shard: ${shard}`);
+    }
+    const c3 = rpc('tools/call', { name: 'route', arguments: { region: 'eu-1', shard: 42.0 }, _meta: meta() }, 3);
+    const asFloat = await post(srv, c3, modern(c3, 'route', { 'Mcp-Param-Region': 'eu-1', 'Mcp-Param-Shard': '42' }));
+    assert.equal(answerOf(asFloat).result?.content[0].text, 'routed to eu-1', asFloat.body);
     const missing = await post(srv, c1, modern(c1, 'route', { 'Mcp-Param-Shard': '42' }));
     assert.equal(missing.status, 400);
     assert.equal(answerOf(missing).error.code, -32020);
