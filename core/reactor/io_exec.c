@@ -15,7 +15,7 @@
  * Ending early: the script's timeout= sends SIGTERM to the group, SIGKILL
  * after grace=, and the call returns normally with timed_out = true. The
  * call's own end (deadline, cancel, session gone, shutdown) kills the same
- * way; the op then stays on the loop until the child is reaped (no
+ * way, with a grace of ABORT_GRACE at most; the op then stays on the loop until the child is reaped (no
  * zombies) and every handle is closed (no fd leaks).
  *
  * posix_spawn, not uv_spawn: libuv forks, which copies the page tables of
@@ -54,6 +54,10 @@ extern char **environ;
 
 #define DEFAULT_MAX_OUTPUT ((size_t)16 << 20)
 #define DEFAULT_GRACE 2.0
+/* grace= at most: a child that ignores SIGTERM must not outlive its call
+   for long (and once the call has ended, ABORT_GRACE at most) */
+#define MAX_GRACE 60.0
+#define ABORT_GRACE 2.0
 /* After SIGKILL, how long pipes still held open (by a process that left the
    group) are waited for before the output is taken as it is. */
 #define KILL_WAIT 1.0
@@ -207,6 +211,8 @@ static void exec_abort(call_wait *w) {
   stop_output(op, 0);
   stop_output(op, 1);
   if (op->has_in) close_handle(&op->in);
+  /* the call is over: its child gets a short grace, whatever it asked */
+  if (op->grace > ABORT_GRACE) op->grace = ABORT_GRACE;
   if (!op->exited) start_kill(op);
   else signal_group(op, SIGKILL); /* whatever it left holding the pipes */
   check_done(op);
@@ -483,8 +489,8 @@ static void read_options(lua_State *L, exec_args *a) {
   t = option(L, "grace");
   if (t != LUA_TNIL) {
     double g = lua_tonumber(L, -1);
-    if (t != LUA_TNUMBER || !(g >= 0) || isinf(g))
-      luaL_error(L, "mcp.exec: grace must be a number of seconds >= 0");
+    if (t != LUA_TNUMBER || !(g >= 0) || g > MAX_GRACE)
+      luaL_error(L, "mcp.exec: grace must be a number of seconds from 0 to %d", (int)MAX_GRACE);
     a->grace = g;
   }
   lua_pop(L, 1);

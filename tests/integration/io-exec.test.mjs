@@ -283,6 +283,15 @@ test("the call's --timeout kills the child's group and reaps it: isError, no zom
       assert.equal(r2.result?.isError, true, JSON.stringify(r2));
       await until(groupGone(await pidIn(f2)), 'the group of the child that ignored SIGTERM');
       await until(noChildren(srv.child.pid), 'children (or zombies) of the server');
+      // a script's long grace= does not keep it alive once the call has ended
+      const f3 = path.join(tmp, 'pid3');
+      const t3 = Date.now();
+      const r3 = await srv.call(nextId++, 'tools/call', { name: 'exec_run', arguments: { argv: sh('trap "" TERM; echo $$ > "$1"; sleep 30', f3), grace: 50 } });
+      assert.equal(r3.result?.isError, true, JSON.stringify(r3));
+      await until(groupGone(await pidIn(f3)), 'the group of the child with grace = 50 after its call ended', ms(6000));
+      assert.ok(Date.now() - t3 < ms(6000), `gone after ${Date.now() - t3} ms`);
+      const huge = await srv.call(nextId++, 'tools/call', { name: 'exec_run', arguments: { argv: ['true'], grace: 1e9 } });
+      assert.match(JSON.stringify(huge), /grace must be a number of seconds from 0 to 60/);
       assert.equal((await run(srv, { argv: ['echo', 'still'] })).stdout, 'still\n');
     });
   } finally {
