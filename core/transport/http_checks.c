@@ -73,8 +73,24 @@ static bool from_proxy(const http_server *srv, const struct mg_connection *conn)
   return false;
 }
 
+/* The one spelling of an address (inet_ntop's; an IPv4-mapped IPv6 one as
+   IPv4), so that ::ffff:127.0.0.1 and 0:0:0:0:0:0:0:1 are loopback and a
+   client has one entry in the per-peer limits however it is written. */
+static bool canonical_addr(const char *in, char *out, size_t cap) {
+  struct in_addr v4;
+  struct in6_addr v6;
+  if (inet_pton(AF_INET, in, &v4) == 1) return inet_ntop(AF_INET, &v4, out, (socklen_t)cap) != NULL;
+  if (inet_pton(AF_INET6, in, &v6) != 1) return false;
+  if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+    memcpy(&v4, v6.s6_addr + 12, 4);
+    return inet_ntop(AF_INET, &v4, out, (socklen_t)cap) != NULL;
+  }
+  return inet_ntop(AF_INET6, &v6, out, (socklen_t)cap) != NULL;
+}
+
 /* The client's address as the proxy saw it: the last X-Forwarded-For
-   entry (the one the proxy appended; earlier ones are the client's say). */
+   entry (the one the proxy appended; earlier ones are the client's say),
+   in its one spelling. */
 static bool forwarded_for(const struct mg_connection *conn, char *out, size_t cap) {
   const char *v = mg_get_header(conn, "X-Forwarded-For");
   if (!v) return false;
@@ -82,11 +98,11 @@ static bool forwarded_for(const struct mg_connection *conn, char *out, size_t ca
   last = last ? last + 1 : v;
   while (*last == ' ' || *last == '\t') last++;
   size_t n = strcspn(last, " \t");
-  unsigned char bin[16];
-  if (n == 0 || n >= cap) return false;
-  memcpy(out, last, n);
-  out[n] = '\0';
-  return inet_pton(AF_INET, out, bin) == 1 || inet_pton(AF_INET6, out, bin) == 1;
+  char text[INET6_ADDRSTRLEN + 1];
+  if (n == 0 || n >= sizeof text) return false;
+  memcpy(text, last, n);
+  text[n] = '\0';
+  return canonical_addr(text, out, cap);
 }
 
 static bool loopback_addr(const char *a) {

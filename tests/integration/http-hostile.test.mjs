@@ -445,3 +445,14 @@ test('a listen filter is bounded: more than 1024 URIs (or 256 KiB of them) is -3
   }));
 
 // }===================================================
+
+test('--trust-proxy: a forwarded loopback client is loopback however its address is written (Host checked)', opts, () =>
+  withHttp(FEATURES_APP, ['--trust-proxy', '127.0.0.1'], async (srv) => {
+    const init = (xff, host) => post(srv, initMsg(), { version: null, extra: { 'X-Forwarded-For': xff, 'X-Forwarded-Host': host } });
+    for (const xff of ['127.0.0.1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1', '::1', '::ffff:7f00:2']) {
+      assertRefused(await init(xff, 'rebound.example'), 403, `X-Forwarded-For: ${xff} with a foreign Host`);
+      assert.equal((await init(xff, 'localhost')).status, 200, `X-Forwarded-For: ${xff} with Host localhost`);
+    }
+    // a remote client behind the proxy: its Host is the service's name, not checked against loopback
+    assert.equal((await init('203.0.113.5', 'mcp.example')).status, 200);
+  }));
