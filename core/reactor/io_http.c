@@ -145,6 +145,8 @@ static struct {
 typedef struct sock_watch {
   uv_poll_t poll; /* first: the close callback frees the handle */
   curl_socket_t fd;
+  int events;   /* what curl asked to wait for (UV_READABLE, UV_WRITABLE) */
+  bool closing; /* curl is done with the socket: the handle is being closed */
 } sock_watch;
 
 static void drain(void);
@@ -154,10 +156,22 @@ static void free_handle(uv_handle_t *h) { free(h); }
 static void on_poll(uv_poll_t *p, int status, int events) {
   sock_watch *w = (sock_watch *)p;
   int flags = 0, running;
-  if (status < 0) flags = CURL_CSELECT_ERR;
+  /* An error on the socket (POLLERR: libuv stops the handle and says
+     UV_EBADF with no events) is the peer's doing, often a connection it
+     closed that curl was about to reuse. Curl, told the socket is ready
+     for what it waits on, reads or writes and finds out itself: it retries
+     a dead reused connection on a new one, as its own poll loop does.
+     CURL_CSELECT_ERR would fail the transfer ("select/poll returned
+     error"). */
+  bool err = status < 0;
+  if (err) events = w->events;
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
   if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
   curl_multi_socket_action(H.multi, w->fd, flags, &running);
+  /* libuv stopped the handle: watch again if curl still waits on it (a
+     close is pending until the loop's next pass: w is still there) */
+  if (err && !w->closing && !uv_is_active((uv_handle_t *)&w->poll) && w->events)
+    uv_poll_start(&w->poll, w->events, on_poll);
   drain();
 }
 
@@ -203,6 +217,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
   if (what == CURL_POLL_REMOVE) {
     if (w) {
       curl_multi_assign(H.multi, fd, NULL);
+      w->closing = true;
       uv_close((uv_handle_t *)&w->poll, free_handle); /* stops watching now */
     }
     return 0;
@@ -215,6 +230,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
       return -1; /* curl fails the transfers on this socket */
     }
     w->fd = fd;
+    w->closing = false;
     /* a watch must not keep the loop alive past the engine's own end */
     uv_unref((uv_handle_t *)&w->poll);
     curl_multi_assign(H.multi, fd, w);
@@ -222,6 +238,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
   int events = 0;
   if (what & CURL_POLL_IN) events |= UV_READABLE;
   if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
+  w->events = events;
   uv_poll_start(&w->poll, events, on_poll);
   return 0;
 }

@@ -523,3 +523,35 @@ test('connections are reused: 20 sequential calls, one TCP connection', opts, ()
       assert.equal(origin.connections, 1, `${origin.connections} connections for 20 calls`);
     }),
   ));
+
+test('a server that closes its connections after each answer: no transfer fails (plain GETs and redirect chains)', opts, async () => {
+  // answers, then drops the connection curl would reuse (no Connection: close)
+  const origin = net.createServer((s) => {
+    let head = '';
+    s.on('error', () => {});
+    s.on('data', (d) => {
+      head += d;
+      if (!head.includes('\r\n\r\n')) return;
+      const target = head.split(' ')[1];
+      head = '';
+      const hops = target.startsWith('/r/') ? Number(target.slice(3)) : 0;
+      s.write(hops > 0 ? `HTTP/1.1 302 Found\r\nLocation: /r/${hops - 1}\r\nContent-Length: 0\r\n\r\n`
+                       : 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      setTimeout(() => s.destroy(), 1);
+    });
+  });
+  await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${origin.address().port}`;
+  try {
+    await withRaw([IO_APP], async (srv) => {
+      await srv.initialize();
+      const N = 120;
+      for (let i = 0; i < N; i++) srv.send(call(`k${i}`, 'http_status', { url: i % 2 ? `${base}/x` : `${base}/r/5` }));
+      const replies = await Promise.all(Array.from({ length: N }, (_, i) => srv.reply(`"k${i}"`)));
+      const failed = replies.filter((line) => textOf(JSON.parse(line)) !== '200 2');
+      assert.deepEqual(failed, [], `${failed.length} of ${N} failed`);
+    });
+  } finally {
+    origin.close();
+  }
+});
