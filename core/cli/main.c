@@ -416,14 +416,18 @@ int main(int argc, char **argv) {
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
   if (!found) cli_die_usage("unknown command '%s'", argv[1]);
-  /* signals are taken by a thread with sigwait, never by a handler that
-     could interrupt the Lua VM; a vanished client is an EPIPE, not a kill */
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  /* serve: signals are taken by a thread with sigwait, never by a handler
+     that could interrupt the Lua VM (blocked here, before any thread);
+     the other commands keep the default, so Ctrl-C ends them even while a
+     script loops. A vanished client is an EPIPE, not a kill. */
+  if (strcmp(argv[1], "serve") == 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+  }
   signal(SIGPIPE, SIG_IGN);
   /* the soft fd limit is often 1024: calls waiting on sockets, transfers
      and children, HTTP peers and curl's connection cache need more */

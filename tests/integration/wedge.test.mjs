@@ -11,7 +11,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { APPS, RawServer, TEST_TIMEOUT, ms, within, withRaw } from './helpers.mjs';
+import { spawn } from 'node:child_process';
+
+import { APPS, RawServer, TEST_TIMEOUT, command, ms, removeTemp, tempApp, within, withRaw } from './helpers.mjs';
 
 const APP = path.join(APPS, 'wedge');
 const opts = { timeout: TEST_TIMEOUT };
@@ -111,5 +113,26 @@ test('a second SIGTERM exits at once, without waiting for the calls in flight', 
     assert.match(srv.stderr, /Terminated again: exiting now, without the calls in flight/);
   } finally {
     srv.child.kill('SIGKILL');
+  }
+});
+
+test('Ctrl-C ends a command other than serve even while a script loops (check, list, call)', opts, async () => {
+  const dir = await tempApp({ 'scripts/loop.lua': 'while true do end\n' });
+  try {
+    for (const args of [['check', dir], ['list', dir], ['call', dir, 'x', '{}']]) {
+      const { command: cmd, args: argv } = command(args);
+      const child = spawn(cmd, argv, { stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      try {
+        await delay(ms(300));
+        child.kill('SIGINT');
+        const exit = await within(exited, ms(3000), `the exit of luamcp ${args[0]} after SIGINT`);
+        assert.equal(exit.signal, 'SIGINT', `luamcp ${args[0]}: ${JSON.stringify(exit)}`);
+      } finally {
+        child.kill('SIGKILL'); // a no-op once it has exited
+      }
+    }
+  } finally {
+    await removeTemp(dir);
   }
 });
