@@ -120,6 +120,28 @@ static void peers_sweep(http_server *srv, double t) {
     }
 }
 
+/* Peer p is at its session limit: end its least recently used session if
+   that one has been idle PEER_EVICT_IDLE seconds, so one process's
+   forgotten sessions do not shut its address out for --session-idle
+   (caller holds srv->lock). False, with *wait the seconds until one will
+   be, when none is. */
+bool http_evict_idle(http_server *srv, peer *p, double now, double *wait) {
+  hsession *oldest = NULL;
+  for (hsession *hs = srv->sessions; hs; hs = hs->next)
+    if (hs->peer == p && (!oldest || hs->last_seen < oldest->last_seen)) oldest = hs;
+  if (!oldest) return *wait = 1, false;
+  double idle = now - oldest->last_seen;
+  if (idle < PEER_EVICT_IDLE) {
+    *wait = PEER_EVICT_IDLE - idle;
+    if (*wait < 1) *wait = 1;
+    return false;
+  }
+  log_msg(LOG_INFO, "session %s ended: its address is at --max-sessions-per-peer and it was the "
+          "least recently used (idle %.0f s)", oldest->id, idle);
+  http_session_remove(srv, oldest);
+  return true;
+}
+
 /* A new session of peer p (caller holds srv->lock). */
 hsession *http_session_create(http_server *srv, peer *p) {
   hsession *hs = calloc(1, sizeof *hs);

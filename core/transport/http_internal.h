@@ -27,6 +27,7 @@
 #define SESSION_ID_MAX (HTTP_INSTANCE_MAX + 1 + SESSION_ID_LEN)
 #define REPLAY_EVENTS 64 /* events a stream keeps for Last-Event-ID */
 #define RECENT_STREAMS 8 /* streams a session keeps for resumption */
+#define PEER_EVICT_IDLE 60 /* a session of an address at its limit may be ended after this idle */
 #define INIT_BURST_SECONDS 10 /* a peer's initialize bucket holds this many seconds of --init-rate */
 
 /* How long an idle keep-alive connection stays open, told to the client:
@@ -187,6 +188,10 @@ int http_read_body(http_server *srv, struct mg_connection *conn, buf *body, size
 void *http_reaper_main(void *arg);
 /* Caller holds srv->lock. Keeps st (a reference is taken) for resumption. */
 void http_remember_stream(hsession *hs, hstream *st);
+/* Peer p is at its session limit: end its least recently used session if it
+   has been idle PEER_EVICT_IDLE s (caller holds srv->lock); else false and
+   *wait, the seconds until one will be. */
+bool http_evict_idle(http_server *srv, peer *p, double now, double *wait);
 /* A new session of peer p (caller holds srv->lock). */
 hsession *http_session_create(http_server *srv, peer *p);
 /* The session with this id, or NULL (caller holds srv->lock). */

@@ -174,8 +174,11 @@ static int post_new_session(post *p) {
     double t = http_now();
     http_peer_refill(srv, pe, t);
     code = 429; /* this peer's doing: others are still served */
-    if (srv->opt.max_sessions_per_peer && pe->nsessions >= srv->opt.max_sessions_per_peer) {
+    double wait = 0;
+    if (srv->opt.max_sessions_per_peer && pe->nsessions >= srv->opt.max_sessions_per_peer &&
+        !http_evict_idle(srv, pe, t, &wait)) {
       refusal = "Too many sessions from this address: end some (DELETE) or try again later";
+      snprintf(retry, sizeof retry, "Retry-After: %d\r\n", (int)ceil(wait));
     } else if (srv->opt.init_rate > 0 && pe->tokens < 1) {
       refusal = "Too many initialize requests from this address: try again later";
       snprintf(retry, sizeof retry, "Retry-After: %d\r\n",
