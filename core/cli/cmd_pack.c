@@ -81,7 +81,42 @@ typedef struct pack {
   size_t files;
   const char *failed; /* the first error, or NULL */
   char why[512];
+  char root[PATH_MAX]; /* the app folder, resolved: nothing outside it is packed */
+  struct {             /* the folders packed so far: a link back to one is a cycle */
+    dev_t dev;
+    ino_t ino;
+  } seen[256];
+  size_t nseen;
 } pack;
+
+static void refuse(pack *p, const char *fmt, const char *a, const char *b) {
+  if (p->failed) return;
+  if (snprintf(p->why, sizeof p->why, fmt, a, b) >= (int)sizeof p->why) /* a long path: cut */
+    memcpy(p->why + sizeof p->why - 4, "...", 4);
+  p->failed = p->why;
+}
+
+/* May path (a file or folder of the app, maybe through symlinks) be
+   packed? What it resolves to must be inside the app folder: a link to
+   /etc/shadow is refused, not followed. */
+static bool inside(pack *p, const char *path) {
+  char real[PATH_MAX];
+  if (!realpath(path, real)) return false;
+  size_t n = strlen(p->root);
+  if (strncmp(real, p->root, n) == 0 && (real[n] == '/' || real[n] == '\0')) return true;
+  refuse(p, "%s: leads out of the app folder (to %s): not packed", path, real);
+  return false;
+}
+
+/* A name an extractor would take for more than one plain file name: with
+   a backslash (a separator on Windows: a\..\..\x escapes the bundle
+   there), a colon (drive letters, alternate streams) or a control
+   character. */
+static bool plain_name(const char *name) {
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    if (*c == '\\' || *c == ':' || *c < 0x20 || *c == 0x7f) return false;
+  return strcmp(name, "..") != 0 && strcmp(name, ".") != 0;
+}
 
 static void add_entry(pack *p, const char *name, zip_source_t *src, mode_t mode) {
   if (p->failed) {
@@ -110,6 +145,15 @@ static void add_file(pack *p, const char *name, const char *path, mode_t mode) {
    nor earlier bundles. Not the whole folder: the example app is this
    repository's root. */
 static void add_tree(pack *p, const char *dir, const char *name) {
+  struct stat ds;
+  if (p->failed || stat(dir, &ds) != 0 || !inside(p, dir)) return;
+  for (size_t i = 0; i < p->nseen; i++)
+    if (p->seen[i].dev == ds.st_dev && p->seen[i].ino == ds.st_ino) return; /* packed already */
+  if (p->nseen == sizeof p->seen / sizeof *p->seen) {
+    refuse(p, "%s: more than 256 folders%s", dir, "");
+    return;
+  }
+  p->seen[p->nseen].dev = ds.st_dev, p->seen[p->nseen].ino = ds.st_ino, p->nseen++;
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *de;
@@ -138,8 +182,14 @@ static void add_tree(pack *p, const char *dir, const char *name) {
       free(names[i]);
       continue;
     }
-    if (S_ISDIR(st.st_mode)) add_tree(p, path, entry);
-    else if (S_ISREG(st.st_mode)) add_file(p, entry, path, st.st_mode);
+    if (!plain_name(names[i])) {
+      refuse(p, "%s: a name an unzip elsewhere would not take as one file name%s", path,
+             " (a backslash, a colon or a control character)");
+    } else if (S_ISDIR(st.st_mode)) {
+      add_tree(p, path, entry);
+    } else if (S_ISREG(st.st_mode) && inside(p, path)) {
+      add_file(p, entry, path, st.st_mode);
+    }
     free(names[i]);
   }
   free(names);
@@ -158,7 +208,8 @@ static void add_app(pack *p, const char *dir) {
       continue;
     snprintf(path, sizeof path, "%s/%s", dir, f);
     snprintf(entry, sizeof entry, "app/%s", f);
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) add_file(p, entry, path, st.st_mode);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && plain_name(f) && inside(p, path))
+      add_file(p, entry, path, st.st_mode);
   }
   closedir(d);
   for (size_t i = 0; i < sizeof folders / sizeof *folders; i++) {
@@ -275,6 +326,7 @@ int cmd_pack(options *o) {
   add_entry(&p, "manifest.json", Z.source_buffer(p.z, manifest_copy, mlen, 1), 0644);
   add_file(&p, "bin/luamcp", exe, 0755);
   if (has_shim) add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
+  if (!realpath(dir, p.root)) snprintf(p.root, sizeof p.root, "%s", dir);
   add_app(&p, dir);
   if (p.failed) {
     Z.discard(p.z);

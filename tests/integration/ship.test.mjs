@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -260,6 +260,36 @@ test('luamcp pack --server-json refuses what the registry would: long descriptio
     const bad = await run(['check', dir]);
     exits(bad, 1);
     assert.match(bad.stderr, /app\.lua:3: app\.lua's user_config\.k\.type must be one of boolean, directory, file, number, string, got colour/);
+  } finally {
+    await removeTemp(root);
+  }
+});
+
+test('luamcp pack packs nothing from outside the app folder: links out refused, link cycles packed once, names an unzip elsewhere would misread refused', opts, async () => {
+  const root = await tmp();
+  try {
+    const dir = await packableApp(root);
+    const out = path.join(root, 'dist');
+    await sh('mkdir', ['-p', out, path.join(dir, 'data', 'sub')]);
+    await writeFile(path.join(dir, 'data', 'sub', 'kept.txt'), 'kept\n');
+    // cycles: three links back to folders already packed
+    for (const [link, to] of [['data/up', '.'], ['data/sub/root', '..'], ['data/sub/self', '.']]) await symlink(to, path.join(dir, link));
+    const cyc = await run(['pack', '--out', out, dir], { limit: WAIT });
+    exits(cyc, 0);
+    const listing = await sh('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
+      path.join(out, 'weather-1.2.3.mcpb')]);
+    assert.equal(listing.stdout.split('\n').filter((l) => l.endsWith('kept.txt')).length, 1, listing.stdout);
+    // a link out of the folder: refused, its target never read
+    await symlink('/etc/passwd', path.join(dir, 'data', 'secret'));
+    const out1 = await run(['pack', '--out', out, dir]);
+    exits(out1, 1);
+    assert.match(out1.stderr, /data\/secret: leads out of the app folder \(to \/etc\/passwd\): not packed/);
+    await unlink(path.join(dir, 'data', 'secret'));
+    // a Windows separator in a name: a\..\..\evil.txt would land outside the bundle there
+    await writeFile(path.join(dir, 'data', 'a\\..\\..\\evil.txt'), 'x');
+    const out2 = await run(['pack', '--out', out, dir]);
+    exits(out2, 1);
+    assert.match(out2.stderr, /a name an unzip elsewhere would not take as one file name/);
   } finally {
     await removeTemp(root);
   }
