@@ -234,6 +234,9 @@ static void check_options(options *o) {
   }
   if (o->server.app.page_size == 0) cli_die_usage("%s must be at least 1", "--page-size");
   if (o->server.engine.call_timeout <= 0) cli_die_usage("%s must be more than 0", "--timeout");
+  /* loading the app gets what a call gets: a loop at a script's top level
+     ends the load (on reload, the last good version keeps serving) */
+  o->server.app.load_timeout = o->server.engine.call_timeout;
   if (o->server.state_ttl <= 0) cli_die_usage("%s must be more than 0", "--state-ttl");
   if (o->server.task_ttl < 1) cli_die_usage("%s must be at least 1", "--task-ttl");
   load_state_keys(o->state_key_file);

@@ -36,6 +36,7 @@ static bool read_file(const char *path, buf *out) {
 /* Load and run one script file in its own environment (a table that reads
    through to _G). Pushes the environment and the chunk's first result. */
 static bool run_script(app *a, const char *path, const char *shown, buf *errors) {
+  if (vm_load_expired(&a->vm)) return false; /* reported once, at the script that took it */
   lua_State *L = a->vm.L;
   buf src;
   buf_init(&src);
@@ -377,6 +378,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
 
   /* app.lua: either returns a table, or sets globals in its environment */
+  vm_limit_load(&a->vm, cfg->load_timeout); /* the scripts' top levels, on_reload */
   char path[4096];
   join(path, sizeof path, dir, "app.lua");
   int info = 0;
@@ -391,6 +393,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     }
   }
   if (!load_scripts(a, errors)) ok = false;
+  vm_limit_load(&a->vm, 0);
   lua_pushvalue(L, check); /* what only all scripts together can tell */
   if (vm_pcall(L, 0, 1, NULL) == LUA_OK) {
     for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
@@ -407,7 +410,10 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   lua_getfield(L, reg, "on_reload");
   if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, old_state);
-    if (vm_pcall(L, 1, 0, NULL) != LUA_OK) {
+    vm_limit_load(&a->vm, cfg->load_timeout);
+    int hook_status = vm_pcall(L, 1, 0, NULL);
+    vm_limit_load(&a->vm, 0);
+    if (hook_status != LUA_OK) {
       buf_printf(errors, "%s (in mcp.on_reload)\n", lua_tostring(L, -1));
       ok = false;
     }

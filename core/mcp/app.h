@@ -36,6 +36,7 @@ typedef struct app_config {
                         never together with allow_bytecode */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
+  double load_timeout; /* seconds loading may take (vm_limit_load); 0: no limit */
 } app_config;
 
 /* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns

@@ -20,8 +20,8 @@ static bool (*in_call)(lua_State *L);
    deadline and cancellation; a script may not remove or replace it. */
 static int guarded_sethook(lua_State *L) {
   if (!in_call || in_call(L))
-    return luaL_error(L, "debug.sethook is not available in a handler: the call's time limit "
-                         "runs on that hook");
+    return luaL_error(L, "debug.sethook is not available in a handler or while the app loads: "
+                         "the time limit runs on that hook");
   return real_sethook(L);
 }
 

@@ -1,8 +1,10 @@
 /* vm.c — an app version's Lua state (see vm.h). */
 #include "vm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -10,6 +12,8 @@
 
 #include "lua_bounded.h"
 #include "lua_guard.h"
+
+#define LOAD_HOOK_COUNT 1000 /* VM instructions between two looks at the clock */
 
 /* Refuse only growth past the ceiling, as Lua's own test allocator does:
    shrinking and freeing must always succeed. */
@@ -28,9 +32,54 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
+static vm *vm_of(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+/* No debug.sethook while a limit runs on the hook: in a call, or loading. */
+static bool limited(lua_State *L) {
+  vm *v = vm_of(L);
+  return v->load_deadline > 0 || (v->in_call && v->in_call(L));
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void load_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  vm *v = vm_of(L);
+  if (v->load_deadline <= 0 || now() < v->load_deadline) return;
+  lua_sethook(L, load_hook, LUA_MASKCOUNT, 1); /* every instruction now: a pcall cannot swallow it */
+  /* the line running (level 0: a hook runs in the interrupted function) */
+  lua_Debug at;
+  char where[256] = "";
+  if (lua_getstack(L, 0, &at) && lua_getinfo(L, "Sl", &at) && at.currentline > 0)
+    snprintf(where, sizeof where, "%s:%d: ", at.short_src, at.currentline);
+  luaL_error(L, "%sloading took longer than a call may (--timeout): a loop at the top level of "
+                "a script?", where);
+}
+
+bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && now() >= v->load_deadline; }
+
+void vm_limit_load(vm *v, double seconds) {
+  if (seconds > 0) {
+    v->load_deadline = now() + seconds;
+    lua_sethook(v->L, load_hook, LUA_MASKCOUNT, LOAD_HOOK_COUNT);
+  } else {
+    v->load_deadline = 0;
+    lua_sethook(v->L, NULL, 0, 0);
+  }
+}
+
 bool vm_open(vm *v, void *owner, bool allow_bytecode, const vm_limits *limits) {
   memset(v, 0, sizeof *v);
   v->owner = owner;
+  v->in_call = limits->in_call;
   v->L = lua_newstate(vm_alloc, v);
   if (!v->L) return false;
   lua_State *L = v->L;
@@ -38,7 +87,7 @@ bool vm_open(vm *v, void *owner, bool allow_bytecode, const vm_limits *limits) {
      main thread's, so it must say "no call" */
   memset(lua_getextraspace(L), 0, LUA_EXTRASPACE);
   luaL_openlibs(L);
-  lua_guard_install(L, allow_bytecode, limits->interrupt, limits->in_call);
+  lua_guard_install(L, allow_bytecode, limits->interrupt, limited);
   /* string.find & co. that stop at the call's deadline or cancel, which
      the count hook cannot do inside one C call (lua_pattern.h) */
   lua_pattern_install(L, limits->interrupt);

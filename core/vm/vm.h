@@ -29,12 +29,24 @@ typedef struct vm {
   size_t mem_used, mem_ceiling;
   int refs;    /* calls in flight on this state (the engine's count) */
   void *owner; /* what the layer above loaded into it (an app) */
+  double load_deadline; /* while loading under vm_limit_load (monotonic s); 0: not */
+  bool (*in_call)(lua_State *L);
 } vm;
 
 /* Open v->L with the standard libraries and the guards; binary chunks
    only with allow_bytecode. False when no state could be made. */
 bool vm_open(vm *v, void *owner, bool allow_bytecode, const vm_limits *limits);
 void vm_close(vm *v);
+
+/* Loading (the app's scripts at their top level) gets `seconds`: past
+   them every instruction raises "loading took longer than ...", at the
+   script's line, so a loop at a script's top level ends the load (the last
+   good version keeps serving) instead of holding the server. 0 lifts the
+   limit (before any call runs: call coroutines copy the main thread's
+   hook). */
+void vm_limit_load(vm *v, double seconds);
+/* Is the load's time over? (what is left to load is not started) */
+bool vm_load_expired(const vm *v);
 
 /* Call the function on top of L's stack with nargs under lua_pcall and a
    traceback handler; on error leaves the message (first line: file:line:

@@ -7,6 +7,7 @@
 // SIGTERM forever.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -132,6 +133,26 @@ test('Ctrl-C ends a command other than serve even while a script loops (check, l
         child.kill('SIGKILL'); // a no-op once it has exited
       }
     }
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('a reload whose script loops at its top level ends at the time limit; the last good version keeps serving', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': 'local mcp = require "mcp"\nmcp.tool { name = "ok", description = "ok", handler = function() return "v1" end }\n' });
+  try {
+    await withRaw([...TIMEOUT, dir], async (srv) => {
+      await srv.initialize();
+      assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+      await writeFile(path.join(dir, 'scripts', 'loop.lua'), 'local mcp = require "mcp"\nlocal n = 0\nwhile true do n = n + 1 end -- LOOP\n');
+      const t0 = Date.now();
+      while (!srv.stderr.includes('loading took longer')) {
+        assert.ok(Date.now() - t0 < ms(8000), `no report of the stuck reload: ${srv.stderr}`);
+        await delay(50);
+      }
+      assert.match(srv.stderr, /loop\.lua:3: loading took longer than a call may \(--timeout\)/);
+      assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    });
   } finally {
     await removeTemp(dir);
   }
