@@ -10,7 +10,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "check.h"
+#include "check_lua.h"
 #include "lua_bounded.h"
 
 #define STOPPED "stopped by the test check"
@@ -34,17 +34,6 @@ static lua_State *new_state(lua_pattern_interrupt check) {
   luaL_dostring(L, save);
   lua_setglobal(L, "NEW");
   return L;
-}
-
-static const char *run(lua_State *L, const char *code) {
-  static char err[512];
-  lua_settop(L, 0);
-  if (luaL_loadstring(L, code) != LUA_OK || lua_pcall(L, 0, LUA_MULTRET, 0) != LUA_OK) {
-    snprintf(err, sizeof err, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");
-    lua_settop(L, 0);
-    return err;
-  }
-  return NULL;
 }
 
 /* The same outcome from ORIG and NEW: each case runs on fresh tables,
@@ -129,15 +118,9 @@ static const char differential[] =
 static void test_differential(void) {
   lua_State *L = new_state(NULL);
   lua_settop(L, 0);
-  if (luaL_loadstring(L, differential) != LUA_OK || lua_pcall(L, 0, 2, 0) != LUA_OK) {
-    fprintf(stderr, "differential: %s\n", lua_tostring(L, -1));
-    CHECK(!"the differential script ran");
-  } else {
-    lua_Integer bad = lua_tointeger(L, -2), cases = lua_tointeger(L, -1);
-    printf("differential: %lld cases, %lld mismatches\n", (long long)cases, (long long)bad);
-    CHECK(bad == 0);
-    CHECK(cases > 4000);
-  }
+  int status = luaL_loadstring(L, differential);
+  if (status == LUA_OK) status = lua_pcall(L, 0, 2, 0);
+  check_differential(L, status, "differential", 4000);
   /* ours are what the libraries and strings' methods reach */
   CHECK(run(L, "assert(('x').rep == NEW.rep and table.move == NEW.move and "
                "package.loaded.table.insert == NEW.insert and string.rep ~= ORIG.rep)") == NULL);

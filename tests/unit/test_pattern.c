@@ -15,7 +15,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "check.h"
+#include "check_lua.h"
 #include "lua_pattern.h"
 
 #ifndef PATTERN_TEST_LUA
@@ -65,19 +65,6 @@ static lua_State *new_state(lua_pattern_interrupt check) {
   return L;
 }
 
-/* Run code; NULL if it ran, else its error message (valid until the next
-   run). */
-static const char *run(lua_State *L, const char *code) {
-  static char err[512];
-  lua_settop(L, 0);
-  if (luaL_loadstring(L, code) != LUA_OK || lua_pcall(L, 0, LUA_MULTRET, 0) != LUA_OK) {
-    snprintf(err, sizeof err, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");
-    lua_settop(L, 0);
-    return err;
-  }
-  return NULL;
-}
-
 /* {====== 1. the same results as Lua's */
 static void test_differential(const char *script, const char *seed, const char *rounds) {
   lua_State *L = new_state(NULL);
@@ -91,15 +78,7 @@ static void test_differential(const char *script, const char *seed, const char *
   lua_getglobal(L, "NEW");
   lua_pushstring(L, seed);
   lua_pushstring(L, rounds);
-  if (lua_pcall(L, 4, 2, 0) != LUA_OK) {
-    fprintf(stderr, "%s: %s\n", script, lua_tostring(L, -1));
-    CHECK(!"the differential script ran");
-  } else {
-    lua_Integer failures = lua_tointeger(L, -2), cases = lua_tointeger(L, -1);
-    printf("differential: %lld cases, %lld mismatches\n", (long long)cases, (long long)failures);
-    CHECK(failures == 0);
-    CHECK(cases > 50000);
-  }
+  check_differential(L, lua_pcall(L, 4, 2, 0), script, 50000);
   /* our functions are what strings' methods reach */
   CHECK(run(L, "assert(('x').match == NEW.match and ('x').gsub == NEW.gsub and "
                "string.find == NEW.find and string.gmatch ~= ORIG.gmatch)") == NULL);
