@@ -562,10 +562,10 @@ test('notifications/cancelled for a request still waiting in the queue: it is no
     const busy = (id, ms) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'busy', arguments: { ms } } });
     // scaled: on a loaded machine (sanitizer runs) the second request must
     // reach the server before its cancel does, or the cancel names nothing
-    const first = post(srv, busy(1, ms(600)), { session });
+    const first = post(srv, busy(1, ms(1200)), { session });
     await delay(ms(100));
     const second = post(srv, busy(2, ms(1000)), { session }); // queued: the engine is busy with the first
-    await delay(ms(150));
+    await delay(ms(500)); // (a loaded machine may take a while to hand the second one over)
     const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
     assert.equal(cancel.status, 202);
     assert.equal(textOf(answerOf(await first)), 'busy done');
