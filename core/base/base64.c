@@ -47,6 +47,19 @@ static const unsigned char decode_table[256] = {
     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
 };
 
+bool base64_decode_canonical(buf *out, const char *s, size_t n) {
+  if (n % 4) return false;
+  size_t pad = n >= 1 && s[n - 1] == '=' ? (n >= 2 && s[n - 2] == '=' ? 2 : 1) : 0;
+  for (size_t i = 0; i < n - pad; i++)
+    if (decode_table[(unsigned char)s[i]] >= 64) return false; /* whitespace, '=' inside */
+  /* the bits the last character carries past the data must be zero */
+  if (pad) {
+    unsigned last = decode_table[(unsigned char)s[n - pad - 1]];
+    if (last & (pad == 1 ? 0x3 : 0xF)) return false;
+  }
+  return base64_decode(out, s, n);
+}
+
 bool base64_decode(buf *out, const char *s, size_t n) {
   buf_reserve(out, n / 4 * 3 + 3);
   unsigned char *o = (unsigned char *)out->p + out->len;

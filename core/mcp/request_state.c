@@ -82,8 +82,9 @@ bool request_state_open(const char *tok, size_t n, buf *out) {
   if (!dot) return false;
   buf payload, sig;
   buf_init(&payload), buf_init(&sig);
-  bool ok = base64_decode(&payload, tok + 3, (size_t)(dot - tok - 3)) &&
-            base64_decode(&sig, dot + 1, n - (size_t)(dot + 1 - tok)) && sig.len == 32;
+  /* one spelling only: a token is what request_state_seal wrote, byte for byte */
+  bool ok = base64_decode_canonical(&payload, tok + 3, (size_t)(dot - tok - 3)) &&
+            base64_decode_canonical(&sig, dot + 1, n - (size_t)(dot + 1 - tok)) && sig.len == 32;
   bool good = false;
   for (size_t k = 0; ok && k < nkeys && !good; k++) {
     unsigned char m[32];

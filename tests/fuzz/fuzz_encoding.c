@@ -38,6 +38,16 @@ static void check_base64(const uint8_t *p, size_t n) {
   FUZZ_CHECK(e.p && e.p[e.len] == '\0');
   FUZZ_CHECK(base64_decode(&d, e.p, e.len));
   FUZZ_CHECK(d.len == n && (n == 0 || memcmp(d.p, p, n) == 0));
+  /* what encode writes is the canonical form; a canonical input is exactly
+     the encoding of what it decodes to */
+  d.len = 0;
+  FUZZ_CHECK(base64_decode_canonical(&d, e.p, e.len) && d.len == n);
+  d.len = 0;
+  if (base64_decode_canonical(&d, (const char *)p, n)) {
+    base64_encode(&e2, (const unsigned char *)(d.p ? d.p : ""), d.len);
+    FUZZ_CHECK(e2.len == n && memcmp(e2.p, p, n) == 0);
+    e2.len = 0;
+  }
   if (base64_decode(&d2, (const char *)p, n)) {
     FUZZ_CHECK(d2.len <= n * 3 / 4 + 1);
     base64_encode(&e2, (const unsigned char *)(d2.p ? d2.p : ""), d2.len);

@@ -92,6 +92,12 @@ test('requestState: tampered, foreign, for other arguments, expired, or a differ
     assert.equal(tampered.error?.code, -32602);
     assert.match(tampered.error.message, /requestState/);
     assert.equal((await retry(3, 'v1.e30=.AAAA')).error?.code, -32602);
+    // the same bytes spelled otherwise (padding dropped, whitespace): one spelling only
+    const [, p0, m0] = state.split('.');
+    for (const respelled of [[v, p0.replace(/=+$/, ''), m0], [v, p0, m0.replace(/=+$/, '')], [v, ` ${p0}`, m0]]) {
+      if (respelled.join('.') === state) continue;
+      assert.equal((await retry(30, respelled.join('.'))).error?.code, -32602, respelled.join('.'));
+    }
     assert.equal((await retry(4, state, { greeting: 'Bye' })).error?.code, -32602); // other arguments
     assert.equal((await retry(5, state, {}, 'fickle')).error?.code, -32602); // another tool
     const ok = await retry(6, state);
