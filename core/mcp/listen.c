@@ -177,10 +177,7 @@ static void send_to(server *srv, listener *l, const char *method, const char *pa
   buf_puts(out, "}}}\n");
 }
 
-/* The strings of a resourceSubscriptions array, to each(ud, uri, n);
-   with each NULL, only checked against the bounds. NULL, or what is
-   wrong. */
-static const char *scan_uris(json_span v, void (*each)(void *, const char *, size_t), void *ud) {
+const char *listen_scan_filter(json_span v, void (*each)(void *, const char *, size_t), void *ud) {
   size_t count = 0, bytes = 0;
   buf tmp;
   buf_init(&tmp);
@@ -242,7 +239,7 @@ void listen_open(server *srv, inmsg *im) {
   const registry *reg = engine_app(srv->e)->reg;
   if (reg->declares_resources && json_object_get(filter, "resourceSubscriptions", &subs) &&
       json_kind(subs) == '[') {
-    const char *bad = scan_uris(subs, NULL, NULL);
+    const char *bad = listen_scan_filter(subs, NULL, NULL);
     if (bad) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "%s", bad);
       return;
@@ -260,7 +257,7 @@ void listen_open(server *srv, inmsg *im) {
   if (reg->declares_resources && json_object_get(filter, "resourcesListChanged", &v) &&
       json_kind(v) == 't')
     l->want |= WANT_RESOURCES;
-  if (subs.n) scan_uris(subs, add_uri, &(add_ctx){srv, l});
+  if (subs.n) listen_scan_filter(subs, add_uri, &(add_ctx){srv, l});
   l->s = im->s;
   session_ref(l->s);
   l->out = im->reply;

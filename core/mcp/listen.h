@@ -22,6 +22,10 @@
 
 #include "server_internal.h"
 
+/* The strings of a filter's resourceSubscriptions array (v: a JSON array),
+   to each(ud, uri, n) unescaped; with each NULL, only checked against the
+   bounds (1024 URIs, 256 KiB). NULL, or what is wrong (-32602's message). */
+const char *listen_scan_filter(json_span v, void (*each)(void *, const char *, size_t), void *ud);
 /* subscriptions/listen: open one (or answer the error). */
 void listen_open(server *srv, inmsg *im);
 /* Which kinds a notification method belongs to, for the filters. */

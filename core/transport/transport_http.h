@@ -43,6 +43,11 @@ typedef struct http_options {
   size_t ntrust_proxies;
 } http_options;
 
+/* The one spelling of an IP address (inet_ntop's; an IPv4-mapped IPv6
+   address as IPv4) into out: how the HTTP transport classifies and counts
+   a client's address. False when in is no address. */
+bool transport_http_canonical_addr(const char *in, char *out, size_t cap);
+
 /* The longest --instance NAME. */
 #define HTTP_INSTANCE_MAX 32
 /* Is name a usable --instance (1..HTTP_INSTANCE_MAX of [A-Za-z0-9_-])? */
