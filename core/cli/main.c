@@ -120,6 +120,7 @@ static int app_option(options *o, const char *a, const char *v) {
   }
   if (IS("--state-ttl")) return o->server.state_ttl = number_arg(a, v), 2;
   if (IS("--task-ttl")) return o->server.task_ttl = number_arg(a, v), 2;
+  if (IS("--max-tasks-per-peer")) return o->server.max_tasks_per_peer = (size_t)number_arg(a, v), 2;
   if (IS("--timeout")) return o->server.engine.call_timeout = number_arg(a, v), 2;
   if (IS("--memory-limit")) return o->server.engine.call_memory = MB(v), 2;
   if (IS("--warn-blocking")) return o->server.engine.warn_blocking = number_arg(a, v) / 1000.0, 2;

@@ -24,6 +24,7 @@ typedef struct server_options {
   app_config app; /* how apps are loaded (again, on reload) */
   double state_ttl; /* seconds a multi round-trip requestState stays valid */
   double task_ttl;  /* seconds a task lives (its work, then its result): ttlMs */
+  size_t max_tasks_per_peer; /* tasks one client address may hold (0: tasks.c's default) */
 } server_options;
 
 typedef struct server server;

@@ -28,6 +28,7 @@ typedef struct session {
   atomic_int refs;
   atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
   bool ephemeral;    /* one stateless HTTP request: never tracked, gone with it */
+  char peer[48];     /* the client's address (HTTP, after --trust-proxy); "" over stdio */
   void (*on_free)(struct session *s); /* transport cleanup, may be NULL */
   void *transport; /* the transport's own per-session data */
 } session;

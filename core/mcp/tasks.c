@@ -18,6 +18,12 @@
 
 /* live tasks at most: past it a task tool runs as a plain call */
 #define TASKS_MAX 10000
+/* one client address (session.peer: every stdio client is ""): at most
+   --max-tasks-per-peer tasks and TASK_PEER_BYTES of their questions,
+   answers and results; all together TASKS_BYTES */
+#define TASKS_PER_PEER 1000
+#define TASK_PEER_BYTES ((size_t)64 << 20)
+#define TASKS_BYTES ((size_t)256 << 20)
 /* an id: 32 hex digits, after the bus origin (16) when there is a bus */
 #define ID_RANDOM 32
 #define ID_MAX (PEER_ORIGIN_LEN + ID_RANDOM)
@@ -46,7 +52,30 @@ struct task {
   size_t nasked;  /* the default keys of single questions: "q<n>" */
   call_wait wait; /* parked on tasks/update */
   bool dropped;   /* left the table while its call ran: freed when it ends */
+  char peer[48];  /* the address of the client that made it (session.peer) */
 };
+
+/* What a task holds beyond its struct. */
+static size_t task_bytes(const task *t) {
+  return t->outcome_len + t->questions.cap + t->answers.cap + t->out.out.cap;
+}
+
+/* May the client at `peer` have one more task? (why: what it is over) */
+static bool room_for(server *srv, const char *peer, const char **why) {
+  size_t limit = srv->opt.max_tasks_per_peer ? srv->opt.max_tasks_per_peer : TASKS_PER_PEER;
+  size_t n = 0, bytes = 0, all = 0;
+  for (const task *t = srv->tasks; t; t = t->next) {
+    size_t b = task_bytes(t);
+    all += b;
+    if (strcmp(t->peer, peer) == 0) n++, bytes += b;
+  }
+  *why = srv->ntasks >= TASKS_MAX  ? "tasks live in all"
+         : n >= limit             ? "tasks of this client (--max-tasks-per-peer)"
+         : bytes >= TASK_PEER_BYTES ? "bytes of this client's tasks"
+         : all >= TASKS_BYTES     ? "bytes of tasks in all"
+                                  : NULL;
+  return !*why;
+}
 
 static double wall_now(void) {
   struct timespec ts;
@@ -175,8 +204,9 @@ static bool may_become(const request *r) {
 static task *become(server *srv, call *c) {
   request *r = request_of(c);
   sweep(srv);
-  if (srv->ntasks >= TASKS_MAX) {
-    log_msg(LOG_WARNING, "%d tasks live: '%s' runs as a plain call", TASKS_MAX, r->tool->name);
+  const char *why;
+  if (!room_for(srv, r->s->peer, &why)) {
+    log_msg(LOG_WARNING, "too many %s: '%s' runs as a plain call", why, r->tool->name);
     return NULL;
   }
   task *t = calloc(1, sizeof *t);
@@ -196,6 +226,7 @@ static task *become(server *srv, call *c) {
   memcpy(t->id, origin ? origin : "", at);
   for (int i = 0; i < 16; i++) snprintf(t->id + at + 2 * i, 3, "%02x", rnd[i]);
   t->id_len = at + ID_RANDOM;
+  snprintf(t->peer, sizeof t->peer, "%s", r->s->peer);
   t->c = c;
   t->status = T_WORKING;
   t->created = t->updated = wall_now();

@@ -149,6 +149,7 @@ hsession *http_session_create(http_server *srv, peer *p) {
   http_random_id(hex);
   snprintf(hs->id, sizeof hs->id, "%s.%s", srv->opt.instance, hex);
   hs->s = session_new();
+  if (p) snprintf(hs->s->peer, sizeof hs->s->peer, "%s", p->addr);
   hs->last_seen = http_now();
   hs->peer = p;
   if (p) p->nsessions++;
@@ -339,9 +340,10 @@ session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *
 
 /* A session for one stateless request: initialized as if the client had
    negotiated the version its header names. */
-session *http_stateless_session(struct mg_connection *conn) {
+session *http_stateless_session(http_server *srv, struct mg_connection *conn) {
   session *s = session_new();
   s->ephemeral = true;
+  http_peer_address(srv, conn, s->peer, sizeof s->peer);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
   int version = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
   s->version = version && !proto_per_request(version) ? version : PROTO_LATEST_SESSION;

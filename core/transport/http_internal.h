@@ -200,7 +200,7 @@ hsession *http_session_find(http_server *srv, const char *id);
 void http_session_remove(http_server *srv, hsession *hs);
 /* A session for one stateless request: initialized as if the client had
    negotiated the version its header names. */
-session *http_stateless_session(struct mg_connection *conn);
+session *http_stateless_session(http_server *srv, struct mg_connection *conn);
 /* A stream holds its worker for as long as it is open (civetweb: a worker
    per connection), so streams share one pool below --threads, and one
    address may hold only --max-streams-per-peer of it: the workers left

@@ -206,13 +206,13 @@ static int post_new_session(post *p) {
 static int post_admit(post *p) {
   http_server *srv = p->srv;
   if (p->per_request) {
-    p->s = http_stateless_session(p->conn);
+    p->s = http_stateless_session(srv, p->conn);
   } else if (srv->opt.stateless) {
     if (p->init) {
       p->s = session_new();
       p->s->ephemeral = true;
     } else {
-      p->s = http_stateless_session(p->conn);
+      p->s = http_stateless_session(srv, p->conn);
     }
   } else if (p->init) {
     int r = post_new_session(p);

@@ -196,3 +196,20 @@ test('gates: no extension runs a plain call, "required" and tasks/* answer -3202
     const oldGet = await srv.call(51, 'tasks/get', { taskId: 'x' });
     assert.equal(oldGet.error.code, -32601);
   }));
+
+test('--max-tasks-per-peer: past it a client\'s task tools run as plain calls (answered with their result), and the log says why', opts, async () => {
+  const dir = await tempApp({ 'scripts/tasks.lua': SCRIPT, 'app.lua': 'return { name = "tasks-test", version = "1.0.0" }\n' });
+  try {
+    await withRaw(['--max-tasks-per-peer', '2', dir], async (srv) => {
+      const first = await srv.call(1, 'tools/call', { name: 'slow', arguments: { seconds: 0.4 }, _meta: meta() });
+      const second = await srv.call(2, 'tools/call', { name: 'slow', arguments: { seconds: 0.4 }, _meta: meta() });
+      assert.equal(first.result.resultType, 'task');
+      assert.equal(second.result.resultType, 'task');
+      const third = await srv.call(3, 'tools/call', { name: 'slow', arguments: { seconds: 0.2 }, _meta: meta() });
+      assert.deepEqual(third.result.content, [{ type: 'text', text: 'slept 0.2' }], JSON.stringify(third));
+      assert.match(srv.stderr, /too many tasks of this client \(--max-tasks-per-peer\): 'slow' runs as a plain call/);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
