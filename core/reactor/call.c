@@ -67,6 +67,12 @@ call *call_current(lua_State *L) {
 
 bool call_running(lua_State *L) { return call_current(L) != NULL; }
 
+size_t call_memory_room(const call *c) {
+  if (!c->e->opt.call_memory) return SIZE_MAX;
+  long long room = (long long)c->e->opt.call_memory - c->mem_grown;
+  return room > 0 ? (size_t)room : 0;
+}
+
 double call_time_left(const call *c) {
   double left = c->deadline - engine_now();
   return left > 1e-3 ? left : 1e-3;

@@ -70,6 +70,10 @@ bool call_timed_out(const call *c);
 /* Seconds left before the call's deadline (> 0), for an operation's own
    timeout. */
 double call_time_left(const call *c);
+/* Bytes the call may still grow by under --memory-limit (SIZE_MAX without
+   one): what an operation may hold in C for it (a response body) before
+   the Lua copy, which counts, is made. */
+size_t call_memory_room(const call *c);
 #define TIMEOUT_MSG_MAX 64
 void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 

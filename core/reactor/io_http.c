@@ -287,6 +287,7 @@ typedef struct http_op {
   CURL *easy;
   bool running; /* in the multi handle */
   bool too_big, head_too_big;
+  bool capped; /* max_size is what the call's memory limit leaves */
   CURLcode result;
   size_t max_size;
   const char *url; /* a string anchored on the handler's stack */
@@ -453,7 +454,10 @@ static int http_done(lua_State *L, int status, lua_KContext k) {
                         "prefix in app.lua's permissions.http covers it (%s)", lua_tostring(L, -1),
                         op->url);
     }
-    if (op->too_big || op->result == CURLE_FILESIZE_EXCEEDED)
+    if ((op->too_big || op->result == CURLE_FILESIZE_EXCEEDED) && op->capped)
+      snprintf(msg, sizeof msg, "the response is larger than the call may still hold under "
+               "--memory-limit (%zu bytes)", op->max_size);
+    else if (op->too_big || op->result == CURLE_FILESIZE_EXCEEDED)
       snprintf(msg, sizeof msg, "the response is larger than max_size (%zu bytes)", op->max_size);
     else if (op->head_too_big)
       snprintf(msg, sizeof msg, "the response headers are larger than %u bytes", HEAD_MAX);
@@ -738,6 +742,10 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   op->url = o.url;
   op->sb = sandbox_of(L);
   op->max_size = (size_t)o.max_size;
+  /* the body is held here, then copied into the call's heap: no more than
+     the call may still grow by (--memory-limit), whatever max_size says */
+  size_t room = call_memory_room(c);
+  if (room < op->max_size) op->max_size = room, op->capped = true;
 
   bool ctype = false, expect = false;
   if (o.at[O_HEADERS]) add_headers(L, o.at[O_HEADERS], op, &ctype, &expect);

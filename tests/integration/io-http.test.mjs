@@ -555,3 +555,14 @@ test('a server that closes its connections after each answer: no transfer fails 
     origin.close();
   }
 });
+
+test('a response body counts against the call\'s --memory-limit before it reaches Lua: one larger than the call may hold is refused, one that fits is read', opts, () =>
+  withOrigin((origin) =>
+    withRaw(['--memory-limit', '8', IO_APP], async (srv) => {
+      await srv.initialize();
+      const e = await fetchErr(srv, 'http_status', { url: origin.url('/big/20000000') });
+      assert.match(e, /mcp\.http: the response is larger than the call may still hold under --memory-limit \(\d+ bytes\)/);
+      const chunked = await fetchErr(srv, 'http_status', { url: origin.url('/chunked/20000000') });
+      assert.match(chunked, /under --memory-limit/);
+      assert.equal(textOf({ result: await tool(srv, 'http_status', { url: origin.url('/big/1000000') }) }), '200 1000000');
+    })));
