@@ -471,6 +471,21 @@ bool json_object_next(json_span obj, size_t *pos, json_span *key,
   return true;
 }
 
+bool json_array_next(json_span arr, size_t *pos, json_span *value) {
+  const char *end = arr.p + arr.n;
+  const char *p = arr.p + (*pos ? *pos : 1);
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ','))
+    p++;
+  if (p >= end || *p == ']') return false;
+  const char *v = p;
+  p = raw_skip(p, end);
+  if (!p) return false;
+  value->p = v;
+  value->n = (size_t)(p - v);
+  *pos = (size_t)(p - arr.p);
+  return true;
+}
+
 bool json_string_eq(json_span tok, const char *s) {
   size_t n = strlen(s);
   if (tok.n < 2 || tok.p[0] != '"') return false;

@@ -54,6 +54,8 @@ bool json_decode(lua_State *L, const char *s, size_t n, const char **err);
  * first; returns false at the end. key is the raw key (with quotes). */
 bool json_object_next(json_span obj, size_t *pos, json_span *key,
                       json_span *value);
+/* Iterate the elements of a (validated) JSON array the same way. */
+bool json_array_next(json_span arr, size_t *pos, json_span *value);
 /* Find several members in one walk: values[i] gets keys[i]'s value (n == 0
    when absent). Returns how many were found. */
 size_t json_object_fields(json_span obj, const char *const *keys, json_span *values,

@@ -1,0 +1,92 @@
+/* test_jwt.c — core/auth: every vector of jwt_vectors.h (real signatures made
+ * by node:crypto, see jwt_vectors.mjs) gets the status it should, the claims
+ * of a valid token come out right, and key sets skip what they cannot use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "jwt.h"
+#include "jwt_vectors.h"
+
+static jwk_set *parse(const char *json) {
+  char err[128];
+  jwk_set *s = jwk_set_parse(json, strlen(json), err, sizeof err);
+  if (!s) fprintf(stderr, "jwk_set_parse: %s\n", err);
+  return s;
+}
+
+int main(void) {
+  jwk_set *keys = parse(JV_JWKS), *keys2 = parse(JV_JWKS2), *rotated = parse(JV_JWKS_ROTATED);
+  CHECK(keys && keys2 && rotated);
+  /* rsa-1, rsa-ps, ec-1, ec-384, ed-1; not hmac-1 (oct), rsa-weak (1024), rsa-enc */
+  CHECK(jwk_set_count(keys) == JV_JWKS_USABLE);
+  CHECK(jwk_set_has_kid(keys, "ed-1") && jwk_set_has_kid(keys, "ec-384"));
+  CHECK(!jwk_set_has_kid(keys, "hmac-1") && !jwk_set_has_kid(keys, "rsa-weak") &&
+        !jwk_set_has_kid(keys, "rsa-enc"));
+  CHECK(jwk_set_has_kid(rotated, "rsa-new") && !jwk_set_has_kid(keys, "rsa-new"));
+
+  char err[128];
+  CHECK(!jwk_set_parse("{\"keys\":", 8, err, sizeof err));
+  CHECK(!jwk_set_parse("[1]", 3, err, sizeof err));
+  const char *odd = "{\"keys\":[{\"kty\":\"oct\",\"k\":\"AAAA\"},7,\"x\",[]]}";
+  jwk_set *empty = jwk_set_parse(odd, strlen(odd), err, sizeof err);
+  CHECK(empty && jwk_set_count(empty) == 0);
+  jwk_set_free(empty);
+
+  for (size_t i = 0; i < sizeof JV_CASES / sizeof JV_CASES[0]; i++) {
+    const struct jv_case *c = &JV_CASES[i];
+    jwt_issuer iss[2] = {{JV_ISSUER, c->jwks == JV_JWKS_ROTATED ? rotated : keys},
+                         {JV_ISSUER2, keys2}};
+    jwt_policy p = {iss, 2, JV_AUDIENCE, JV_NOW, 60, true};
+    jwt_claims cl;
+    jwt_status got = jwt_verify(c->token, strlen(c->token), &p, &cl);
+    if (got != c->want)
+      fprintf(stderr, "case \"%s\": got %d (%s), want %d (%s)\n", c->name, got,
+              jwt_status_text(got), c->want, jwt_status_text(c->want));
+    CHECK(got == c->want);
+    if (got == JWT_OK) {
+      CHECK(cl.payload && cl.payload[0] == '{' && cl.payload_len == strlen(cl.payload));
+      CHECK(cl.exp > JV_NOW - 60 && cl.issuer);
+    }
+    jwt_claims_free(&cl);
+  }
+
+  /* the claims of the first case, a plain RS256 token */
+  jwt_issuer iss[1] = {{JV_ISSUER, keys}};
+  jwt_policy p = {iss, 1, JV_AUDIENCE, JV_NOW, 0, true};
+  jwt_claims cl;
+  CHECK(jwt_verify(JV_CASES[0].token, strlen(JV_CASES[0].token), &p, &cl) == JWT_OK);
+  CHECK_STR(cl.subject, "user-42");
+  CHECK_STR(cl.client_id, "client-7");
+  CHECK_STR(cl.scope, "files:read files:write");
+  CHECK_STR(cl.issuer, JV_ISSUER);
+  CHECK_STR(cl.kid, "rsa-1");
+  CHECK(cl.exp == JV_NOW + 3600 && cl.iat == JV_NOW - 60);
+  jwt_claims_free(&cl);
+  /* one second past exp with no skew; a policy with no keys for the issuer */
+  p.now = JV_NOW + 3600;
+  CHECK(jwt_verify(JV_CASES[0].token, strlen(JV_CASES[0].token), &p, &cl) == JWT_EXPIRED);
+  jwt_claims_free(&cl);
+  p.now = JV_NOW;
+  iss[0].keys = NULL;
+  CHECK(jwt_verify(JV_CASES[0].token, strlen(JV_CASES[0].token), &p, &cl) == JWT_NO_KEY);
+  jwt_claims_free(&cl);
+  /* typ not required (issuers that write "JWT" or nothing): those pass then */
+  iss[0].keys = keys;
+  p.require_typ = false;
+  for (size_t i = 0; i < JV_NCASES; i++)
+    if (strcmp(JV_CASES[i].name, "typ_jwt") == 0 || strcmp(JV_CASES[i].name, "typ_missing") == 0) {
+      CHECK(jwt_verify(JV_CASES[i].token, strlen(JV_CASES[i].token), &p, &cl) == JWT_OK);
+      jwt_claims_free(&cl);
+    }
+  /* an audience that is a prefix of the token's */
+  p.audience = "https://mcp.test.example";
+  CHECK(jwt_verify(JV_CASES[0].token, strlen(JV_CASES[0].token), &p, &cl) == JWT_AUDIENCE);
+  jwt_claims_free(&cl);
+
+  jwk_set_free(keys);
+  jwk_set_free(keys2);
+  jwk_set_free(rotated);
+  return check_report("test_jwt");
+}
