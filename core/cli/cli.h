@@ -30,6 +30,7 @@ typedef struct options {
   http_options h;
   const char *origins[16];
   const char *proxies[8];      /* --trust-proxy */
+  const char *issuers[8];      /* --auth-issuer */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
   const char *args[4];

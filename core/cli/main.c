@@ -97,7 +97,8 @@ static void defaults(options *o) {
                         .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
                         .max_sessions = 10000, .header_timeout = 5, .body_timeout = 10,
                         .init_timeout = 30, .max_sessions_per_peer = 1000, .init_rate = 50,
-                        .stream_buffer = (size_t)4 << 20, .trust_proxies = o->proxies};
+                        .stream_buffer = (size_t)4 << 20, .trust_proxies = o->proxies,
+                        .auth_issuers = o->issuers, .auth_skew = 60};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -168,6 +169,18 @@ static int http_option(options *o, const char *a, const char *v) {
     if (!v || !*v) cli_die_usage("%s needs a value", a);
     return o->h.token = v, 2;
   }
+  if (IS("--auth-resource") || IS("--auth-jwks") || IS("--auth-scopes")) {
+    if (!v || !*v) cli_die_usage("%s needs a value", a);
+    const char **slot = a[7] == 'r' ? &o->h.auth_resource : a[7] == 'j' ? &o->h.auth_jwks
+                                                                          : &o->h.auth_scopes;
+    return *slot = v, 2;
+  }
+  if (IS("--auth-issuer")) {
+    if (!v || !*v) cli_die_usage("%s needs a URL", a);
+    if (o->h.nauth_issuers == 8) cli_die_usage("%s: at most 8", a);
+    return o->issuers[o->h.nauth_issuers++] = v, 2;
+  }
+  if (IS("--auth-skew")) return o->h.auth_skew = number_arg(a, v), 2;
   if (IS("--cert") || IS("--key")) {
     if (!v) cli_die_usage("%s needs a file", a);
     return *(a[2] == 'c' ? &o->h.cert : &o->h.key) = v, 2;
@@ -254,6 +267,14 @@ static void check_options(options *o) {
     cli_die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
   if (o->h.key && !o->h.cert) cli_die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
+  /* over stdio the client is the user's own process: no tokens (the
+     specification's authorization is for HTTP) */
+  bool auth_any = o->h.auth_resource || o->h.nauth_issuers || o->h.auth_jwks || o->h.auth_scopes;
+  if (auth_any && !o->http) cli_die_usage("%s needs --http", "--auth-resource");
+  if (auth_any && !o->h.auth_resource)
+    cli_die_usage("%s: the --auth-* options need --auth-resource URI", o->h.auth_jwks ? "--auth-jwks"
+                  : o->h.nauth_issuers ? "--auth-issuer" : "--auth-scopes");
+  if (o->h.auth_skew < 0 || o->h.auth_skew > 3600) cli_die_usage("%s must be 0 to 3600", "--auth-skew");
   /* over stdio the client's pipes and its session are the process's: a
      new one could not take them over */
   if (o->restart_on_stall > 0 && !o->http) cli_die_usage("%s needs --http", "--restart-on-stall");

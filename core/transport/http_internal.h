@@ -7,6 +7,8 @@
  *                     their limits, open streams, slow bodies, the reaper
  *   http_checks.c     the request checks: Host, Origin, framing, the token,
  *                     the client's address behind --trust-proxy
+ *   http_auth.c       the OAuth resource server: its metadata, the bearer
+ *                     token of every request
  *   transport_http.c  the handlers (POST, GET, DELETE) and the server
  * Nothing outside core/transport/ includes it. */
 #ifndef LUAMCP_HTTP_INTERNAL_H
@@ -20,6 +22,7 @@
 
 #include <civetweb.h>
 
+#include "jwt.h"
 #include "transport_http.h"
 
 #define SESSION_ID_LEN 32 /* hex digits of the random part */
@@ -125,6 +128,13 @@ struct http_server {
   pthread_cond_t reaper_cond;
   pthread_mutex_t body_lock; /* body_reads */
   struct body_read *body_reads;
+  struct {                 /* --auth-resource (http_auth.c); keys NULL: off */
+    jwk_set *keys;
+    jwt_issuer issuer;
+    char *metadata;        /* the Protected Resource Metadata document */
+    size_t metadata_len;
+    char *metadata_url;    /* where it is, as the challenge names it */
+  } auth;
 };
 
 /* A request body being read, which the reaper cuts short past its
@@ -233,6 +243,21 @@ void http_peer_address(const http_server *srv, const struct mg_connection *conn,
                        size_t cap);
 /* Constant-time comparison: the time taken does not tell how much matched. */
 bool http_token_ok(const http_server *srv, struct mg_connection *conn);
+/* }====== */
+
+/* {====== http_auth.c */
+/* Load --auth-jwks and build the metadata (before listening): false with
+   why when the configuration cannot work. Nothing to do without
+   --auth-resource. */
+bool http_auth_init(http_server *srv, char *why, size_t cap);
+void http_auth_free(http_server *srv);
+/* The metadata at /.well-known/oauth-protected-resource[/path]: the status
+   answered, or 0 when uri is not one of its paths. */
+int http_auth_route(http_server *srv, struct mg_connection *conn, const char *uri);
+/* The request's credentials: 0 when it may go on, else the status of the
+   refusal already sent (401/400 with a Bearer challenge). --token when no
+   --auth-resource. */
+int http_auth_check(http_server *srv, struct mg_connection *conn);
 /* }====== */
 
 #endif

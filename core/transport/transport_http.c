@@ -430,9 +430,8 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   const struct mg_request_info *ri = mg_get_request_info(conn);
   int refused = refuse_early(srv, conn);
   if (refused) return refused;
-  if (!http_token_ok(srv, conn))
-    return http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
-                         "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+  int refused_auth = http_auth_check(srv, conn);
+  if (refused_auth) return refused_auth;
   if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
@@ -485,6 +484,11 @@ static int route(struct mg_connection *conn) {
   const char *uri = mg_get_request_info(conn)->local_uri;
   if (uri && strcmp(uri, "/mcp") == 0) return handle_mcp(conn, srv);
   if (uri && srv->opt.dev && strcmp(uri, "/dev") == 0) return handle_dev(conn, srv);
+  if (uri && srv->auth.metadata) {
+    int refused = refuse_early(srv, conn);
+    if (refused) return refused;
+    return http_auth_route(srv, conn, uri);
+  }
   return 0;
 }
 
@@ -580,6 +584,13 @@ int transport_http_serve(server *core, const http_options *o) {
   srv->e = e;
   srv->srv = core;
   srv->opt = *o;
+  char auth_why[512];
+  if (!http_auth_init(srv, auth_why, sizeof auth_why)) {
+    log_msg(LOG_ERROR, "%s", auth_why);
+    http_auth_free(srv);
+    free(srv);
+    return 1;
+  }
   char instance[SESSION_ID_LEN + 1];
   if (!o->instance) { /* a short random name: ids stay routable by it */
     http_random_id(instance);
@@ -628,6 +639,7 @@ int transport_http_serve(server *core, const http_options *o) {
     char why[256];
     if (!civetweb_tls_usable(why, sizeof why)) {
       log_msg(LOG_ERROR, "TLS unavailable: %s", why);
+      http_auth_free(srv);
       free(srv);
       return 1;
     }
@@ -636,6 +648,7 @@ int transport_http_serve(server *core, const http_options *o) {
       /* civetweb reads key and certificate from one PEM file */
       if (!mkdtemp(tmpdir) || !concat_pem(o->key, o->cert, tmpdir, pem, sizeof pem)) {
         log_msg(LOG_ERROR, "TLS: cannot read %s and %s", o->key, o->cert);
+        http_auth_free(srv);
         free(srv);
         return 1;
       }
@@ -658,6 +671,7 @@ int transport_http_serve(server *core, const http_options *o) {
   if (!srv->ctx) {
     log_msg(LOG_ERROR, "cannot listen on %s:%d (in use? a bad address?)", o->host, o->port);
     mg_exit_library();
+    http_auth_free(srv);
     free(srv);
     return 1;
   }
@@ -706,6 +720,7 @@ int transport_http_serve(server *core, const http_options *o) {
   pthread_mutex_destroy(&srv->body_lock);
   pthread_mutex_destroy(&srv->idle_lock);
   pthread_cond_destroy(&srv->idle);
+  http_auth_free(srv);
   free(srv);
   return 0;
 }

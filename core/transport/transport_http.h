@@ -18,6 +18,16 @@ typedef struct http_options {
   const char *const *allow_origins; /* extra Origin values allowed */
   size_t nallow_origins;
   const char *token;       /* bearer token required on every request, or NULL */
+  /* OAuth 2.1 resource server (docs/http.md, "Authorization"), off when
+     auth_resource is NULL: this server's canonical URI (the audience its
+     tokens must name), the issuers trusted, their keys (a JWKS file),
+     the scopes it supports (space- or comma-separated), the clock skew */
+  const char *auth_resource;
+  const char *const *auth_issuers;
+  size_t nauth_issuers;
+  const char *auth_jwks;
+  const char *auth_scopes;
+  double auth_skew;
   const char *cert, *key;  /* TLS (PEM files), or NULL */
   bool stateless;          /* no sessions; GET is 405 */
   size_t max_body;         /* bytes; larger POST bodies get 413 */

@@ -1,0 +1,218 @@
+/* http_auth.c — luamcp as an OAuth 2.1 resource server (the specification's
+ * basic/authorization): its Protected Resource Metadata (RFC 9728), and the
+ * bearer token every /mcp request must carry, verified on the worker before
+ * the request reaches the engine. A refusal is 401 with the challenge that
+ * lets a client find the authorization server; the token itself is never
+ * logged nor echoed. Keys come from a JWKS file for now (--auth-jwks). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "http_internal.h"
+#include "json.h"
+#include "jsonrpc.h"
+#include "log.h"
+
+#define AUTH_HEADER_MAX 16384  /* larger than any real token; a refusal past it */
+#define WELL_KNOWN "/.well-known/oauth-protected-resource"
+
+/* An absolute URL we can name ourselves by: https, or http on a loopback
+   host (tests, ssh -L), no fragment. */
+static bool url_ok(const char *u, bool allow_query) {
+  bool loop = strncmp(u, "http://127.0.0.1", 16) == 0 || strncmp(u, "http://localhost", 16) == 0 ||
+              strncmp(u, "http://[::1]", 12) == 0;
+  if (strncmp(u, "https://", 8) != 0 && !loop) return false;
+  const char *host = strstr(u, "://") + 3;
+  if (!*host || *host == '/' || strchr(u, '#') || strpbrk(u, " \t\r\n\"\\")) return false;
+  return allow_query || !strchr(u, '?');
+}
+
+/* The path of a URL ("" for none): where RFC 9728 3.1 puts the metadata. */
+static const char *url_path(const char *u) {
+  const char *p = strchr(strstr(u, "://") + 3, '/');
+  return p && strcmp(p, "/") != 0 ? p : "";
+}
+
+static char *read_file(const char *path, size_t *n, char *why, size_t cap) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(why, cap, "--auth-jwks %s: cannot be read", path);
+    return NULL;
+  }
+  buf b;
+  buf_init(&b);
+  char chunk[4096];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < ((size_t)1 << 20)) buf_put(&b, chunk, k);
+  fclose(f);
+  return buf_take(&b, n);
+}
+
+/* The metadata document: what a client reads after a 401 to find where to
+   get a token and which scopes to ask for. */
+static void build_metadata(http_server *srv) {
+  const http_options *o = &srv->opt;
+  buf b;
+  buf_init(&b);
+  buf_puts(&b, "{\"resource\":");
+  json_encode_string(&b, o->auth_resource, strlen(o->auth_resource));
+  buf_puts(&b, ",\"authorization_servers\":[");
+  for (size_t i = 0; i < o->nauth_issuers; i++) {
+    if (i) buf_putc(&b, ',');
+    json_encode_string(&b, o->auth_issuers[i], strlen(o->auth_issuers[i]));
+  }
+  buf_puts(&b, "]");
+  if (o->auth_scopes && *o->auth_scopes) {
+    buf_puts(&b, ",\"scopes_supported\":[");
+    const char *s = o->auth_scopes;
+    bool first = true;
+    while (*s) {
+      size_t n = strcspn(s, " ,");
+      if (n) {
+        if (!first) buf_putc(&b, ',');
+        json_encode_string(&b, s, n);
+        first = false;
+      }
+      s += n + (s[n] != 0);
+    }
+    buf_puts(&b, "]");
+  }
+  buf_puts(&b, ",\"bearer_methods_supported\":[\"header\"]}");
+  srv->auth.metadata = buf_take(&b, &srv->auth.metadata_len);
+  /* RFC 9728 3.1: the well-known path, then the resource's own path */
+  buf_init(&b);
+  const char *r = o->auth_resource, *slash = strchr(strstr(r, "://") + 3, '/');
+  int origin = (int)(slash ? (size_t)(slash - r) : strlen(r));
+  buf_printf(&b, "%.*s%s%s", origin, r, WELL_KNOWN, url_path(r));
+  srv->auth.metadata_url = buf_take(&b, NULL);
+}
+
+bool http_auth_init(http_server *srv, char *why, size_t cap) {
+  const http_options *o = &srv->opt;
+  if (!o->auth_resource) return true;
+  if (!url_ok(o->auth_resource, false)) {
+    snprintf(why, cap, "--auth-resource %s: an absolute https URL (http only on loopback), "
+             "no query, no fragment", o->auth_resource);
+    return false;
+  }
+  if (!o->nauth_issuers) {
+    snprintf(why, cap, "--auth-resource needs --auth-issuer, the authorization server that issues its tokens");
+    return false;
+  }
+  for (size_t i = 0; i < o->nauth_issuers; i++)
+    if (!url_ok(o->auth_issuers[i], false)) {
+      snprintf(why, cap, "--auth-issuer %s: an absolute https URL (http only on loopback)",
+               o->auth_issuers[i]);
+      return false;
+    }
+  if (!o->auth_jwks) {
+    snprintf(why, cap, "--auth-resource needs --auth-jwks FILE, the issuer's keys (a JWKS document)");
+    return false;
+  }
+  if (o->nauth_issuers != 1) {
+    snprintf(why, cap, "--auth-jwks holds one issuer's keys: give exactly one --auth-issuer");
+    return false;
+  }
+  if (o->token) {
+    snprintf(why, cap, "--token and --auth-resource exclude each other: one kind of token per server");
+    return false;
+  }
+  size_t n;
+  char *text = read_file(o->auth_jwks, &n, why, cap);
+  if (!text) return false;
+  char err[128];
+  srv->auth.keys = jwk_set_parse(text, n, err, sizeof err);
+  free(text);
+  if (!srv->auth.keys || !jwk_set_count(srv->auth.keys)) {
+    snprintf(why, cap, "--auth-jwks %s: %s", o->auth_jwks,
+             srv->auth.keys ? "no key luamcp can verify with (RSA of 2048 bits or more, EC P-256 "
+                              "or P-384, Ed25519; \"use\":\"sig\")"
+                            : err);
+    jwk_set_free(srv->auth.keys);
+    srv->auth.keys = NULL;
+    return false;
+  }
+  srv->auth.issuer = (jwt_issuer){o->auth_issuers[0], srv->auth.keys};
+  build_metadata(srv);
+  log_msg(LOG_INFO, "authorization: tokens of %s for %s (keys: %zu)", o->auth_issuers[0],
+          o->auth_resource, jwk_set_count(srv->auth.keys));
+  return true;
+}
+
+void http_auth_free(http_server *srv) {
+  jwk_set_free(srv->auth.keys);
+  free(srv->auth.metadata);
+  free(srv->auth.metadata_url);
+  memset(&srv->auth, 0, sizeof srv->auth);
+}
+
+/* GET the metadata: at the well-known path, its form with the resource's
+   path (RFC 9728 3.1), and with /mcp (what clients try first when the
+   resource is this server's endpoint). Not ours: 0. */
+int http_auth_route(http_server *srv, struct mg_connection *conn, const char *uri) {
+  if (!srv->auth.metadata || strncmp(uri, WELL_KNOWN, sizeof WELL_KNOWN - 1) != 0) return 0;
+  const char *rest = uri + sizeof WELL_KNOWN - 1;
+  if (*rest && strcmp(rest, "/mcp") != 0 && strcmp(rest, url_path(srv->opt.auth_resource)) != 0)
+    return 0;
+  const char *m = mg_get_request_info(conn)->request_method;
+  if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
+    return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
+  /* public and the same for everyone: any origin may read it */
+  return http_respond(conn, 200, "Access-Control-Allow-Origin: *\r\n",
+                      "application/json", srv->auth.metadata, srv->auth.metadata_len);
+}
+
+static int challenge(http_server *srv, struct mg_connection *conn, int status, const char *error,
+                     const char *description) {
+  char extra[1024], msg[160];
+  if (error)
+    snprintf(extra, sizeof extra,
+             "WWW-Authenticate: Bearer resource_metadata=\"%s\", error=\"%s\", "
+             "error_description=\"%s\"\r\n",
+             srv->auth.metadata_url, error, description);
+  else
+    snprintf(extra, sizeof extra, "WWW-Authenticate: Bearer resource_metadata=\"%s\"\r\n",
+             srv->auth.metadata_url);
+  snprintf(msg, sizeof msg, "%s%s%s", status == 401 ? "Unauthorized" : "Bad Request",
+           description ? ": " : "", description ? description : "");
+  return http_respond_error(conn, status, JSONRPC_INVALID_REQUEST, msg, extra);
+}
+
+/* Does the query string carry a token (RFC 6750 2.3)? It must not: URLs
+   end up in logs and histories. */
+static bool token_in_query(const char *q) {
+  for (const char *p = q; p && (p = strstr(p, "access_token=")); p++)
+    if (p == q || p[-1] == '&') return true;
+  return false;
+}
+
+int http_auth_check(http_server *srv, struct mg_connection *conn) {
+  if (!srv->auth.keys) return http_token_ok(srv, conn) ? 0
+             : http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
+                                  "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+  if (token_in_query(mg_get_request_info(conn)->query_string))
+    return challenge(srv, conn, 400, "invalid_request",
+                     "a token goes in the Authorization header, never in the URL");
+  const char *h = mg_get_header(conn, "Authorization");
+  if (!h) return challenge(srv, conn, 401, NULL, NULL);
+  if (strncasecmp(h, "Bearer ", 7) != 0)
+    return challenge(srv, conn, 401, "invalid_request", "the Authorization header is not Bearer");
+  const char *tok = h + 7;
+  while (*tok == ' ') tok++;
+  size_t n = strlen(tok);
+  while (n && tok[n - 1] == ' ') n--;
+  if (n > AUTH_HEADER_MAX)
+    return challenge(srv, conn, 401, "invalid_token", "the token is too large");
+  jwt_policy p = {&srv->auth.issuer, 1, srv->opt.auth_resource, (long long)time(NULL),
+                  (long long)srv->opt.auth_skew, true};
+  jwt_claims c;
+  jwt_status st = jwt_verify(tok, n, &p, &c);
+  jwt_claims_free(&c);
+  if (st == JWT_OK) return 0;
+  char peer[48];
+  http_peer_address(srv, conn, peer, sizeof peer);
+  log_msg(LOG_INFO, "http: %s: token refused: %s", peer, jwt_status_text(st));
+  return challenge(srv, conn, 401, "invalid_token", jwt_status_text(st));
+}

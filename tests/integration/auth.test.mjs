@@ -1,0 +1,167 @@
+// auth.test.mjs — `serve --http --auth-resource … --auth-issuer … --auth-jwks FILE`:
+// luamcp as an OAuth 2.1 resource server with its issuer's keys in a file.
+// The tokens are JWTs signed here with node:crypto as an issuer would sign
+// them (the refusals need tokens no real issuer would make); the flow with a
+// real authorization server comes with discovery of its keys.
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
+import { APPS, FEATURES_APP, TEST_TIMEOUT, WAIT, run } from './helpers.mjs';
+import { exchange, mcpHeaders, post, rpc, withHttp } from './http-helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+const ISSUER = 'https://as.test.example';
+const RESOURCE = 'https://mcp.test.example/mcp';
+const PRM_URL = 'https://mcp.test.example/.well-known/oauth-protected-resource/mcp';
+
+const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const stranger = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const dir = mkdtempSync(path.join(tmpdir(), 'luamcp-auth-'));
+const JWKS = path.join(dir, 'jwks.json');
+writeFileSync(JWKS, JSON.stringify({ keys: [
+  { ...rsa.publicKey.export({ format: 'jwk' }), kid: 'rsa-1', use: 'sig', alg: 'RS256' },
+  { ...ec.publicKey.export({ format: 'jwk' }), kid: 'ec-1', use: 'sig' },
+] }));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+const b64 = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+const now = () => Math.floor(Date.now() / 1000);
+const issued = [];
+function jwt(claims = {}, { alg = 'RS256', kid = 'rsa-1', key = rsa.privateKey, header = {}, sign } = {}) {
+  const c = { iss: ISSUER, aud: RESOURCE, sub: 'user-1', client_id: 'c1', scope: 'files:read', iat: now(), exp: now() + 600, ...claims };
+  for (const k of Object.keys(c)) if (c[k] === undefined) delete c[k];
+  const signed = `${b64({ alg, typ: 'at+jwt', kid, ...header })}.${b64(c)}`;
+  const sig = sign ? sign(signed)
+    : alg === 'ES256' ? crypto.sign('sha256', Buffer.from(signed), { key, dsaEncoding: 'ieee-p1363' })
+    : crypto.sign('sha256', Buffer.from(signed), key);
+  const t = `${signed}.${Buffer.from(sig).toString('base64url')}`;
+  issued.push(t);
+  return t;
+}
+const bearer = (t) => ({ Authorization: `Bearer ${t}` });
+const ARGS = ['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS, '--auth-scopes', 'files:read,files:write'];
+
+function challengeOf(ex) {
+  const h = ex.headers['www-authenticate'] || '';
+  assert.match(h, /^Bearer /, `no Bearer challenge: ${ex.status} ${JSON.stringify(ex.headers)}`);
+  assert.ok(h.includes(`resource_metadata="${PRM_URL}"`), h);
+  return h;
+}
+
+test('the Protected Resource Metadata is served without a token, at the well-known path and its /mcp form', opts, () =>
+  withHttp(FEATURES_APP, ARGS, async (srv) => {
+    for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const ex = await exchange(srv, { method: 'GET', path: p });
+      await ex.finished();
+      assert.equal(ex.status, 200, `${p}: ${ex.body}`);
+      assert.deepEqual(JSON.parse(ex.body), {
+        resource: RESOURCE, authorization_servers: [ISSUER], scopes_supported: ['files:read', 'files:write'],
+        bearer_methods_supported: ['header'],
+      });
+    }
+    const other = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/elsewhere' });
+    await other.finished();
+    assert.equal(other.status, 404);
+  }));
+
+test('no token, a bad one, or one in the URL: 401/400 with the challenge, on POST, GET and DELETE; a good one passes', opts, () =>
+  withHttp(FEATURES_APP, ARGS, async (srv) => {
+    const init = rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } });
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const ex = await exchange(srv, { method, headers: mcpHeaders({ method, session: method === 'POST' ? undefined : 'x' }), body: method === 'POST' ? init : undefined });
+      await ex.finished();
+      assert.equal(ex.status, 401, `${method} without a token: ${ex.status}`);
+      assert.doesNotMatch(challengeOf(ex), /error=/, 'no error code when no token was sent (RFC 6750 3.1)');
+    }
+    const refused = {
+      'another audience': jwt({ aud: 'https://other.example/mcp' }),
+      'an audience list without ours': jwt({ aud: ['https://other.example/mcp', 'https://mcp.test.example'] }),
+      'another issuer': jwt({ iss: 'https://evil.example' }),
+      'expired': jwt({ exp: now() - 3600, iat: now() - 7200 }),
+      'not valid yet': jwt({ nbf: now() + 3600 }),
+      'no exp': jwt({ exp: undefined }),
+      'alg none': `${b64({ alg: 'none', typ: 'at+jwt' })}.${b64({ iss: ISSUER, aud: RESOURCE, exp: now() + 600 })}.`,
+      'HS256 keyed with the public key': jwt({}, { alg: 'HS256', sign: (s) => crypto.createHmac('sha256', rsa.publicKey.export({ type: 'spki', format: 'pem' })).update(s).digest() }),
+      'a key the issuer does not publish': jwt({}, { key: stranger.privateKey }),
+      'an unknown kid': jwt({}, { kid: 'rsa-9' }),
+      'malformed': 'not.a.jwt',
+      'an id token, not an access token': jwt({}, { header: { typ: 'JWT' } }),
+    };
+    for (const [what, t] of Object.entries(refused)) {
+      const ex = await post(srv, init, { version: null, extra: bearer(t) });
+      assert.equal(ex.status, 401, `${what}: ${ex.status} ${ex.body}`);
+      assert.match(challengeOf(ex), /error="invalid_token"/, what);
+      assert.ok(!ex.body.includes(t) && !JSON.stringify(ex.headers).includes(t), `${what}: the token is echoed`);
+    }
+    const inUrl = await exchange(srv, { method: 'POST', path: `/mcp?access_token=${jwt()}`, headers: mcpHeaders({ version: null }), body: init });
+    await inUrl.finished();
+    assert.equal(inUrl.status, 400);
+    assert.match(challengeOf(inUrl), /error="invalid_request"/);
+    const huge = await exchange(srv, { method: 'POST', headers: mcpHeaders({ version: null, extra: { Authorization: `Bearer ${'a'.repeat(65536)}` } }), body: init });
+    await huge.finished();
+    assert.ok(huge.status >= 400 && huge.status < 500, `a 64 KiB Authorization header: ${huge.status}`);
+
+    for (const t of [jwt(), jwt({}, { alg: 'ES256', kid: 'ec-1', key: ec.privateKey }), jwt({}, { kid: undefined })]) {
+      const ok = await post(srv, init, { version: null, extra: bearer(t) });
+      assert.equal(ok.status, 200, `a good token: ${ok.status} ${ok.body}`);
+    }
+    for (const t of issued) assert.ok(!srv.stderr.includes(t), 'a token reached the log');
+  }));
+
+test('the official client with a valid token: tools listed and called over a 2025-11-25 session', opts, () =>
+  withHttp(FEATURES_APP, ARGS, async (srv) => {
+    const token = jwt({ scope: 'files:read files:write' });
+    const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: bearer(token) } });
+    const client = new Client({ name: 'auth-test', version: '0.0.0' });
+    await client.connect(transport, { timeout: WAIT });
+    try {
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === 'echo'), tools.map((t) => t.name).join());
+      const r = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+      assert.ok(!r.isError, JSON.stringify(r));
+    } finally {
+      await client.close();
+    }
+    assert.ok(!srv.stderr.includes(token), 'the token reached the log');
+  }));
+
+test('2026-07-28 requests carry their token each time: without it 401, with it answered', opts, () =>
+  withHttp(path.join(APPS, 'modern'), ARGS, async (srv) => {
+    const REV = '2026-07-28';
+    const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} } });
+    const h = (extra) => ({ version: REV, extra: { 'Mcp-Method': 'tools/list', ...extra } });
+    const without = await post(srv, list, h({}));
+    assert.equal(without.status, 401);
+    challengeOf(without);
+    const withToken = await post(srv, list, h(bearer(jwt())));
+    assert.equal(withToken.status, 200, withToken.body);
+    assert.ok(JSON.parse(withToken.body).result.tools.length > 0);
+  }));
+
+test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
+  const oct = path.join(dir, 'oct.json');
+  writeFileSync(oct, JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));
+  const cases = [
+    [['--auth-resource', RESOURCE, '--auth-jwks', JWKS], /--auth-issuer/],
+    [['--auth-resource', 'http://mcp.example.com/mcp', '--auth-issuer', ISSUER, '--auth-jwks', JWKS], /--auth-resource.*https/],
+    [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', oct], /--auth-jwks.*no key/],
+    [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', path.join(dir, 'missing.json')], /--auth-jwks.*cannot be read/],
+    [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS, '--token', 'x'], /exclude each other/],
+  ];
+  for (const [args, why] of cases) {
+    const r = await run(['serve', '--http', '127.0.0.1:0', ...args, FEATURES_APP]);
+    assert.notEqual(r.code, 0, `${args.join(' ')} started`);
+    assert.match(r.stderr, why);
+  }
+  const stdio = await run(['serve', '--auth-resource', RESOURCE, FEATURES_APP]);
+  assert.equal(stdio.code, 2);
+  assert.match(stdio.stderr, /--auth-resource needs --http/);
+});
