@@ -10,12 +10,21 @@
 #include <strings.h>
 #include <time.h>
 
+#include <nettle/sha2.h>
+
 #include "http_internal.h"
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
 
 #define AUTH_HEADER_MAX 16384  /* larger than any real token; a refusal past it */
+#define AUTH_CACHE_SLOTS 8192   /* a power of two; a full table overwrites */
+#define AUTH_CACHE_PROBE 8
+
+struct auth_cached {
+  uint8_t hash[SHA256_DIGEST_SIZE];
+  long long until;  /* exp + skew; 0: empty */
+};
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
 /* An absolute URL we can name ourselves by: https, or http on a loopback
@@ -135,6 +144,8 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   srv->auth.issuer = (jwt_issuer){o->auth_issuers[0], srv->auth.keys};
+  srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);
+  pthread_mutex_init(&srv->auth.cache_lock, NULL);
   build_metadata(srv);
   log_msg(LOG_INFO, "authorization: tokens of %s for %s (keys: %zu)", o->auth_issuers[0],
           o->auth_resource, jwk_set_count(srv->auth.keys));
@@ -142,6 +153,8 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
 }
 
 void http_auth_free(http_server *srv) {
+  if (srv->auth.cache) pthread_mutex_destroy(&srv->auth.cache_lock);
+  free(srv->auth.cache);
   jwk_set_free(srv->auth.keys);
   free(srv->auth.metadata);
   free(srv->auth.metadata_url);
@@ -188,6 +201,34 @@ static bool token_in_query(const char *q) {
   return false;
 }
 
+/* Was this token verified and is it still within its exp? Else, when
+   until is given, remember it as verified until then. */
+static bool cache_hit(http_server *srv, const char *tok, size_t n, long long now, long long until) {
+  uint8_t h[SHA256_DIGEST_SIZE];
+  struct sha256_ctx c;
+  sha256_init(&c);
+  sha256_update(&c, n, (const uint8_t *)tok);
+  sha256_digest(&c, sizeof h, h);
+  uint64_t at;
+  memcpy(&at, h, sizeof at);
+  bool hit = false;
+  pthread_mutex_lock(&srv->auth.cache_lock);
+  struct auth_cached *free_slot = NULL;
+  for (size_t i = 0; i < AUTH_CACHE_PROBE && !hit; i++) {
+    struct auth_cached *e = &srv->auth.cache[(at + i) & (AUTH_CACHE_SLOTS - 1)];
+    bool live = e->until > now;
+    if (live && memcmp(e->hash, h, sizeof h) == 0) hit = true;
+    else if (!live && !free_slot) free_slot = e;
+  }
+  if (!hit && until) {
+    struct auth_cached *e = free_slot ? free_slot : &srv->auth.cache[at & (AUTH_CACHE_SLOTS - 1)];
+    memcpy(e->hash, h, sizeof h);
+    e->until = until;
+  }
+  pthread_mutex_unlock(&srv->auth.cache_lock);
+  return hit;
+}
+
 int http_auth_check(http_server *srv, struct mg_connection *conn) {
   if (!srv->auth.keys) return http_token_ok(srv, conn) ? 0
              : http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
@@ -205,12 +246,18 @@ int http_auth_check(http_server *srv, struct mg_connection *conn) {
   while (n && tok[n - 1] == ' ') n--;
   if (n > AUTH_HEADER_MAX)
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
-  jwt_policy p = {&srv->auth.issuer, 1, srv->opt.auth_resource, (long long)time(NULL),
-                  (long long)srv->opt.auth_skew, true};
+  long long now = (long long)time(NULL);
+  if (cache_hit(srv, tok, n, now, 0)) return 0;
+  jwt_policy p = {&srv->auth.issuer, 1, srv->opt.auth_resource, now, (long long)srv->opt.auth_skew,
+                  true};
   jwt_claims c;
   jwt_status st = jwt_verify(tok, n, &p, &c);
+  long long until = c.exp + p.skew;
   jwt_claims_free(&c);
-  if (st == JWT_OK) return 0;
+  if (st == JWT_OK) {
+    cache_hit(srv, tok, n, now, until);
+    return 0;
+  }
   char peer[48];
   http_peer_address(srv, conn, peer, sizeof peer);
   log_msg(LOG_INFO, "http: %s: token refused: %s", peer, jwt_status_text(st));

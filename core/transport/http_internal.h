@@ -134,6 +134,10 @@ struct http_server {
     char *metadata;        /* the Protected Resource Metadata document */
     size_t metadata_len;
     char *metadata_url;    /* where it is, as the challenge names it */
+    /* tokens verified, by SHA-256, until they expire: steady traffic pays
+       one signature check per token, not per request */
+    pthread_mutex_t cache_lock;
+    struct auth_cached *cache; /* AUTH_CACHE_SLOTS */
   } auth;
 };
 

@@ -146,6 +146,21 @@ test('2026-07-28 requests carry their token each time: without it 401, with it a
     assert.ok(JSON.parse(withToken.body).result.tools.length > 0);
   }));
 
+test('a verified token is remembered only until it expires', opts, () =>
+  withHttp(FEATURES_APP, [...ARGS, '--auth-skew', '0'], async (srv) => {
+    const init = rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } });
+    const exp = now() + 2;
+    const t = jwt({ exp });
+    for (let i = 0; i < 2; i++) {  // the second is answered from the cache
+      const ex = await post(srv, init, { version: null, extra: bearer(t) });
+      assert.equal(ex.status, 200, ex.body);
+    }
+    while (now() < exp) await new Promise((r) => setTimeout(r, 100));
+    const late = await post(srv, init, { version: null, extra: bearer(t) });
+    assert.equal(late.status, 401, 'an expired token was still let in');
+    assert.match(challengeOf(late), /expired/);
+  }));
+
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
   const oct = path.join(dir, 'oct.json');
   writeFileSync(oct, JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));
