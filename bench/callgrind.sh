@@ -4,6 +4,8 @@
 #   stdio echo   the echo tool (bench/apps/echo) over stdio, 2025-11-25
 #   stdio gift   the example app's suggest_gifts over stdio
 #   http echo    the echo tool over HTTP, one 2026-07-28 request per POST
+#   http echo, auth   the same with --auth-resource and one bearer JWT (RS256)
+#                on every request: what a verified token costs once remembered
 # Each is (Ir of a run with N2 calls - Ir of one with N1) / (N2 - N1), so the
 # start-up and the shutdown cancel out.
 #
@@ -39,17 +41,29 @@ stdio_run() { # N DIR TOOL ARGS -> Ir
 
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 
-http_run() { # N -> Ir
-  local n=$1 out=$tmp/cg.$RANDOM port
+# an issuer's key (in a JWKS file) and one access token it signed, for --auth-resource
+node -e '
+  const crypto = require("crypto"), fs = require("fs"), dir = process.argv[1];
+  const { publicKey, privateKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 });
+  fs.writeFileSync(dir + "/jwks.json", JSON.stringify({ keys: [{ ...publicKey.export({ format: "jwk" }), kid: "k" }] }));
+  const b = (o) => Buffer.from(JSON.stringify(o)).toString("base64url"), now = Math.floor(Date.now() / 1000);
+  const s = b({ alg: "RS256", typ: "at+jwt", kid: "k" }) + "." + b({ iss: "https://as.bench.example",
+    aud: "https://mcp.bench.example/mcp", sub: "u", exp: now + 86400, iat: now });
+  fs.writeFileSync(dir + "/token", s + "." + crypto.sign("sha256", Buffer.from(s), privateKey).toString("base64url"));' "$tmp"
+AUTH_ARGS=(--auth-resource https://mcp.bench.example/mcp --auth-issuer https://as.bench.example --auth-jwks "$tmp/jwks.json")
+http_run() { # N [auth] -> Ir
+  local n=$1 out=$tmp/cg.$RANDOM port extra=() token=""
+  if [ "${2:-}" = auth ]; then extra=("${AUTH_ARGS[@]}"); token=$(cat "$tmp/token"); fi
   port=$(free_port)
   valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$bin" serve --no-watch --http "127.0.0.1:$port" \
-    bench/apps/echo 2>"$tmp/err" &
+    "${extra[@]}" bench/apps/echo 2>"$tmp/err" &
   local pid=$!
-  node -e '
+  TOKEN=$token node -e '
     const [port, n] = process.argv.slice(1).map(Number);
     const meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}};
     const headers = {"Content-Type": "application/json", Accept: "application/json, text/event-stream",
                      "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"};
+    if (process.env.TOKEN) headers.Authorization = "Bearer " + process.env.TOKEN;
     (async () => {
       for (let t = 0; ; t++) {
         try { await fetch(`http://127.0.0.1:${port}/mcp`, {method: "GET"}); break; }
@@ -61,7 +75,7 @@ http_run() { # N -> Ir
         const j = await r.json();
         if (j.result?.content?.[0]?.text !== "hello") throw new Error(JSON.stringify(j));
       }
-    })().catch((e) => { console.error(e); process.exit(1); });' "$port" "$n"
+    })().catch((e) => { console.error(e); process.exit(1); });' "$port" "$n" </dev/null
   kill -TERM "$pid"
   wait "$pid" || true
   ir "$out".*
@@ -79,3 +93,6 @@ echo "stdio gift: $(per_call "$a" "$b") instructions per call"
 a=$(http_run "$n1")
 b=$(http_run "$n2")
 echo "http echo (2026-07-28): $(per_call "$a" "$b") instructions per call"
+a=$(http_run "$n1" auth)
+b=$(http_run "$n2" auth)
+echo "http echo (2026-07-28), bearer JWT: $(per_call "$a" "$b") instructions per call"

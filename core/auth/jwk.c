@@ -10,6 +10,12 @@
 
 #define JWKS_MAX_KEYS 64   /* an issuer publishes a handful; more is noise */
 #define RSA_MIN_BITS 2048  /* RFC 7518 3.3: 2048 or larger */
+#define RSA_MAX_BITS 8192  /* past it a verification costs more than any key is worth */
+/* An Ed25519 point of small order verifies R = identity, S = 0 for any
+   message: its y is one of these (0, 1, p - 1 and the two of order 8;
+   checked with the curve's arithmetic: (y8 x)-points have order 8). */
+#define ED25519_P "7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffed"
+#define ED25519_Y8 "05fc536d880238b13933c6d305acdfd5f098eff289f4c345b027b2c28f95e826"
 
 /* base64url without padding (RFC 7515 2), the one spelling: no '=' nor
    whitespace, unused trailing bits zero. */
@@ -47,7 +53,8 @@ bool jwk_json_string(json_span obj, const char *key, buf *out) {
     buf_putc(out, 0);
     out->len = 0;
   }
-  return true;
+  /* a \u0000 would make the C string another value than the JSON one */
+  return strlen(out->p) == out->len;
 }
 
 /* A base64url member decoded into an mpz (big-endian unsigned). */
@@ -70,7 +77,12 @@ static bool load_rsa(jwk *k, json_span obj) {
   rsa_public_key_init(&k->rsa);
   k->kind = JWK_RSA;  /* from here jwk_free clears it */
   if (!member_mpz(obj, "n", k->rsa.n, NULL) || !member_mpz(obj, "e", k->rsa.e, NULL)) return false;
-  if (mpz_sizeinbase(k->rsa.n, 2) < RSA_MIN_BITS) return false;
+  size_t bits = mpz_sizeinbase(k->rsa.n, 2);
+  if (bits < RSA_MIN_BITS || bits > RSA_MAX_BITS) return false;
+  /* e = 1 makes the padded digest its own signature: anyone could sign.
+     An odd e from 3 to 2^32 (65537 in practice); nettle checks only n. */
+  if (mpz_even_p(k->rsa.e) || mpz_cmp_ui(k->rsa.e, 3) < 0 || mpz_sizeinbase(k->rsa.e, 2) > 32)
+    return false;
   return rsa_public_key_prepare(&k->rsa) != 0;
 }
 
@@ -88,12 +100,34 @@ static bool load_ec(jwk *k, json_span obj, const struct ecc_curve *curve, size_t
   return ok;
 }
 
+/* RFC 8032 5.1.3: y < p; and not a point of small order (see above). */
+static bool ed25519_key_ok(const uint8_t pub[ED25519_KEY_SIZE]) {
+  uint8_t le[ED25519_KEY_SIZE];
+  memcpy(le, pub, sizeof le);
+  le[31] &= 0x7f;  /* the sign of x */
+  mpz_t y, p, y8;
+  mpz_init(y);
+  mpz_import(y, sizeof le, -1, 1, 0, 0, le);
+  mpz_init_set_str(p, ED25519_P, 16);
+  mpz_init_set_str(y8, ED25519_Y8, 16);
+  bool ok = mpz_cmp(y, p) < 0 && mpz_cmp_ui(y, 0) != 0 && mpz_cmp_ui(y, 1) != 0 && mpz_cmp(y, y8) != 0;
+  mpz_sub_ui(p, p, 1);
+  if (ok && mpz_cmp(y, p) == 0) ok = false;  /* p - 1 */
+  mpz_add_ui(p, p, 1);
+  mpz_sub(y8, p, y8);
+  if (ok && mpz_cmp(y, y8) == 0) ok = false;  /* p - y8 */
+  mpz_clear(y);
+  mpz_clear(p);
+  mpz_clear(y8);
+  return ok;
+}
+
 static bool load_okp(jwk *k, json_span obj) {
   buf s, raw;
   buf_init(&s);
   buf_init(&raw);
   bool ok = jwk_json_string(obj, "x", &s) && jwk_b64url_decode(&raw, s.p, s.len) &&
-            raw.len == ED25519_KEY_SIZE;
+            raw.len == ED25519_KEY_SIZE && ed25519_key_ok((const uint8_t *)raw.p);
   if (ok) {
     memcpy(k->ed25519, raw.p, ED25519_KEY_SIZE);
     k->kind = JWK_ED25519;
@@ -132,8 +166,13 @@ static bool load_key(jwk *k, json_span obj) {
       ok = load_okp(k, obj);
     else ok = false;  /* oct (symmetric) and what we cannot verify with */
   }
-  if (ok && jwk_json_string(obj, "kid", &tmp)) k->kid = buf_take(&tmp, NULL);
-  if (ok && jwk_json_string(obj, "alg", &tmp)) k->alg = buf_take(&tmp, NULL);
+  /* present, kid and alg must be plain strings: a key we cannot name or
+     pin is skipped, not taken as one with no kid or no alg */
+  json_span v;
+  if (ok && json_object_get(obj, "kid", &v))
+    ok = jwk_json_string(obj, "kid", &tmp) && (k->kid = buf_take(&tmp, NULL)) != NULL;
+  if (ok && json_object_get(obj, "alg", &v))
+    ok = jwk_json_string(obj, "alg", &tmp) && (k->alg = buf_take(&tmp, NULL)) != NULL;
   if (!ok) jwk_free(k);
   buf_free(&kty);
   buf_free(&crv);
@@ -162,8 +201,18 @@ jwk_set *jwk_set_parse(const char *json, size_t n, char *err, size_t errlen) {
      spans between the brackets. json_array_next does that. */
   size_t pos = 0;
   json_span item;
-  while (set->n < JWKS_MAX_KEYS && json_array_next(keys, &pos, &item)) {
-    if (json_kind(item) == '{' && load_key(&set->keys[set->n], item)) set->n++;
+  jwk spare;
+  while (json_array_next(keys, &pos, &item)) {
+    if (json_kind(item) != '{') continue;
+    jwk *k = set->n < JWKS_MAX_KEYS ? &set->keys[set->n] : &spare;
+    if (!load_key(k, item)) continue;
+    if (k == &spare) {  /* silently dropping one would refuse its tokens for ever */
+      jwk_free(&spare);
+      jwk_set_free(set);
+      snprintf(err, errlen, "the key set has more than %d usable keys", JWKS_MAX_KEYS);
+      return NULL;
+    }
+    set->n++;
   }
   return set;
 }

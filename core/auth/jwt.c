@@ -115,24 +115,33 @@ static bool verify_with(const jwk *k, jwt_alg alg, const char *signed_part, size
   return verify_ec(k, d, dn, sig, alg == ALG_ES256 ? 32 : 48);
 }
 
-/* Decode one base64url part into a JSON object. */
+/* Decode one base64url part into a JSON object. No \u0000 anywhere: a
+   claim read as a C string must be the value the issuer signed ("admin\0x"
+   is not "admin"). */
 static bool decode_object(const char *s, size_t n, buf *out) {
   const char *why;
   return n > 0 && jwk_b64url_decode(out, s, n) && out->len > 0 &&
-         json_validate(out->p, out->len, &why, NULL) && out->p[0] == '{';
+         json_validate(out->p, out->len, &why, NULL) && out->p[0] == '{' &&
+         !memmem(out->p, out->len, "\\u0000", 6);
 }
 
-static bool number(json_span obj, const char *key, long long *out) {
+/* A NumericDate: seconds, maybe with a fraction (dropped). Read by hand,
+   not strtod, whose decimal point is the locale's. No exponent, at most
+   15 digits: later than any real date, so sums with the skew never
+   overflow. 0: absent, 1: read, -1: present but no NumericDate. */
+static int numeric_date(json_span obj, const char *key, long long *out) {
   json_span v;
-  if (!json_object_get(obj, key, &v) || !v.n || !strchr("-0123456789", v.p[0])) return false;
-  char tmp[64];
-  if (v.n >= sizeof tmp) return false;
-  memcpy(tmp, v.p, v.n);
-  tmp[v.n] = 0;
-  double d = strtod(tmp, NULL);
-  if (!(d > -9.2e18 && d < 9.2e18)) return false;
-  *out = (long long)d;
-  return true;
+  if (!json_object_get(obj, key, &v)) return 0;
+  size_t i = 0, digits = 0;
+  bool neg = v.n && v.p[0] == '-';
+  long long x = 0;
+  for (i = neg; i < v.n && v.p[i] >= '0' && v.p[i] <= '9'; i++, digits++)
+    if (digits < 15) x = x * 10 + (v.p[i] - '0');
+  if (i < v.n && v.p[i] == '.')
+    for (i++; i < v.n && v.p[i] >= '0' && v.p[i] <= '9'; i++) {}
+  if (!digits || digits > 15 || i != v.n) return -1;
+  *out = neg ? -x : x;
+  return 1;
 }
 
 static char *string_member(json_span obj, const char *key) {
@@ -168,6 +177,8 @@ static char *scopes(json_span payload) {
     if (json_kind(item) != '"') continue;
     one.len = 0;
     json_string_unescape(item, &one);
+    /* a scope has no space (RFC 6749 3.3) and no NUL: "a b" is not two */
+    if (!one.len || memchr(one.p, ' ', one.len) || strlen(one.p) != one.len) continue;
     if (b.len) buf_putc(&b, ' ');
     buf_put(&b, one.p, one.len);
   }
@@ -211,11 +222,13 @@ static jwt_status check_signature(const jwk_set *keys, jwt_alg alg, const char *
 }
 
 static jwt_status check_claims(json_span pl, const jwt_policy *p, jwt_claims *out) {
-  long long nbf, iat = 0;
+  long long nbf = 0, iat = 0;
   if (!audience_ok(pl, p->audience)) return JWT_AUDIENCE;
-  if (!number(pl, "exp", &out->exp) || p->now >= out->exp + p->skew) return JWT_EXPIRED;
-  if (number(pl, "nbf", &nbf) && nbf - p->skew > p->now) return JWT_NOT_YET;
-  if (number(pl, "iat", &iat) && iat - p->skew > p->now) return JWT_NOT_YET;
+  if (numeric_date(pl, "exp", &out->exp) != 1 || p->now >= out->exp + p->skew) return JWT_EXPIRED;
+  /* present, they must be dates: one we cannot read fails closed */
+  int has_nbf = numeric_date(pl, "nbf", &nbf), has_iat = numeric_date(pl, "iat", &iat);
+  if (has_nbf < 0 || has_iat < 0) return JWT_MALFORMED;
+  if ((has_nbf && nbf - p->skew > p->now) || (has_iat && iat - p->skew > p->now)) return JWT_NOT_YET;
   out->iat = iat;
   out->subject = string_member(pl, "sub");
   out->client_id = string_member(pl, "client_id");

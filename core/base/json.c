@@ -489,8 +489,9 @@ bool json_array_next(json_span arr, size_t *pos, json_span *value) {
 bool json_string_eq(json_span tok, const char *s) {
   size_t n = strlen(s);
   if (tok.n < 2 || tok.p[0] != '"') return false;
-  if (tok.n == n + 2 && memcmp(tok.p + 1, s, n) == 0) return true;
-  if (!memchr(tok.p, '\\', tok.n)) return false;
+  /* raw bytes decide only when there is no escape ("\\n" is a newline,
+     not the two characters of s) */
+  if (!memchr(tok.p, '\\', tok.n)) return tok.n == n + 2 && memcmp(tok.p + 1, s, n) == 0;
   buf b;
   buf_init(&b);
   json_string_unescape(tok, &b);

@@ -25,49 +25,49 @@
 
 /* public keys of JV_ISSUER */
 static const char JV_JWKS[] =
-  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"x-H3DpJGTePH"
-  "3idRj9A8nJwEuTegxRithXFNh8n0HSikIr0XsngQ27F0DZs8-4EZTuvuORNr2QoAsLz1a6B7fFCmDC65NDzV-pYADyFBnkf9VHg8"
-  "hLEHC7kpWaSUcwCxOMNdDLfKoFtooGdaXvbe80n5mBmkI4ADMQXpTF7QBu8UdCL_mbAhCh02tNJKht-3C9S5GTiRIWLnShER6xd2"
-  "Ht8M10z7-0V1UIIJKzm0sEkYLNEc9WuwEKapGXykgbd3H52vgaGkmCB4alWsXvxGniQob6SyYPua8iD-6G8jIjeTRnADPfCtoFc1"
-  "29Y7xLrL3UP6I8Vgt1cfb9tphhytDw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-ps\",\"kty\":\"RSA\",\"n\":\"s5Ry4sz"
-  "CVWowlnzEbHPJMcIsRBQVW2ytZXKWRMV2F8BO_sQPnX25mUqpLXQ6eGg5xizq-EYvx7sc5zj7dBVDM0Nia1dvxaNIVLA7KRakTUn"
-  "ktQGspq2xavHk1w6XDnHjJVvWhoqwpNgYIbr2SAHuDGyx0JeiluprlyC-Sx35lhzdBDbWoGA1aaEgc1SVyTChhcykaX6iLsXkbom"
-  "jyVC4UlDqESLPFZkGCPG5d89_2FQVABUpMV7-exqagb4qw26H4I5APoyfQTEIRsnLJb9ZTfwB8UqwLYjJgkYsRyyZ0q4PredcLtZ"
-  "gBwyMM2isoNmDvyNRUP-AmJxaQaH-hzRWYQ\",\"e\":\"AQAB\"},{\"kid\":\"ec-1\",\"use\":\"sig\",\"alg\":\"ES"
-  "256\",\"kty\":\"EC\",\"x\":\"OPc7YB0w-dJblzcAy1JO8vjQGTZnaGaeIwb4TQUSvJ0\",\"y\":\"nbFQ-AwUyVMdRC4No"
-  "7OvzqyalnRHZLoW-XjPque98A4\",\"crv\":\"P-256\"},{\"kid\":\"ec-384\",\"kty\":\"EC\",\"x\":\"C1A3pwj51"
-  "72JjvHc-yifBFuYxEBQLZdQ4QPykeGNkgB4fQy8BdwPP3dniomPa_qf\",\"y\":\"pY2jslnlFwfKEOA9zwXNZBacK0yNpFZjJA"
-  "hTZjTIp2MP98icIF0k1alnwNJPtjiD\",\"crv\":\"P-384\"},{\"kid\":\"ed-1\",\"alg\":\"EdDSA\",\"use\":\"si"
-  "g\",\"crv\":\"Ed25519\",\"x\":\"Vm4-n0zifzDStjdO92t1NQ5lBJhqRfzCWCznxcDdiRs\",\"kty\":\"OKP\"},{\"ki"
-  "d\":\"hmac-1\",\"alg\":\"HS256\",\"use\":\"sig\",\"kty\":\"oct\",\"k\":\"kZL41HDlHwHpSkI4Jvvjm6qtU2K"
-  "BbA2cbkMkU1Htw1s\"},{\"kid\":\"rsa-weak\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\""
-  "xjp5t7Z5ER5N8tM9JeGQLkM00henJfXY78PBwyKZQHH0ewFTKvbgHhasGAcu4SRtNJdxsEV4UY79n0rVP-vNiCr03-XksOt2qYzj"
-  "P2NcR9ncd0Zt9UvMtrQ5zASDJ879i9e5ISblbfiLhRiq76guwM2fbbdVvTQJ3dy16XJD1Vc\",\"e\":\"AQAB\"},{\"kid\":\""
-  "rsa-enc\",\"alg\":\"RSA-OAEP-256\",\"use\":\"enc\",\"kty\":\"RSA\",\"n\":\"v4UERMfjEk-uVa2SX4RqxV8_A"
-  "9kECMh3-fBDgumHB49BoT1s5WHkX0Hn8S4mNSq1kejUXkdMsF7U_7tFtK_oKYWT8tz4f8Rj54tNTwsOHUQn-mr9CE_lfTpkNPFUl"
-  "RvUzxKOn_xg_yprI9RDPs6ffkTPv2mAoRZN15Z5zOg-H4_SkPlwXsfecUla4Tewg5tvTwg2PgWm_6uyp3mNpwiZz45GRdzhWrSAz"
-  "-kecndKcuQ4pF4KBYcc9DnoQtZpLSAzf8H_ltLdiaRdI6RPN_98zDWG9cIohww6cuIGf0fcIVAWU-dTD66an6TdKFdCzI5GmnERg"
-  "G4N5DpGTXoolnD-dw\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"uNO6KX4OQ4BG"
+  "iTrwAtcBjGiKGUUkRzQqvIwYpjDiS9LCdF11QJa_pye5vsIoUw2CSaoX5PrJ5FVtPTkoAhCVQL7z74q0UFb9NkFMLkdCJF_8DeFY"
+  "CXBP2pfZzfiLQrQbUqjqyzEWX59B6QvoMgPbnkVRRv30zJGS-wqsY28eDmBOpuSk_mpjRTFiiVZOCildNmGlXKyRPYTM4tSVhA0m"
+  "hhlNtxlRZqzMmZnSE7nTqHsyqCGwkIpDtxv_4u57wM5NIYyH4C1rlGTTfcpFL_1xLcb-HsPSBVmCw1cCMY10HFmZqkjjxvk1-7LF"
+  "2dMc0yRcXPctOtpMmJ0OqCdggSifPw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-ps\",\"kty\":\"RSA\",\"n\":\"t-3Cra1"
+  "moKU3YrtOnRCb1Kax2agPX6QmxMvfMI1MrN00voqbFAwtL55iGnfVvYbxqwPMS_51xzOTprHsg2f8YdInwkb4eQkXM8jqmy8Vp79"
+  "N4eCAX8rwjDJ0MXrAZCh21LAACoiuUqhMZaVVY-mhdikkeaan9kLNWFRo1k3ydfVovKqdWmskghPrveqz6dqVFLqkdBO45n8CckZ"
+  "c-Z0pUPPoWN2zUYCF5CYedk_Kr8q6VimB0-ZQiz4Zeal2q3XPPMf86TX9DNhNkwAidvtVrhu0dVE71gBKhLacXQJKXjjZbVhZJrh"
+  "v9WawL-HFMXtrxrI8Rx6y3OT840uqdOw6Qw\",\"e\":\"AQAB\"},{\"kid\":\"ec-1\",\"use\":\"sig\",\"alg\":\"ES"
+  "256\",\"kty\":\"EC\",\"x\":\"HixWJ6yqeRU6QLlDdFX5aiDwZ8ML3mLMFblZC9W8qbA\",\"y\":\"tW-vzyV73agqSHI_8"
+  "au-s7MmycIkUuCQBsFxllRkIXA\",\"crv\":\"P-256\"},{\"kid\":\"ec-384\",\"kty\":\"EC\",\"x\":\"Xbb3nSd17"
+  "_0ksfvNGAp07_6YX9ka4nhIeo_KQqEK-4_dgSI-i_0F4M7hlCmYUwvD\",\"y\":\"p_kvssb3Ez7xJvxeq5WIacbLVSZKnj-gTM"
+  "UDLs5Co1wbag-ZtCwD8V1bOlQlnrwL\",\"crv\":\"P-384\"},{\"kid\":\"ed-1\",\"alg\":\"EdDSA\",\"use\":\"si"
+  "g\",\"crv\":\"Ed25519\",\"x\":\"mcejnZG4UL_iMIq4Mj7ZzMHz_v3uQCu1n5xBLulSzhE\",\"kty\":\"OKP\"},{\"ki"
+  "d\":\"hmac-1\",\"alg\":\"HS256\",\"use\":\"sig\",\"kty\":\"oct\",\"k\":\"gKX3kPkXw2Jp0FIu9JtgAHQ0CiJ"
+  "FlK0aeFVCqBwsu3c\"},{\"kid\":\"rsa-weak\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\""
+  "qphIi33RgdD2gsQ54yaodv5jnFZpjLwtFgFEedxwgW0fqTMZrkWXJ74ro79c1sm3Tn0gC_WaxcARDWMpR1hvlkToNq3kjs4dN7l2"
+  "AoeGmRrry-K7tGjL5R0TXErAfeC6D7gdAVYo-Kg5gSLk4vSaUArYKjemAeAAbOg2ETAT3oc\",\"e\":\"AQAB\"},{\"kid\":\""
+  "rsa-enc\",\"alg\":\"RSA-OAEP-256\",\"use\":\"enc\",\"kty\":\"RSA\",\"n\":\"0q6i519AQb-XpkQMOy4-cap2o"
+  "IE-DGgP6cM_15HyMDjEkK1n9OukCLL73zxgScvqEOWRbtxY26xupo17ziKf3DCS7x5a6AETsxa7SIFxzMm1jJs46s1WHbKqzaCeS"
+  "Rc1r27vYL8iiJshXZlfUq4UMSRIHdq8imNZbWKywWCV1zmH1D0F6fEGWfE-6NRnhUeA1LqmFtpnW61iVYfpbpGb6lnwln-JGayaC"
+  "dmm3s4CnXgMyinj4zgFvGErOEwMk-lB2gvAN_GBT_0nhFEWVyFWOYHPz-d_JpSvt3oqtYbj6hq0S6vkYDsr6DXkznwjBmZh4yI1y"
+  "84A5jzwv5nQDgu-Lw\",\"e\":\"AQAB\"}]}";
 
 /* public keys of JV_ISSUER2 (one RSA key, kid as2-rsa-1) */
 static const char JV_JWKS2[] =
-  "{\"keys\":[{\"kid\":\"as2-rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"uqK_ylfC"
-  "poXioHTrauiaL5pvUIZGGMhL_CB4QjIq4LGwPLxIBrRdv1JIp6Rk0zg-escJmJ7mKZldZXEhUpdHhrQEiZ_Fc7-LKgzMPozFL-Wf"
-  "kVQ_lgeYppjxpXPQ16gb6jr96yud_n-ihyYn4z3i95-dyM0A1R0K735UM7QsSx1UF1fuo8XpbXadsF1WbJ8rk33ax6OW--ncB5Pp"
-  "OA7ui_JGPxriNTWT9CIU6Kzg5pMhnXPLZBgWMfZIghwA2lEGBoFB7-5-QVBJHrONUrhlmOWWXMkwXVacpJ01PzJRzjYMOc7MvjI6"
-  "YT6Ah_JtgPt_jmMlZxH7WXgyTezmCDUPFw\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"as2-rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"sJYw7v3j"
+  "uNAQjfI8t1o8HjNBOfWeb7GIoS5woOyTTeR_qAJdK4sgzO34Pzk4zAy_KlbJ2TAugvUyf9DnvONE-ToLHcECA2eR4abZZwyvELwO"
+  "uEmIb_A1dHwi1CqAHyXhAhpOwEm6LHlCPhvSa0K8qv1QvIcb6ElSEkMZs8akQ2cAsLcq9Z5NI6pyBN9FOt8A04uFZgraXJvWahAJ"
+  "LUUsAseQqwNSFBoGJEUYeQAAm4aNMEuneS9smugl6cs0G3bgkE7XEDL4Zfz08laFixH8sOAMI0jahoYRuCkZM6wxu4PbrVsLTvT1"
+  "6iRdbU7gMJkpBdX3oKBm5DT44j-YrXHrzQ\",\"e\":\"AQAB\"}]}";
 
 /* JV_ISSUER's keys after rotation: the old rsa-1 plus the new rsa-new */
 static const char JV_JWKS_ROTATED[] =
-  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"x-H3DpJGTePH"
-  "3idRj9A8nJwEuTegxRithXFNh8n0HSikIr0XsngQ27F0DZs8-4EZTuvuORNr2QoAsLz1a6B7fFCmDC65NDzV-pYADyFBnkf9VHg8"
-  "hLEHC7kpWaSUcwCxOMNdDLfKoFtooGdaXvbe80n5mBmkI4ADMQXpTF7QBu8UdCL_mbAhCh02tNJKht-3C9S5GTiRIWLnShER6xd2"
-  "Ht8M10z7-0V1UIIJKzm0sEkYLNEc9WuwEKapGXykgbd3H52vgaGkmCB4alWsXvxGniQob6SyYPua8iD-6G8jIjeTRnADPfCtoFc1"
-  "29Y7xLrL3UP6I8Vgt1cfb9tphhytDw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-new\",\"alg\":\"RS256\",\"use\":\"si"
-  "g\",\"kty\":\"RSA\",\"n\":\"0COGKlzFZtC9kUc1qsIgG1CPCJF8aFI9-CkVx1fgkVZGx8RPAv8U8-E2AGj6gdWHtW8fMf4Z"
-  "Sve-uXPGgGdv1zdFyekFPwCvA4jLLD0hzd5Kp9TSrca4lMUDVP4ClJYeGmwakQ_4M-JvWPdK1XU1aewtNfwBM8iXTy9Y_6sJ8TFk"
-  "RdWRccB12jpRv7iPvOAgJlu1qwrd14_CGOPOc66SCGAVM3S9iDcduvOdiZsqvhtXKXzJEuW-xuuvHc9PqgM2GbyHBZJHi5qAz9g5"
-  "8LUBaXhKuQfsDhnncAy54_UTxjFhmilX4G4yfP8UXjP0AqzJCXD3qPzzaF7ZS9Kl43lDbQ\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"uNO6KX4OQ4BG"
+  "iTrwAtcBjGiKGUUkRzQqvIwYpjDiS9LCdF11QJa_pye5vsIoUw2CSaoX5PrJ5FVtPTkoAhCVQL7z74q0UFb9NkFMLkdCJF_8DeFY"
+  "CXBP2pfZzfiLQrQbUqjqyzEWX59B6QvoMgPbnkVRRv30zJGS-wqsY28eDmBOpuSk_mpjRTFiiVZOCildNmGlXKyRPYTM4tSVhA0m"
+  "hhlNtxlRZqzMmZnSE7nTqHsyqCGwkIpDtxv_4u57wM5NIYyH4C1rlGTTfcpFL_1xLcb-HsPSBVmCw1cCMY10HFmZqkjjxvk1-7LF"
+  "2dMc0yRcXPctOtpMmJ0OqCdggSifPw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-new\",\"alg\":\"RS256\",\"use\":\"si"
+  "g\",\"kty\":\"RSA\",\"n\":\"tic268l9GS1RUQ_j5GQDqXQTUq9QCMuaoLv_m7_4sIJcVoaTrHQHbbnH_DuuEUk-WePFWS93"
+  "i5kLtOghDBF4eoE1SWl7S0a12bTuyv3zfltcK1nX_3HxHb86eMMkKJcGjTFRvxe3X_6UdXQWH_h8rzbNzW0XUFjavij5DoLxczGq"
+  "wmjatWo-AFHVmwvG03xJ-yjnN-c0NM-1ZeMCRRSh43DQxkKTrsT6UYn3rEuzr0jSYTerRcYjIlC1gMl_p16ADDKiNaiPq63Vi5Rt"
+  "fy8e753PjfbSJ5rPSg7ZYnCGGFkSZCtmO1DA9n5EBavYgsrvap9ITAkvW0pg_vyA3tfEEQ\",\"e\":\"AQAB\"}]}";
 
 struct jv_case { const char *name; const char *token; jwt_status want; const char *jwks; };
 
@@ -76,139 +76,139 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDAxIn0.W82qs-eewkBwKlFdidyu8vrt5S5XU9o1htKwrbLZm3vR9qWgXbVtBpNbfKOA-hND6qpoKWgDVvbrF2EbJBCQ"
-   "Tp07dnTyXNgKY7_L4GlCS_77v_gkYUo9DzjWgVFpjQkIX77pdgC-RjvMnloOzsavtCQs8xXDcH3NOkaiUNi7AlNU-28TPHQ7UUzo"
-   "QvXfoCzBoaSrJcueoD0LaBJtG1pJFrSHPMHsFEBxbIiLBFIxitztigXu0xwAyRmpUHVUwfkVgEMaz5D_P5Xs3B-oKjAcRKiFRPTM"
-   "HBRrZC-GzeYmJUquX8KaRLQAfB2Wg3qxeccgawWmWMWO5lm1-LDWVwoiaw",
+   "IjoianYtMDAxIn0.JX38wlg12eBnVYprJpicF2nYeq4FhYgCv9muRijXAEDpsV9T5A0Wfy1BJh7M1gDz9AeXmYn4mJTl8Qod01To"
+   "BXcGt2xQhvPtpNeUhgkKOYpTM7N9c_Cq2q4-VdU13Elf3vJRHnEqYG_l3XGyISGTeRKFaiWzz7IMtvkQJUhCMos1wdtnvXcdb6pz"
+   "wWpn-DE2lYDZFHiieocMPIK-qskwNqyXoig-I8tcnJOWVTr0EdCrVjM8g6f1pqEE5AvUfDv3YOz6QHzNrRFtYTuTt3flEWQPLj4B"
+   "aAR8aDvEgN0eGn6lMQt4MTQZAKIXlqgSlSPGxunVtgJDEUtH7NGKpj77DA",
    JWT_OK, NULL},
   /* PSS, MGF1 with the same hash, salt length = hash length */
   {"valid_ps256",
    "eyJhbGciOiJQUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDAyIn0.bC-UOsUbj1BDdk4JaEczyjgt6PbsA7lhuAtEpKzaroFlnAPBtyW5ZsMV3Vi0aCH25kcFotdltvdKQ3TIn_y"
-   "r9m1BuP_TnrL-LTlWK8TBT570eUjsw8yyhD7wDhMZdhKxmMJyud-NRR6kPA_h1Bwi7ePGUL0RUu-m4oUmyn_tQNI3fbx2Xq302we"
-   "25RKpxX7AvdECcn3zoIK7aGFcKGs6Kj6akLklMWcGXk5k1sBvAM3-ckUOSeQNUzIYUfmFuuwPk6jaoHhjruHXeFgt08xnPo7Fb3g"
-   "VNUYbI6McoFvN__HtaC_6Gn4lL3y7WxGh0mzpXu1yk_tKPjAZ5bb9OWg36g",
+   "pIjoianYtMDAyIn0.qGPpIwqMOwaoLntndF8WmH_pLWKd4-02tAfFbYBjVr_feftGORJH4lBvcfNI4GGFgXrNcVxs9s7AWU6P7ti"
+   "lqTQ5PB00SjjmIciQTBWXDs___lPnDRUShi9WGuN4yowgolWf7-pUtzkHoBOTru9WQgcftQMYGhf3X7lNT6r4DDT6BG1k-e833cz"
+   "cDVuXNp6mvxsCwt13HKjTB3D3DQJtHZoNCprSpsR1XToR18CaVl6zJEkQn1gz3Z0qyD0OgsSoBzCVbxN1v7r_WV_WZyzi5a_qEPC"
+   "c37q80z5PsTMuG7R2xc9uTbcRC9K7GfYbCBSeeC9kXNZCPvRduMyL1uBRig",
    JWT_OK, NULL},
   {"valid_ps384",
    "eyJhbGciOiJQUzM4NCIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDAzIn0.Go1igqj7wKsG7R2Mu2gbqSItxboPtPIevcZeR5DSlpTipngOMPt_qLhLYElbTacHHlaJslArJRR9qhC-N7s"
-   "sWD5BUvheW0SQ2QwWIzDG-FFKxT_kmIXfwrZ0C2hVWsIL4XItGnHTdBVO8ME4X9C6ub_p7xZ6EwV5HQonPiY6lWju5uoRnMldlIo"
-   "CT2bsLFVwLBvckn1PcAPXYl7Q7O3BzPBFtJOdq9eGHe32vrU7f1g_iMuTRJ0erkpq2doIFVF6OLCsC6ru3XE19ab2ye3W2q8wugQ"
-   "6Idaot5jH3mJP45RIQlU44P7FLUjWi1rfuCZB1pb147SNrxac4dIbw_YbBw",
+   "pIjoianYtMDAzIn0.tlIhICSlOoYpf21YHKsb6cL1byYsW4SZtvHzWVjn-K9FPMkf5KOzxm1aejehaOv6dKNB9ijqcSdtc7DTA2g"
+   "hCeELBH_LBUhVXLr6eFg0x458EXUubm3nPAbIk3KDm75e3MT6Zu0RTAZ2aGUYvKyBDkFx5oTiOZ8vBFhC_GuHjhTVTyXkpJSScEB"
+   "_LJmCF4bDAzzCRk4vskOtwEBxLB6avcQ7YfCJV1vtJtHY8ClzCWkllX_QbnGAhXJ7Demstqaa-eBDOn6A1A1gNXKk922knKarHUC"
+   "ORo-KuU-zRXGELR7LMgrqZtB_-RSXZ4clktM-jfEJCzhnPJAJ_OivXWsKQg",
    JWT_OK, NULL},
   {"valid_rs512",
    "eyJhbGciOiJSUzUxMiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDA0In0.fKr457fexq8etv1V1R4KS0i5tlbRseXTD14VMaTeVEYDwLHqzPESJREE3KUMXuH--jQ2kq5_dqV83oFhhoT"
-   "cXnALUouBgt3fremmFreG-ZlRga_b2HxF0EMHrhqmgbYMl12Yr2mZY9_6nLPgh4190QQszc3fyF8q_92UoAnoWBlqX0dgS0tNo9V"
-   "M0R_P96il681CQlGwwTLchMbYfLurLNLCfHc0VFAu8QIZQsMnkOtBVWSmb1X3yDOL-_pMA3PMzs4LE-MLQKuKTPvXVUU6XpYIsGP"
-   "ugKIx094XaJrC86VjQTJVBxThX7oMHviSc-30aY-ZROSD1cLo1JWg97jqiw",
+   "pIjoianYtMDA0In0.S7Y7-tcUvPZ62LMwVOSqUu0A66g6ZwlRvNYQM1G7Qd-RP-IBILvvtRII4d6T04rEADAikmKg4J2JGfMLVJK"
+   "cs5cfWryLCaZz99mzvqHcrTbhB8RZfEET_D_2pumrTQqX79q4w3VAp5cA03a1yo_22TVoRX7csAAGCN5FSLSXKj6Gm8sPpi8uE-u"
+   "zJhwtmnK1Htb5olCj6HBK0lM6QrM9CcLBUX1c1Y2l6DR5-VUV7IEbHCipvIlbyXZiH950tkt0JSjbbE4EL7jUn4rmHN68YsYOaCp"
+   "KelXgiJ-lidhvs4Vu_Ze4y-W5bRcwQVyRVC2eFGWVhGH0oQYVceNDfRs4wQ",
    JWT_OK, NULL},
   /* signature is raw r||s, 64 bytes */
   {"valid_es256",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDA1In0.BHX_OKvMougiYpff38UlIjupnj1Uim9lk0uYVztb4sMiJ764mesNhdKAy9b3APTyi2rHEp-nrfAWW9RcaE0M8"
-   "A",
+   "joianYtMDA1In0.7yx95vdXfF3CKniz5AqeGvJsdqjIRSshCit7qDxilqBx6J3VNTDSS4RcQe63uO2mZJPm9Iph5hDba3ceU3ggR"
+   "w",
    JWT_OK, NULL},
   /* signature is raw r||s, 96 bytes */
   {"valid_es384",
    "eyJhbGciOiJFUzM4NCIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTM4NCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDA2In0.ISuWIVK8d3kZOdqlO14ERm8e3lqCSwIGMjzwnm8Vbwz-aCczpX7Mczuj9EMNuGyHrd_ebnDv5usxhqfU3lv"
-   "0DZmKG_IUOCMRrgb7iIGd_KOdQYfFc_3X9rzxtVMtoDjp",
+   "pIjoianYtMDA2In0.qrScYWQe3PMmY2J6ISdDLBeIhaHD7E3mt_QAZra8YFTlBRTSwB4me79NBMtih_19zP6qlb7lNfYBKOS6izD"
+   "VJb1-GCM21RVHetMirtwtzoTZaGQiHSgxjNHitTGN-Bw0",
    JWT_OK, NULL},
   {"valid_eddsa",
    "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVkLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDA3In0.zXzmsqNhQkJ5QHEwwSZbX3RunJaDwk2RznQAiI0145xzvJGc2HoaUwvxopVJAJ_G3L7xumfnGmhfUPpK95rvB"
+   "joianYtMDA3In0.NGpEH1_CKol7NR-9S1sRuflZmUid6B4qnfBdGQgM0Puzh-vDh8FjmmScn8LcyIu8JwwH1luRLns-2glJkHRDA"
    "w",
    JWT_OK, NULL},
   {"valid_aud_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOlsiaHR0cHM6Ly94LmV4YW1wbGUiLCJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNw"
    "Il0sImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQw"
-   "LCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAwOCJ9.UdIxVrBlZynN2MnkzosOoCfuPdE_VUe6FNGJuVeKQH0EZY0z-CQinDN"
-   "257x2fWVTDgggFWtq3mFgGp06Zy-Es9Lk7KcR7Hw_b3aAWkpYA9ZvGe4vUifnKHCTiAHRjMF968aky4nQBRUuNGbRTozWNAnW_1t"
-   "cyU5R1SKMXAYKDSAWFww9Mwf_7qOIkVuFXg421SQU9XUBteKFyuaNt5jWXhizJorIO1W4nnAnVUbc0nXQRCSwxtDTBu7eClmvTcr"
-   "ZZbpQWoCpYCRh6jpKVo9SkHZM6_nT0M4-bJIIgKXtYzEGGN14sG9U-iWv8zzdA8ZeB9uerqaIYDyzS42NI2C-TA",
+   "LCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAwOCJ9.NGzNhZ1Gh3j7mYxVWKlHdTJpBIL6xz6BO3I__eJZEj_aQWBEPiMhWk1"
+   "DznPCyv5eH-poSxoCEv4uQlQVmolCVsYRKdmbHCAQDxu0GTf8qBGSLFL86FZoivrBBLdzIoV90VOGq1wZgpcu_vK3YtGNiVygb6u"
+   "doubDh6xmA0gEvLojOwzV3NvrsJNNyp0q_9ClTMzs0ASmDiQ1kP4e6yITD_NVzLu5Pj3q8uU-xN6D_dWdTAX9-JRvoKRnJmp7bKg"
+   "pqIwn09nEss_vgJoBaHM7F_OL4ZXTjrSr-rmpXkFWJ16cCfXZ2dukVRFBWUMfExZOo35VFZmastes-ArUmtaa-A",
    JWT_OK, NULL},
   {"valid_typ_application_at_jwt",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImFwcGxpY2F0aW9uL2F0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2Fz"
    "LnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50"
    "X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgw"
-   "MDAwMzYwMCwianRpIjoianYtMDA5In0.UR59laXQEv4tOb3cJd9kgfR6o6gglaj_o1vYJXl2JfrLzffyCyRtUQ_rY2qLX-1IlC8p"
-   "_CoFz_zQCDB8_SeCsf0bDI0bYptIG6sT9N0WZwkzbZSPRWTFClV1KPNR5dgTKpoUhnglXrVy9d8vdUw9fvEFiN3_1ikBeyaD6zq6"
-   "mcGZAHXeN_qkLHA6yV7eitPFcZZ2gjfC5Q_Quun7RDGk0FYmTSlwA6gSvW1t9wUh_M3tHPtJv27tuOW_YZByuHLmD5p-C-0vmhjP"
-   "iQUqVVo0v-2x_V8-ROSS_wjpifBiS-6ORUK6M89RtjdP616YEXXK7NQJf9wyyoD0Q86jNu6lUA",
+   "MDAwMzYwMCwianRpIjoianYtMDA5In0.cNkhV6KnhXizGgv8xAvC7lwdFMQ--rXZU8ih20lGkkyWoeP59Wi2dw9epkik7GvALEG0"
+   "wi9CFy5-E_tjxHKXKylKv11S2_UXgD99XG-KaY7d3ucyQaRBfI6gkRsHLbbwpykf9ypTiz1YhMiPKNUX2j6dL24RZ81hx888fE_h"
+   "wl1QaVW_XPdF-UyTQ1x80_pxTvkaGuMCTaKpPxyDMrudvHss091RyXUpX4YPiIqJysgDpvTKYW1X3bBSvco8ysZPvfHtCF_cTgKu"
+   "4KGBZPa2pE4K5XbP7v1rV9EGysUsZFnn1FH8WJ5clMD8m1tkNAwQ7YTC6eWa8Yg1vteeZVagiQ",
    JWT_OK, NULL},
   /* no "scope"; claims.scope should read "a b" */
   {"valid_scp_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
-   "LTciLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEwIiwic2NwIjpbImEiLCJiIl19.cV8UR99"
-   "KML-x_7i3Er51qstecgiT2Bax4rXqLukfV1TM-bDjHz72Yks__nxuq7jWuY7FM-to8GHnac-rN3juAbT90dQahXXVL4nMavhsAkh"
-   "alCcgK3dF4UGXh8GdmfjnxwBoBkUWbikSjFHVa5tnJ0n9va_IKSWoijoMGftLmJ3NeRzEtoxny0LNn6izpQJfGavNE4rjOB9ULXr"
-   "ddPWkZx5dupH2Jd7Xe-zOLEoqiFnXgEEBodE0UupFnoDeSQOS894u1tenHJiUjqYPhadEkWhLOpzJ-UN57kzL8fqfxk4uDeNvAni"
-   "mVPAmgp_oHk4ILWLp3UB2tunlzbHgJgPXUA",
+   "LTciLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEwIiwic2NwIjpbImEiLCJiIl19.n2DwPW2"
+   "6nOBxybwsH3CYJ5o-m__R_AafMOAdUPAa6QJtuJfvsWsrRcIGkHxK-A4yNOuxJx3XEajMgm9psvUiggXgaHxH-codV1KhKpmRSdz"
+   "1qnXSWbYt9S9CFfnpjVBRjB66jct6LAU_GzEM30PtSXgw4iNaRI0Y2MRIooGpMkrExfHizKNc8iSo8LQa9_c9LiUQpclGJ5fnb1z"
+   "ttmtFxYKBU2XTwxHXThc1ieqF7B-sM8RSAROse1F7D5ZDPQ8XQcu04AAYs1gHvK1TZZkwwEGMtHzBLr6D5N9p8Z2iRVnanT_swu4"
+   "Xxh3abRjyT5gBITCQtslcWtJQIedEj74NpQ",
    JWT_OK, NULL},
   /* no "client_id"; claims.client_id should read "client-7" */
   {"valid_azp",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwic2NvcGUiOiJmaWxlczpyZWFk"
    "IGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAxMSIsImF6cCI6ImNsaWVu"
-   "dC03In0.t7P4rdSI6-Z6AjBZmJwik1FcaQy0G8RMnlrfYv4HuwERdSCtfcBQ1zwYjxxmeVcg0vU8pIJ275SdM0Ip5azwZTBcGlNb"
-   "aI7L_dHJFMshfgFyLO64HAnHQEwsNPQ5OB0p5Uv03WHCCHQs-JSFrzmGx7VCwG38cLfk3toOl6Q8qyH7pZld6-pnuUwm337NVyDn"
-   "GhN6jNLPYSezLSqzwRFNJgC6NTZG5zXMX195vqluSI86Rf4Tcs1axCpmtDOaWxiNeJT5a-6x1hzMbf3bwMjfEnIG-TdrBGgbQqzo"
-   "sRJVKDSCNzK8g2P-ncioVp5QJI-lozt9HdnaYgs-3kZfodC1zQ",
+   "dC03In0.dvSf5-SFhvbVfloMSZSHdd1E1N_CAbh1Ct0E03RpMFBos7lbEaMMw_AVP531wPpElQsNLV2U3dbQ30KMm8d7jII71g5A"
+   "a35GD64YDFcIV92VQ2WXM70GNFHDo5nh4Uwv9nMROqQPaNCJOtdGNc5PsuQzqOKyq4GMLftxmmZI7f0PlORmg-aRcmXW3gYgXFp4"
+   "AwttB1HOk2HlMXfLTICiUP9RcgeelO-LDczQlmKbDJjpV8KHuibZkgrd6AQMPdQi18mbxMMBKzb56nB3sPPwVRDI5AxMcgrqHzH5"
+   "rZLfpNlVfJk8ikrX1jJqNGWENlb87Lo5a_iOE75ZCfXKJymo_A",
    JWT_OK, NULL},
   /* JV_ISSUER2 with its own key (JV_JWKS2) */
   {"valid_issuer2",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImFzMi1yc2EtMSJ9.eyJpc3MiOiJodHRwczovL290aGVyLWFzLnR"
    "lc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2l"
    "kIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDA"
-   "wMzYwMCwianRpIjoianYtMDEyIn0.MAiwfQhCT_67CUP2iVtFY25dXo-eLna_Zqax3MrnFxLxfdCtd8yfGd-0gnnScQNLWPmMONm"
-   "_HsdfG2bXV3OAjX4UfSStfcNIQSrdcMRqvt7YEJ0FxfRBpk3XvwHiHWBrfo7cxzTXu2VlitLhvmQR1M2Vem3yl6G2IAxF3SgkTzk"
-   "vCObMTwzUHIx4z--LvCInUbnw8JWQ4WKsUpK4jKxPTyf5SM1ly4ziq-p_n2i7pvgHASYwiMz8UfoFGNl4VpeR1DHiIDZokdQBLYE"
-   "6A3cMroBqW6acj-hMG5oZezAE2dMCsinBlBpJXNar_mGa9zfQZdA5MZp92mSHYamjxH84ig",
+   "wMzYwMCwianRpIjoianYtMDEyIn0.FJtUDyMS4ZNLEZT-xLrhhXUi_6a00DHWqLvl_VrkE6Uqg0XMhzOPOaMQXZk3aFgHZb-g3-t"
+   "MVg18ILhkQd3pymARHhUc2tO2fskYsu9QKgdYNbC59jVP9DexzUUpJ7bsl9V0iQ5Fidz583Fcxk6nGDtaifGUjDyiTBO1f5lv5x-"
+   "tzTfVKH0lcHK8bHfm0z_BIKVAgm1M_0F49_9R8hiSOCcint1buqoHDjGgywIL49awNdsYfcML7ZhGdrpYoUjb83Nv8ugbEHhqd1b"
+   "TpRKw3u0TaWkUlM5fLp5Cxs6lVyDFhXkotBKs_-FdstsOpWv-yj2qvDxb0ovZ8nWbJwrekA",
    JWT_OK, NULL},
   /* no kid: the verifier tries the keys that fit RS256 */
   {"valid_no_kid",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXI"
    "tNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZ"
-   "pbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEzIn0.Psx"
-   "KoR3AwE7n58EHfi0R3TWL2ySwTJCbnogu3ZY6kSrL8MZ_UNY7eGXXFoQ6IQTfiwSlKW8H7uokBO70Sypbq0AJUIiXAbnU91KohYQ"
-   "AJWbpz-QseLCj8qoItIB5GrzRfZISgzRerl3hETKCao23vGkp_UJDRLRSPDXDnx4ngXhV2heeiox4xgwqkiyQJ5uMMHLtDi1hdwG"
-   "lxtFzjwYscJi3zcRu175hQIO1MTYPX6oqYYCWmcA013BXVPCMCnGPvW3ga9L-i2BHCRo8xCFqDJMZH1Tgo-hA4_FXOb_kQL3VaZd"
-   "ZuzktZ7HZFbxDy_s83y3yTl9WkWT2fHLoJGWhhA",
+   "pbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEzIn0.Hnd"
+   "0TKU4yLs-D-NgIaZm8fyH5WfhDP0md3DVAPNv7T6G60yqBOb7ORo3RJGWd-orl-dNixVSKC-Kfqqns8auLsyuJPwKrYWqXisASmq"
+   "6iv9jx48i8wLzPo-oje60XL6ckXjbsi_vqPqMYu2hi73NP04SsJBBfldIygZlMDgm9mR2A4UX1Ae2MgfzGuCHtZ_sVSTjAh16Esw"
+   "0uuPqPwL1uPbWp9DtjilQ0r0ywOU7wKmanpBR1WxUHzZqV-pvlpqyYA-FKhCWaggcs0_qhrIW_DypevEJEBkQlJ7NBnwA3pjlOZz"
+   "wcjQWXsrv818IXztdTo6cpLGrUgee-o6DovNWjQ",
    JWT_OK, NULL},
   /* exp = JV_NOW-30: OK only because the test uses skew 60 */
   {"valid_exp_within_skew",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk0MDAsImV4cCI6MTc5OTk5OTk3MCwianRp"
-   "IjoianYtMDE0In0.qTQ5jdXlzIS_nWNlihgY6iP861K3wklFe9n8Bm1ciJw0JEZnbhpoKYQ41o3Roytr2DoXSWuDBsLlNkuLeDEP"
-   "r3oSu2XruGsk8psFlClMZglHf-UvyYMQIVBz8Mp2ErEerM40VwGE29F2w0WpxGfmKo1HOgYxUb6_iyAAXdmqjVuSv0-fkz5RQbPQ"
-   "Si6gTCVwHFxO1Bua-rJ92U0PEE8i68CNeSZlFAHk191Ui9RVY_93buB83T2ps6aPnbpzl348JZoNl2WDXxBwmjKukr_r33oCXShZ"
-   "4TTJXoFNOquiUVmWbFFJBo_5hkKajA8t0G6wRVdDSGyzh7Ir6_8uFzrFUw",
+   "IjoianYtMDE0In0.RnyAnmKXXtqEuQhh4OQ-jMbRKu1wo8IAi6gHtHKF-ErwWnMEEmqJmPmDp1tvuIR681-cCdKzdGniCDspFD8c"
+   "glubY3x4CqmNj5HgQK5g6qr3hslV_Y6lIpwBmXO3E-R_GBAHFzEZek_oui3AV3gzAmpLmgRLJfwiWaLdDYSqPH7oFRU1H90eoI-I"
+   "ynvKFNXSZAiGPh8GbrlE4exan0L2dG-VGLC9a1ddtA4MlQG5H-EEMWu59DcgfgneRA38qIY1Rw41bAtCoZO75prfrvTGK5vleiMr"
+   "jQ-tRFEweBzTwaJ9aSltC2P0AbBoPWfDH-vZ7rJ4vOz9BZu4TF3lAF7e1w",
    JWT_OK, NULL},
   /* nbf = JV_NOW+30: OK only because the test uses skew 60 */
   {"valid_nbf_within_skew",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDE1IiwibmJmIjoxODAwMDAwMDMwfQ.nf0onYbilCldMOVLjfXFvVxWaUosFz9ObqZJxchG-Qwi0eOBJf8tPehgq-HzS"
-   "9R29H2sHFGgSP6u8ljM-kESiRAxHCr-OsmzMx5nVVovKnm4AiCaG83MiFk0PIv0tNmtteUW-EdPKBM0ZOa27H0JaRfuM4-zMINap"
-   "FYPbZLfuYBKRlgvkXIXZQbJ74G36Xq5EdzWZfa8yxcnD1Bcno9LLLTjLPrknfNcy_8ob31vKHQ50sMhGyjaouWGu6daFuDylYL7R"
-   "cT9kI9w_a1ebaW4PnUI0YyAZR5rIjeI6Yg3XYdcYgxw32nLD4OULzNffRL4EQTpSIwA-PRIIvZNjnOZrw",
+   "IjoianYtMDE1IiwibmJmIjoxODAwMDAwMDMwfQ.aqL49IQ1Qwu8nQF4b7ovCpmtbQKRW-UHatLYDQPiqH04R-BG4ChFQ9AY6_J7e"
+   "sBo_rnjOyYKuQE8h2gTqp3sww5BCuV9kdg54Gl_0AitOv_oAwzCA9mxc_g8oTd1n_jlvyxF86TXSkuy0plm6zsOf4pN1kXL8RgCU"
+   "JkEKBb1aKW1P8mYZvFNNl-Ljs-YP2RxcRPRxJbCzQmfUzgURLmXAgCP19fHw2UGU-_JgHiCdmdxwHPtBqNzAu5F-bbT-uBqAFwrj"
+   "vybe4x9ItQVanlHgRuUAhsWdqZe_FtlIBxsv3ZjVN6EmryvQXx1_Mkt6WFv0e2RH8WsvS5EjbevMXfMmg",
    JWT_OK, NULL},
   /* alg "none", empty signature */
   {"alg_none",
@@ -222,331 +222,389 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDE3In0.sH3dQM4jy7vasz0fn7pcagYenHw00TrCflVi81CJeIw",
+   "IjoianYtMDE3In0.wEfFEmMBU_gly10xbu2ZJsM1KpekDmCHl4RIKnv5RZQ",
    JWT_ALG, NULL},
   /* HMAC with the JWKS's own oct key: symmetric algorithms are never accepted */
   {"hs256_with_oct_key",
    "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImhtYWMtMSJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDE4In0.HPnrnYxNvT28dJ2AHtQDHN8AbtOQdDf3rc6NTVo-CRk",
+   "pIjoianYtMDE4In0.KUIQw3eD7oZWGvOXFCwV1_Dyv2gB5t4lnMgiYINVJu0",
    JWT_ALG, NULL},
   /* kid names the P-256 key, which cannot verify RS256 */
   {"rs256_kid_ec_key",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDE5In0.SR3_aA2lmRYjvJFl1XQQ26ZFkd5hSMKrSxf41WnEZJyMs6EVgaiU0jQUjnHBNRlL1Oji5mIYf71ePeRNjsmDW"
-   "9QyKMeo2JlOrJ_k0HZKqSHg3y26WrEElOy-a5Z3c9lnxVP__RX0gPRSkVlYd_tsUiCERtCKrWzf2whg7KJwfbq7o0bmfGro5EsjM"
-   "PhFMmyUTrKlDQXQaR-Rn_X_SOp3pk8QlOYhTWVexWEhXVfGB3B63DdwMBWnzyN4tfhB_7aeBVCUgK5Jwhbq05n0FRHd1m0ltPL-O"
-   "xXiZqmuVoW-2QrRJttTsGTpj0HkHMtI4S8mIEVsfZIYooEiA1ZMsrpHBA",
+   "joianYtMDE5In0.YS7ti4mhHfXJtV08utPDXDPWSrTy7934AjUVA8uenOj2bzocm3-vH1I2sDyRbNWg9fNlAPHCgq96zED-zsz1q"
+   "he2lnHJjw8XX1cSzWUFuAneNh-QYAO_rlwVaS6FwjSar1mbSuebjmFMqLG7jMUIoYNolHaCXK0MhdevxszLHiyCtnBFGYW95Zvkr"
+   "3cLGgd5_gnxMjC65NesWQNLJr_Qc23vGi-JkvAvQcF5EdI0gGIFvGJslQmtt9HFN-iauKh9lFCdklg7PKIe5-woR_3dQv9t0MegZ"
+   "yponhm6vr3ihcWAXrsKfONuyt1VNAP0SrR-9KcMzQSw7ICmUcDgXM4I1A",
    JWT_NO_KEY, NULL},
   /* signed by ec-1, but kid names an RSA key */
   {"es256_kid_rsa_key",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIwIn0.mijE2qCT7otWpetLwLYVvzMS34wxMkrfG0X_0XikE0oku_NP8uEbETuzsEhiVy8WJVudpMwykoEM481VSYSf"
-   "yg",
+   "IjoianYtMDIwIn0.DiVzscMos-FrQkoQ4MUULQ2eHxrrzm73x5Ghh0pQJ0PjRL2puVr-ALqcHzmykYf8ypCdA7JhKQla-ao8j1UH"
+   "cg",
    JWT_NO_KEY, NULL},
   /* a PSS signature by rsa-1 under an RS256 header: the header's alg decides, so it fails */
   {"rs256_header_ps256_signature",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIxIn0.xc1pWL-etJtMmIr4wLdwZRm1DGMTxA5PmLW5V0N6KGwQyGWYjtVUfw_4jgHFUSprPkrBDT4t5YOhk8csmfYu"
-   "JqVwna9tmMDmBBEUIigdeW0em6IRlUUCwV9cs7CYYJSBWQ6AWA_74fux5IxOkrkvf-1BCAZCrW4JFgjiYR3FMtfIQNfX1n_yARAT"
-   "eBOvDJ1SgtpUp7r7CdXadsKbiyC1ESca0s6e0WKI_zsEKOKKoAnOJPqkRFEzrIRtJ-eehlLM4C7pKGkk4Euf13TI6nMpPCy7JIyz"
-   "39TRoqqv_XgUdNg8fv4ijWJI627IN9Gm0CcGOixlryO_ENydL9nZHK5Z9A",
+   "IjoianYtMDIxIn0.cs9Q4OIhnC3HYvFkJcdiWQkMx7AzR7e-h4MhJBen6tOBNJSXM2eD7aagqGno3bgZLrtpUpbx1iAo03zgIhCc"
+   "fRVBxZkROo24ccdbcxa4gw3bwGzoJE7qlR33174daliHVKwDdWiRJm9MPFYxk2DCldIpd7AZdhfnloAsyyzKVj3sbHKqsCwCe8hW"
+   "mmbhNyv19baGTb3YYGSvOkqvVBiiw3GZ9CTBSl78xxWaMH_50QtOTb1SQoqcAx9EDLKE9pJ8hTJ0DE1qUetdi48v9aN0TLo1ZHTn"
+   "lfYqaLKQ6O98_aFDNEZ2HFDE5MLa9iCIv_Dj25NvHPdJqx7Ekxny4dj67Q",
    JWT_SIGNATURE, NULL},
   /* ES256 needs P-256; ec-384 is P-384 (signed by ec-384 with ES384) */
   {"es256_kid_p384_key",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTM4NCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDIyIn0.-65akIbrLttlR7Vo4eaDJ_BjppjAEJ4Vt-GJOT8TsXXrrQXeVMzX7h8MNkjUBxuZmE2uRQLRAyWSE52elsK"
-   "sxNXMTB4oPzKMVRZT82isoaaV-SMWg25rYI91aYfkKAhr",
+   "pIjoianYtMDIyIn0.zToJeZuv6bpFV5Av-DN-3KB2uydzg2bpEHHISkTc63wuzVSf2_gqEcSOEDX3I41riXorcmdgDQw7d_Arb0O"
+   "49I1iQUV1gJ0zZKWTbTbr_4eOOKTqLgdf6dkCxnjxfS92",
    JWT_NO_KEY, NULL},
   {"rs256_signature_flipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIzIn0.jZIbvGI-afyL1RRwCzqVLeAkv9Ybs0Ub6iEic8Del4_5rMDezDv-jRhrSW_488ZljTCUHQjNvuOweoqEe061"
-   "N1UfHK281UlwZREnUbyLkljfJYbjwbBW0NcohJLiAQRt5_0ND90nETmLEkDAxNHbnHdfOjOj2jooGTx8bggd8ybhzibbw9kK3Om6"
-   "YHY72Ew6GBraslw9H97t91WGtpzoaC_lqeJEodTPlmEiT4wGX1wRaMXpVjIdBQ_jPGPSAljlmlzGfgvnGqQkDaTdShogKltJsnjc"
-   "6BmNIXI93ymI0DuUds40tP5EmcsTJP3jP3K5BgD1bVYbh315P87e2U74mw",
+   "IjoianYtMDIzIn0.A0BAIL168giqdTr7vSOvtfQm9vMWNks4gNC9otK5wh5IKNYC0jexlzGNAZMrbXIJKcjqZ1b9A6RjW-3Vfn9S"
+   "PMqBlNILA4t13Sppe1_qIflVoziHBLjZbwkpK4kKCzBiJFqwaic9VzlgI-3VkFyA_E02M1DhCVFdz2RSF8gO0Nw0HLRs_9KMFoZn"
+   "Jh3iWn-YiK0ET3EP-H8REpuxBGOl4l0INMLTjpdFI0r59TbsBX-I45N6nVTM01TuVRzsg6bDzZGz5po8-c8aAmdxwdsVxVumfN_U"
+   "Zv7CLn-9Oe1iJqBWCSo_JLm98GHASp7U9I7CqXvzsL9kpbeS58PF1RE-TQ",
    JWT_SIGNATURE, NULL},
   /* payload replaced after signing (sub "admin") */
   {"rs256_payload_altered",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6ImFkbWluIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVudC03"
    "Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6"
-   "Imp2LTAyNCJ9.jZIbvGI-afyL1RRwCzqVLeAkv9Ybs0Ub6iEic8Del4_5rMDezDv-jRhrSW_488ZljTCUHQjNvuOweoqEe061N1U"
-   "fHK281UlwZREnUbyLkljfJYbjwbBW0NcohJLiAQRt5_0ND90nETmLEkDAxNHbnHdfOjOj2jooGTx8bggd8ybgzibbw9kK3Om6YHY"
-   "72Ew6GBraslw9H97t91WGtpzoaC_lqeJEodTPlmEiT4wGX1wRaMXpVjIdBQ_jPGPSAljlmlzGfgvnGqQkDaTdShogKltJsnjc6Bm"
-   "NIXI93ymI0DuUds40tP5EmcsTJP3jP3K5BgD1bVYbh315P87e2U74mw",
+   "Imp2LTAyNCJ9.A0BAIL168giqdTr7vSOvtfQm9vMWNks4gNC9otK5wh5IKNYC0jexlzGNAZMrbXIJKcjqZ1b9A6RjW-3Vfn9SPMq"
+   "BlNILA4t13Sppe1_qIflVoziHBLjZbwkpK4kKCzBiJFqwaic9VzlgI-3VkFyA_E02M1DhCVFdz2RSF8gO0Nw1HLRs_9KMFoZnJh3"
+   "iWn-YiK0ET3EP-H8REpuxBGOl4l0INMLTjpdFI0r59TbsBX-I45N6nVTM01TuVRzsg6bDzZGz5po8-c8aAmdxwdsVxVumfN_UZv7"
+   "CLn-9Oe1iJqBWCSo_JLm98GHASp7U9I7CqXvzsL9kpbeS58PF1RE-TQ",
    JWT_SIGNATURE, NULL},
   {"eddsa_signature_flipped",
    "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVkLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDI1In0.vBNIRqIQMmLY9uUOy_dx9x9FH_TFm7xBqAE9zA_Zx8iO4eQbSqgCLgJ_nB0vALa-fYrhMypHJ2omPDQhfg5TB"
+   "joianYtMDI1In0.hkP2AbGvaBh5wNyv0xLeibXka7WaEV3UJrQzTFqg6304TDgOgiu9f0obOCu1gGX1yuZ-jMn0JwE3j9DhU_NjC"
    "Q",
    JWT_SIGNATURE, NULL},
   {"es256_signature_flipped",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDI2In0.IZ5DTGODf-tZfAa9qvEtKpuOR0RkBAXLrkf4lLGHmcCwNxD5D_xSuKOxtfX5e-pK5sHL7T9KyzyW0bZZeoNbz"
-   "w",
+   "joianYtMDI2In0.FYzFB6Pn77G2bynChHzMnGBt3m0RiXPE5JLYJjhJJHe0efgJkUPX9ZwaHOw3XNOujWfSNmSYtPHTgANXceru3"
+   "A",
    JWT_SIGNATURE, NULL},
   /* signed by a key in no JWKS, claiming kid rsa-1 */
   {"rs256_rogue_key_kid_rsa1",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDI3In0.eHtcTqetUXLb9iQY-TeomweVSL0GgHlFwwM0RsyGJrpGDsAlh3inHNENF8yo1reR2gena5rjIfarmFxof3wu"
-   "F2mWjx0eobSygR8z2xXsM_lOEizmGRal75gyyayOiX8VEwgu4TsxXbLM-v7hs_EhexZfTfb2bsXxRmmCUbi83mBYdzEnrioY3EgB"
-   "f7ihcFvSJLK2sVmka1dsXD2rXIOPDnFPotKvHg-i_3yhG8wAqCuzZFmc8kjHq1kj2r5T3gabQZUZhHFtC3Emdq5iQNOgh0EevetP"
-   "hWc4525SGkEBK9yPGio7qsKoHDQJ9nTEHTOJglaw15BydD7mC5EZhLl8HQ",
+   "IjoianYtMDI3In0.VMMgVQU3QOfxwDz5uhAlasked4Na3eMN_fhvUuKeDqGHNa0I2MAONP9Y8qrRDOeMuippWcE8oHpDtN7tnAPg"
+   "_QzBzPkdz3dv10vhp4HyI9YkZ8wVzNpOjBto0dE1-91s2rN3xiNoPFqPo2xAM_U7a6BvSfkBLthpr1q6E9TPWpOcttBPGl6hvbR4"
+   "XXFluotSWs42xMYfwUu6nkBMr2v4BjW1BmpGHfDvrvbPR53V2j9gGM0dE4RW7HlJ1JSA57pzPFcy8hDUBpCzOGyLRfQas7HEoyMe"
+   "c_mifZxYWfGCCuFxyswjsT4xNQBPa8GgLaOlyPydyzooWRI4U2jQSR3XNg",
    JWT_SIGNATURE, NULL},
   /* validly signed by the 1024-bit key, but that key is skipped when the JWKS is parsed, so its kid is unknown */
   {"kid_rsa_weak_skipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS13ZWFrIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhh"
    "bXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xp"
    "ZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwi"
-   "anRpIjoianYtMDI4In0.T9Ezr-SsAIupR7gesXWj-NZdCD9yJMCkc31f7WQytqFFhjSXNmW90rTdHlQTVRTBXYkrxzg9cFe4KkiV"
-   "c71LTx1Rt-xm5juXIJtK2xP2jm4VljqR6qoY8kSGPS_xSZQhmsuO39uuSM6F8hHzXHTzy5BasF2r35Lwi_YhP5Av37I",
+   "anRpIjoianYtMDI4In0.DtNQyg00CNS-8MQNsaCMts2cjqwxL7j8foHSCc95dRnvntqNlB5Ff46aBC_2sJDgpaViLUkiZbjvZwJq"
+   "FavWgLn2gbAtnEsuyex_LVf7QU3K3J2-Szu35WSQOeIyAf3ye889Xmeg4hSxs9dmJBalcwp3oVsFaSeVTH5wXL4i5c0",
    JWT_UNKNOWN_KID, NULL},
   /* validly signed by the "use":"enc" key, which is skipped when the JWKS is parsed, so its kid is unknown */
   {"kid_rsa_enc_skipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1lbmMifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDI5In0.V_gwsdvr2JpHpMZ2y5jGPEQNNHqsjwW2WzAKEhROe0aZHDOv5Wuqja-RYoIO5W4DhqANxenxWHt3hqmb3"
-   "iZfLX22Y-NIRA_34F_-tdM_E9TIdnn0KMg3S-4AZU-ApZWzOGW1X06atPOlK_wq1pxVnsbvDiCJpGap8rXSLgYbZcODyYizeR39s"
-   "WRNEIG7emWxmqjTD5G820ZJrQQL5zO-S3Za82BcOgpurm730aV9A4t5Atk1ywGvjvVYLzK82fy3n2uejEQPZlNr1O7Fz-4x2gQw3"
-   "m2jbyLn5sERCm_qI2Mt6Sqb4TIx1xg8wo-I1dmWaVeW3szzgVFoqpg9e5_RBQ",
+   "nRpIjoianYtMDI5In0.ZKzIFA4KC65FVrUZ7mlcasoILRWyxa4xKQH5HYn5J_ZTpBRKPAmryVQx4iOgaC5UoO_O9KmhXpwypjMiP"
+   "uXphPC6zws-yTFeq9ze2Zw-9M9re0RoPygbCW0_2RFTUlnoz5F202Wux1TsBbM-Am99zBo7Xmvwl8Ze3y6I8-puvbJVpPtyzyNhH"
+   "zawfPN-Rmj2jSubc404sownvgBGE7gGjSG4Jcc00cUmXzAgyqWXTIEmF8sjD2Ji23o-BHBKthaVRA1CzdWPabWsxW2QABOOfUFIT"
+   "03OKKt-KpDeGXetNZibJGfc2HEydbJkH9s9anOL5eqJhsfx3EfQx_5NSAlRWQ",
    JWT_UNKNOWN_KID, NULL},
   /* rsa-new is not in JV_JWKS (refetch the keys) */
   {"kid_rsa_new_before_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1uZXcifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDMwIn0.JtkKICgrT4SkcavoKygF_ZZNOMR9BksCM5-wrRCuA8oDaV2xn6LTMufKlOE0UaJg-s8OImP4wn4lOV68l"
-   "lp333MdE-wP8frG5FYbd_FjqZofYMFwLnUq1pW-4reo2JYEFQ4MWkaCkNW4Hjyj4WahGwudZ7DBHje6YiQ7p5S7xzPGphQ1iwCPH"
-   "K76PDih96FquWFtoAmpaIIJCy2iyz6BhHmwZc5KWRtKW63n0m82MQCRsujC9QrB3fdXMcacWDyrgNsB4qWDENuvHsaCDqGCTjnlK"
-   "GWuVrH9U1HqdC3er3CaJ5gEORoLTZqAIv-nonGULxvSC4uX67xisnnaRXvYSw",
+   "nRpIjoianYtMDMwIn0.IjVxn_ss0vQtAlIaBvH3WxHqKSPYjuhfjm_UglAA7ZpcNt-Xa3diu45wbW_BVhTUKiaSZeiwfU2yKQqFM"
+   "i7K50s0PXO9A0H4XAw93HH_MiYwMy9W3_wigg6lq9I_F_5sBul8jo8UyQECFc7M4Dj2gmIFG9sntQefbEq7CsXrgCbROJlHB8NmH"
+   "-7vOYrigfLpVtDPEXoX-TjfS2enseKnBTBkQ1dGb_r1TXLkOQpdlBFLe5OLdQo8tAElMjuRiqm_lLa_cxiA2qBE6_Hu4vJfhuTH_"
+   "J6go81DF2C8i6Ewy3ZK90H_-uP0tDwDcSdCTUH2y-tVsKgRvwKmbNhQHf4A7w",
    JWT_UNKNOWN_KID, NULL},
   /* the same token, with the rotated key set */
   {"kid_rsa_new_after_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1uZXcifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDMwIn0.JtkKICgrT4SkcavoKygF_ZZNOMR9BksCM5-wrRCuA8oDaV2xn6LTMufKlOE0UaJg-s8OImP4wn4lOV68l"
-   "lp333MdE-wP8frG5FYbd_FjqZofYMFwLnUq1pW-4reo2JYEFQ4MWkaCkNW4Hjyj4WahGwudZ7DBHje6YiQ7p5S7xzPGphQ1iwCPH"
-   "K76PDih96FquWFtoAmpaIIJCy2iyz6BhHmwZc5KWRtKW63n0m82MQCRsujC9QrB3fdXMcacWDyrgNsB4qWDENuvHsaCDqGCTjnlK"
-   "GWuVrH9U1HqdC3er3CaJ5gEORoLTZqAIv-nonGULxvSC4uX67xisnnaRXvYSw",
+   "nRpIjoianYtMDMwIn0.IjVxn_ss0vQtAlIaBvH3WxHqKSPYjuhfjm_UglAA7ZpcNt-Xa3diu45wbW_BVhTUKiaSZeiwfU2yKQqFM"
+   "i7K50s0PXO9A0H4XAw93HH_MiYwMy9W3_wigg6lq9I_F_5sBul8jo8UyQECFc7M4Dj2gmIFG9sntQefbEq7CsXrgCbROJlHB8NmH"
+   "-7vOYrigfLpVtDPEXoX-TjfS2enseKnBTBkQ1dGb_r1TXLkOQpdlBFLe5OLdQo8tAElMjuRiqm_lLa_cxiA2qBE6_Hu4vJfhuTH_"
+   "J6go81DF2C8i6Ewy3ZK90H_-uP0tDwDcSdCTUH2y-tVsKgRvwKmbNhQHf4A7w",
    JWT_OK, JV_JWKS_ROTATED},
   /* the old key is still published */
   {"old_rsa1_after_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDMxIn0.q5Yqp06zKjMHBne3IM5eYwbOXIlh9HTRvA5xos5joolFhjT5ZEaaDz2m9Beaqw0MlzKJsWV-lxPw3xozCmu3"
-   "vsrozz_Kssjz5P5KstgB4l4sghjNwYuNVBa_BNIcrmBJ0LwvY31xBu3PAUbpp8TuocB5KnhMwMKZcE5p4l3hYRZmbuL8ide6GGZQ"
-   "H9hHCOtMvBXNSNRmgvzxoibfEslNHnY2NMUXCUJArQ1F_QtCahr7hYwNQfTebljhC14w7Mtgih9QjJWG4cQp9-MmEuk3Ur0uQBtU"
-   "n47JPppjvVzx0K09ZmnhDWurE7rEM5qFodtGWjiGoFRD7kdXtzM2-mus0w",
+   "IjoianYtMDMxIn0.UN0w8SKqPAGU1pdutnDMVFsNvfzSWYHTGqK1A3aTgMs0RAPbZKFoVCv1xU5cBgu0KsZA3bV2-DDfRToQbPl8"
+   "aouM5BHQxGJXDzPyfQMSd-i_oycoqba0Qe1hSh9Fk8P34u1p2CXc2qSdaQXUp9zGO8zDCwv2cgSLyip9I8J-PCMhrxvYf12ebEjr"
+   "9jK0inJdpG1-jjNM_sYyZQQmPLwCekXu_gGsFW-aPpfxKCsiaADcsIM47v6aDtYLxLIE-89KbyAwkULnOZzydqr5o9acCytR44ML"
+   "hMe05M3lcsvNhH4aA1OkFGV9CC9XZYRe9DAxNjY9VVlfjTFmidPpULK0IA",
    JWT_OK, JV_JWKS_ROTATED},
   {"iss_wrong",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2V2aWwuZXhhbXBsZSIs"
    "InN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDMyIn0.vdOhmXaMWvuX43frzuymKgZlwyAKrvrW9C-mghL1cNHCXQJG9uwfJ500qiz6sSReDtm8OXk8lQYKBmCHvLsHporJ"
-   "3KNgVN10OiXybWtETtlUyGkoThLNFTQ9ivEJaHLrTDxQiqLS421jTkM2tHmyc7uIh7fDq-SIr33jhZWhS5G7-u4-U5dk8CGZw45-"
-   "J14nnBtXZvon-mgMh0yQfnNc6PwDhmLXGp8HwTsACQmdOOQVupvhn0osvk8s7qSb-mNlA-gTMF9LZjFEZnxw1msyokgVv49spSaN"
-   "aC53OErSIxz7TEDVRqv_79wW4uZtzG_5afTSAowBUMhOyIgyc8p6XQ",
+   "anYtMDMyIn0.fKf0dpcXR84A6gyKOwlnbAVd8RTg8l1w2NS9a_IeT4a-FFYPl6c_I3gS6jQrhR5ZUlbdEY2d872iuChpxoOYyG51"
+   "I4Slj-56uRJ7kXvgLVYl_TwlW2Whl5BhxrZrL9P0qJbedKvp2R-RM1eNX6j1a9DzBeGaYSI8xLrM487814rPEc45dJJCiflAE3u_"
+   "QM4dXxlOaHppSBSCWrknKyHgQuvCNzLe64TZvJr4pB8v5vHJ_yP1OOc1TcAmlSRZmVFqWqYvstAtPf6kT5ivApUwL8qrOpbeAwje"
+   "G9hw7AjaWAKqofwEWAenwlCJmdXXtjnj9-LbyjLvti4LL2h7SrW_eA",
    JWT_ISSUER, NULL},
   {"iss_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6"
    "Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndy"
-   "aXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzMyJ9.Xuq9X6YKEGCLv1zn2AhzulYTZw-"
-   "WGELBzenxYwHDZb3wO-K8eT8WK-LqGbjn-ppj6l04gSCuNthdhYFpLVf-kk-ODC6UHJdnkXtWRKQWFnkfc1lS4Ehb98KXQLA2xLw"
-   "lN8r6hFzXxGrON5AQ3sd7TsMk19czHrHLWtkIO_RUvyN4E3gc4SDHP30biBzUroRkwNOnIvhQf9qXxPtuA7FBgp_TGxiXx0G_mYk"
-   "tkdqGFg8P1ijbnHIFw-8TcQj_4S7bF55Tux34st3EJYKrhda3zS-7MdczW5_d4hdhq9uDJcY68ccz2E2OTETJV9dMksaYX-Xv7LC"
-   "BjuV21nl0aLg02A",
+   "aXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzMyJ9.rbVUzGTEQs8PodNdqSDyRiIt5QX"
+   "TxVez1weYVz-Wxf0BWL022oImvTcxTxY2Tj1SQ7oKDykCfCMJWnfdLnOUInWkJYW79lkIIOKFNZhNU3NJAoSiR6sgy3IHxYdnpdd"
+   "qAzy5LDpgidvTKji1kInTqUoQ_ustdr7sWqG_RtBkMxnHrzak3mapqVyuKampPeRK1QZN-Iw9qXmL8bCL07agjOG4YfUbDFwlV8U"
+   "5hrSmpXI3K-46Ic3aO8jL6Ai6ql71zpT7SKPFlXamTu6UvmOt85HD-gdUZvn6m_kis9wYytPGHD00YFApbCLN6YMyIVboFvTd7HN"
+   "MMe-q3OA3A4tUFA",
    JWT_ISSUER, NULL},
   /* claims JV_ISSUER2, whose keys (JV_JWKS2) have no kid rsa-1: keys are per issuer */
   {"iss2_signed_by_issuer1_key",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL290aGVyLWFzLnRlc3Qu"
    "ZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoi"
    "Y2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYw"
-   "MCwianRpIjoianYtMDM0In0.jqbKUIWY6oeF9XWCH8w0x9lZA3zT8ejs24UJzoyxNZ5zTmPfoY20SE8j2Yl3PYdDPeILD80sjPKl"
-   "9L9ze3CYUzJ1uQaf_au3qpx7gGRQULzkgCb-PlIfZ4jcZYL14HoAFRYXuGZdZDb_aKO4ybSDiW1roJeiuzxsBsEQlBprJmVFxulJ"
-   "7ezWTRiLBdLBbY6tb6yF8eosnxU9J3KHuraH4QaILYde4xamgcTCUu_ffu4ZxnAACEpFjanpEtPmdQIX84a4qY-hkKJC74agFXMF"
-   "A0eA4JA_9BM1veBn6PjFb1-LyHMyQdtmhx4HJ0uFxv4U7Q2knVoXFz2pI0KLCuv-9Q",
+   "MCwianRpIjoianYtMDM0In0.RJKysGFobuWJGDBAO82w62rxy28PssszFs9X7cN5FHR21-hgNXH7xpUCmjURtq9h0v_Us2rSNpJ2"
+   "Vq5YdbRyZGNzBMjx4VORO-x2nfWta_Al-BUeLE4gOPLhA3090XVBhDfBvjjwlAeA7SU9LYlRYFjxcmgpzXGwuvtbq6KEbkuzWLUC"
+   "87F8-1sx0PU7HJQPn9s4RgBQtfNKkuN4EOBBOmThB2_6mxl41GmSP6ztSJMuvqCtCaa1KbYB-HsW149Kk78W6dkvcO8EeUS_KLnk"
+   "lqNev2mtS2kkB9kVqiNzncEFAn3MlyYfuZqroZFRYsYS5kLrmV2Et-MCHIma_CSb2g",
    JWT_UNKNOWN_KID, NULL},
   {"aud_other_resource",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL290aGVyLmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDM1In0.CqDuGukREwgkSfiWz0oYOS_LPh_sh73zNWSVNu22gv0VXCTZoT1ZkPis3frpRqYWbDEdVvxHAQy8jCavr0_MR8H2"
-   "LDiFW_jw2s7flOAjmVnwdNXRAeURlYW1IRPDWLGjgwTDn7hnyOjxGdJu_Tp9uXExg0CYLMpuBYjRI5ltcK3812W8XM58tUD_54Xy"
-   "koRsQgErdnibg15QQhZmfvcw-Pe1CpJp5jBWpcBfYKXkgG20hU6t8GBsiCcMJHUCEqntQ1rJwLUqQdqme5xXtAuZ63jPZl41fd5K"
-   "fKQlp0W3eD-80SOYLl4U4LmTZlog-t90sxLJQVIfm_CpyKdFKizhWA",
+   "anYtMDM1In0.E92Fs_L-_joQCkLr5jkk9OfmsZfr_VrK_qwug0T_1CWFYrB2zID1HziGjvs2rnSWee4UiPe0JhO_QZPKMX3iFph8"
+   "zjuyKSpQ-y5fiDVU5pEVHa_BCBL283ndczpt33xPcpBbqdSDUFAa1oph3RkhuHrs1BeRQjBXUnmxDlFDWRWaU7L9UiJ3vNK2C9Qt"
+   "WeMjter2ZeXVo-dBOVMUxthAgHuMoseHShYoCSys17Sjl9OMFfGa7v7p5sLLYHOhKSXAM8sB_CHHDjcX-abL-yLj7rs8eoyqAZIF"
+   "ir7-QlKP6mJtni-JTMYdqjTHpq-GqTEc8zhQ4rK8T_D1nHDNA9ep5A",
    JWT_AUDIENCE, NULL},
   {"aud_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJjbGllbnRfaWQiOiJjbGllbnQtNyIsInNjb3BlIjoiZmlsZXM6cmVhZCBmaWxlczp3cml0ZSIs"
-   "ImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAwLCJqdGkiOiJqdi0wMzYifQ.b3m3Mbli2hAoxv0Q9ogA4MFK7XL2Uy0PY"
-   "v08YSp2-44Km43zH3UKgrQGG7RmsJC4ig1TvYAps8YrvBRnqqZ2qyI9_pn9ilPs80xi7fhbsGJohVvvXAIhWECHo7vflcnGR5uv9"
-   "ZdJEU_ByNs5cDQYkkSVmojs_mQIyJfhYEnizBJz0a9_-El7e5VnMLRUxB_gbrPwj3YmktYed01TOkiwJO1ld-mI1ETlUtvsbOYOf"
-   "cazdlXII5HWcfkgkCbsJs2_2_VnjedIHBf5STRIi3foWRa8kUJNLhlhic4krkEVii84NeNVdjj-gE9rfpIxhyaMnTOPYTcliHAWO"
-   "gMM-R2A4A",
+   "ImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAwLCJqdGkiOiJqdi0wMzYifQ.AhhfFvVuOpA7NVAvAH2ChCxVmVEjc-2S7"
+   "f8yM_qmqXLqINEZ752Nv2JRo-JZ2l1OU574IGoC9potMDYss5b9Z4aMJGApF3tqmciMC2Cs7ixgEx3w4UzRbjkj70GDZYS5Uyxwv"
+   "SZMdw3tbhp6Tnzy3zkZ9nQTQf9xA0Ap71VQClFiAI2gWxi1-B3nVkSD0hhNgtHygfkskpMwHqLmio18mi3vKjTnUTRNXA_EOrYPo"
+   "_XGklZaKvlyPI2Tf-2Agthdix-D6hTaNpkQt_FW0BSz-rTlKe8fj-LJ-MfCe25r1gyUr6Ibe8ZmzzH7QGGFPKdaikAisV3VfOj2K"
+   "RAoPZvHkw",
    JWT_AUDIENCE, NULL},
   {"aud_array_without_ours",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOlsiaHR0cHM6Ly94LmV4YW1wbGUiLCJodHRwczovL290aGVyLmV4YW1wbGUvbWNwIl0s"
    "ImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJl"
-   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzNyJ9.Xt701naVczOyO4vXVjTuljPI6ziRitZhRXXyLz3n5uCZkTP7cGpLN2B_fzc"
-   "QOdCTo_QbGSPEE9BZIRcG83lGyLjhzx0lbSAp7YCZCPGCXRfITrNi5Z6rpTK-jerjveCeN9c-Sk6l6_wRP0SvSe5_ChYJgfOGzny"
-   "_nSF2pE47MqxXjxVHxHvhpZUwUntkAH_xM17aurhGRcUXUPhxPpSfKFonxmvuktXQ5iPiP1FMo853mDFh9OdBtXEwLKFjZa6EEGl"
-   "TnRgE96ZukOoE8AF4MhTmPTok21aSHwNTLAQ0NxOPWaKDguk5ZYqBGbLXvVxR04F6iXxjF3ysMTtn6MjeSg",
+   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzNyJ9.WRFjaQcutco7VDu1cr7RBpBj4LXk3iCQa73KeD4OPMCocXOwzw97ab3S-jM"
+   "peZL8Bx2wXnFhI6hrTJ4Ti-5IvGV5jGHjKcOA0A8fngvQ2d_lBeNv5y_u43s1zB-PhUOBi2mRJhkwi6EvymZTHV0D1cmKl2bN_VZ"
+   "77rBhdSAmZctJGzlralMyQghaQ4RNkV9fn90l6AI5oypaYaJNv22gZY9qKSbtUgDt3b1IVRgGzlpeRNfojH3HjJmF9q6N2Slo76l"
+   "GvXK8I5C6j50z6HI7mioJ4xMyaA7XzonaS3-lOsUCBDYsZS_RzduDJPs2I6uZqIxFYYrZ7SGvQw5BC_1K2A",
    JWT_AUDIENCE, NULL},
   /* our audience is a prefix of it: exact match only */
   {"aud_prefix_extension",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwL2V2aWwiLCJjbGllbnRfaWQiOiJj"
    "bGllbnQtNyIsInNjb3BlIjoiZmlsZXM6cmVhZCBmaWxlczp3cml0ZSIsImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAw"
-   "LCJqdGkiOiJqdi0wMzgifQ.ELmQr1CvTahuAmxsFEh75kcM7OhbgABGEq2NZJ7ngzDn7jCf2ZwwRwNx4koN38tVGp9qC6hFuYjWI"
-   "z2XJEC1YnybXvMki2E0ltD6D9LUg9zp5MWaGMjKFsoHogYhI0yOr6LnJmKPND_2Qf3HXvV7Zjb3rQzD6OR8mZQkFFsVN6AVh5ln8"
-   "7RAs34JvHHTOwm1rCihhkX0_0lL8Ng_sXvB-ncsv0Mw4IMrY1DsM2Yiia6xuB6gpBX9HR_JAb5IVLRXp7gH7_lKZ9ucPUxK46FaP"
-   "oruhdi221TQNd5LDAt7k0UvVWI1soZZj14YZ7Xn3Sm1RBG9mtNaleTkNCXmaT-ibw",
+   "LCJqdGkiOiJqdi0wMzgifQ.BRk1Fh6-uLM4F3_xctjx_Y1mZdXWjPlZxMo1hU60F2DscirUNjnsfPy3RxAkuzLtbMncdqr7ZK3-k"
+   "lF631slqElE55FZruJ0wlk1H8hzRz2xSIBFa11J6qmS0EWSjVG9OhLmJ1cuOO8OabkNNS6jj8lqG_GHViS-3dRsSkJqWtir1Jt2p"
+   "uEFZxdWCTgdUb4WlOQ_8hrBf6D1pTyVqcYHnDg-lxezTrHYj79ratF6x3nL1u7bLwXHm-S7ZUkuXHzmOe1y9Yv2Iibn9rEqcDwCG"
+   "8mUkkGdzyFw5Js0BRfaZnjrtBHMF9laiEUqme8-VeXSlxSoP0vK2u02Y_SFrp0LlQ",
    JWT_AUDIENCE, NULL},
   {"exp_past",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTI4MDAsImV4cCI6MTc5OTk5NjQwMCwianRp"
-   "IjoianYtMDM5In0.EdSfWR5AQR46m5oQwjKqom4OwvjXKpCAUCgrQrCijzqncwjUEj3zLH0VhR_Nl4D31f3CW1zBJHXhPiYzbQnp"
-   "VU5UkFrLar4x1Y9LjTKFmD-CA3x21PDYv-qdFL-WxUf7C-R5XOsi0cZcaHCeP-1kscvtEycr_cAamA__DhcpkzjqUOYKP-wxogao"
-   "dC8gOqoux_oPRUwewpgU_ZTj4JqjGVUGirM2kwuugPeAFGHl-PotYo6ndLn3fNlJFWlSr_WTMpapna-cLjMcg8C6FVTVncECm1lP"
-   "4RaWUxvKdFUAZ_wj_a1SX38Y73v_rtRkGJ6HOND50gghOX0eND8LWt6oXg",
+   "IjoianYtMDM5In0.YaCDuGH27pkgCdBav8jC5IOls3JCY8Ya4ihuIvH35frXkh7cQDotPtoPhGNymbmIqJNORSOFMD6Tlza-kHTC"
+   "vVGPbjQm9tPIy0N-GeMHNzkPqcXhd_V7a4u_VgVc2o1v0yEMlpzj_qUbRY9soSiu3FEfApHvRtZHbhMD-URPL1ImqVW8J8qeF3TM"
+   "dTYNVU20j1dQx9MJkRMfyfDFeShr-kTkzqjUiY4ZB5uKE2sowMXtQcchvwAs9CKO8E8tXeRgDs9U6hQEN3NkOEYwKySdsWM4JGch"
+   "8wtUASzrWFLEJYV9PdlcBFMlvDo1cipGvvUG217quxc-deduMKn9mHzZIw",
    JWT_EXPIRED, NULL},
   /* RFC 9068 requires exp */
   {"exp_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
-   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImp0aSI6Imp2LTA0MCJ9.YHJp3Er"
-   "INop5qvdXbIfhu-mDOSkhrwDHoCTo81ucDwMbRIc2RVrYohQxhzIRamSoY-_DOFJE9qPBxtkudNJHZV8K4yWUwaNaGSEF5zGlC_R"
-   "CB_a6kYWUgU2DA8JceiEdDJ_3yjdgtMarTvyKKsDrVK96htxndZSEgFrEBY8xdMO5qTobqQMtI44fg21KNEig-0vir4-VB-jAb0M"
-   "pvkHG7r5tuTprsx2W0sb4OVVumF6YvF6SDgOqM_JvZuURV6hAEABcGrl5KNXMYI9q6XeS6EDP2T0WyXz3deSPhtR4O9oagJFzSv4"
-   "QyD-41Jdqif4jdlaud4pGRpbqPouG-GiZ9A",
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImp0aSI6Imp2LTA0MCJ9.AP24we5"
+   "2E6FZJt-V29q6-c7g00VlQBEQrffdRi_CdE89k4U3EyrE31E-KSHDYdEVr1-haPf4DVo7ztxYNM-iidUr-EknlKzfGcVzuWV1FEH"
+   "ql0wgoioSp8o0TUkHK8ARH6M_VPRgUqzJCOxwQoFUTH7Fp2HGraauaxvtzHXGN1_e6EPZ8HCLnF_x0i5oS6HZwdaNTL9B11iafk9"
+   "gdocl8GZy9svxrFw_DI9b83n29vU3EtXXAMoxGzJBptb4YYFOtj0-kDtwAQHqa0rPpbMIJEgoEYDQACTNRQ0yUvKIGnXSIRxZadY"
+   "tOB9SM9FqvHqPYF42OptQHsoHKdP6oDaQRw",
    JWT_EXPIRED, NULL},
   /* exp is a string, not a NumericDate: treated as exp missing (JWT_EXPIRED); JWT_MALFORMED would be defensible too */
   {"exp_string",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6IjE5MDAwMDAwMDAiLCJq"
-   "dGkiOiJqdi0wNDEifQ.kjM39jQ0blnKkwHnzQizUMiUhYAxnict_kY3w0NTc2TJ0TLH1n7EqWQ2sDo22hR0N1gjAniDGXlmyxw38"
-   "SS9A-xou45NY81mf6ChMHZLIkV-VMeJxeKVQLWb_FNG3s_-Cyqq4rmOYotgTL0U6oK4pV9DfgZGmljYG0OZqx635PM4g1OwUoiGC"
-   "E5Ah2oRgpu2YC3joPprSk9nIDovmC-T1riJPbRR7Soq2UV84-6WCxGgHPEhUmykeYrVF9VejZ4KQdDDFSJaozbrzbk84L9Hq0lZO"
-   "1pb07_MXeIy6jE0zsdzg0_FlTjwYUWI2IayUTY1iSQ8FJdYukF5SEsV52cwvA",
+   "dGkiOiJqdi0wNDEifQ.IJXey9Kk4FMqBUHNjG4-ikYo1_jPs3e-OcLy5sO3Q5Bwz6BIVTVh5QBnClQSBjdlmQ83pbRn7msgOO_9n"
+   "iXuEpDO_lWcF_tn_KIxcV6Lm5VDdlE5D_2g4k7TTpo7CH1BE6jGj9HfFvCejuOOP0g79akoh_AiQdtBy6uQHivYZg-gRiZceNmM6"
+   "g6WVypIdXQmyaEr0nZCnnv6nBNXTb16DmKcUyMBw9hpej2kG7wpJSeiTZQtN60NFEwu302fNpdESVI9HZvqeRzEX-D_swN6QLuTy"
+   "yunpTqPx6xrZk6ukaY9BbQqsQTxeyeY86rlAxhVFrREPwsQbPXdUkjV8Wqsfg",
    JWT_EXPIRED, NULL},
   {"nbf_future",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwNzIwMCwianRp"
-   "IjoianYtMDQyIiwibmJmIjoxODAwMDAzNjAwfQ.B6jBD2GKCdKrZnwNPzSAVzFjan3qCNlcFkW6Xf_ciMgBGbnSkBAGepSD1Jffy"
-   "f1ozZHRN090bq9Hvgmqrh1plvKxz7mQeMw0TidJoP8ubQ2BFWZ5wGj3__21HzkV2S_ewlp-kJMvcvD6ZcBl4QvUmFN4ofy3W5_X6"
-   "n5tXoCR_ApTvBXo6Tp7BYQkMhFwOE4NQNGh4y4LMshUm98TNuFSymhn3DnBgotqbQboZApOtRZUBthRILymO3zKEsHM7wjtWLOsj"
-   "csVkkPE-9S4mYCJlyfXTTJ_9bnKrP63PefAvctbivdlLVwH-gA7hGBQRKmde1MAuuANjKCxp8LhldXXog",
+   "IjoianYtMDQyIiwibmJmIjoxODAwMDAzNjAwfQ.PUJWIjHsEqnjVbEwElpnmij01m6LXEOs9o7SZJD-U5yPGW0omUm6QM7ZBp7jO"
+   "KWoORdApnOMtcdi6NRPYl_xyBZZkg2R2ZvnmNWvvFBk-14alwaasXYVBRqzNuOGTDatKNWWzKxW4FzDg7Frv_UG0qRIoz6nXG2nU"
+   "XJMf8oy6XDBC9mjr_5JQLIU0fnSSoKNmpi4PTJmaZEkij-w38flPd3OB31hr8hwMafeE06I2HOkgcgxlhVxJqGTnhsjpnJzosWP-"
+   "3KNBurF1m6V_CJVRSvAtVcQxYvzAvLBxiQQ1D1Cg4c_KkdnxYsYjvxImMfcW3Fu--CPvLoBfMC6yGWfnA",
    JWT_NOT_YET, NULL},
   {"iat_future",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE4MDAwMDM2MDAsImV4cCI6MTgwMDAwNzIwMCwianRp"
-   "IjoianYtMDQzIn0.PV-Y-EuCCC7TWDqjh-_TD5PSbnUOnt7RT2Tss9r3go-e0wNerxe47vktk-Peh3gwUoNE-AQIxpYBcSPDipaC"
-   "werNDhBJwxkdEFKXWtcU4_uMlcdVw9wv3W9EYID6-2qSNFnB78rP6qoy7oU_IpGvaIb2P9pDp7ownqsLeOePBn36SnWpDzaYfkSi"
-   "iCzrd0m_JD0MGsoxyghlhjRHEKsNAQRjx81h2vHhw6zCFBrWoHGrjwppBzxgALueOUo9dGxLrklv7rv6jdpLaFKKl7yPZHjNU0LJ"
-   "fLmsIgBnoLDipSwPCT5B5BibZmQVQnhMxeuiuI5QlWD7eLwwVg9Wh6J7MA",
+   "IjoianYtMDQzIn0.KxcF5msnY3AJpdLTpQ1SnY0oAzAoiIBUFv0rPfeXh2z9iSO6P45lHjYHlkk2qmFhVz6NO49mtIDpJC-RDb1Z"
+   "0LlBnh-WlElztA0Gexdlaoo6xtZpE0SO2xHQQ70LQZcONSQVDgAkE2tX2mXgHIfNjQvDlTzRUr8UJRreXyNtAXE4Dd2-FegxKUtW"
+   "Lm4opKJuZiL4KbcNq-Ipy6YjlGrrzhTKkNSQ5ijsRdMWG-QPDsLOBcpXuX02L1lyLUBBhXn1LCF_SSnsKVOWbSgyohYTSZ69DhtW"
+   "j96lm50m2GoeOB1OxZ5_Zrx_XyIkWCSz960WQVzpKQzfCUvST404qGBAbw",
    JWT_NOT_YET, NULL},
+  /* present but no NumericDate: fails closed */
+  {"nbf_string",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
+   "IjoianYtMDQ0IiwibmJmIjoiMjEwMDAwMDAwMCJ9.cVumSvwD_oWPooI513IEfYPbvKxcL6uZWmSVwbvk7bFAHqnl6LHDBWmHdE0"
+   "BDvg1irbphY8T0bbMRvygS2mCfultxVEVyQEEaF0xF_vTYJqdYHB4rxfv8nnpxrKvYy1eKkvC0Fi464d0DAd-OyVriVRzhTw9kWn"
+   "9hdPP0ZE95Glrw1Hmw3IQdc6vEeUZrPdBKlcJDbsIi9aU4tQDnAF5y4UT1CJo40nVa3KiAgQ4TEohtAEK-lOSnPbeD-MqFa5FaRK"
+   "xHpSGQHmM7faduThC_vQ_z_pBZ98H46e4RHAgIOsxykcDOKqw0aiyFwZH2SDOK0tPyLJACcpKTGQe_t_9YA",
+   JWT_MALFORMED, NULL},
+  /* an exponent, and past any date: fails closed */
+  {"nbf_huge",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
+   "IjoianYtMDQ1IiwibmJmIjoxZSszMDB9.poeeLZhM2lmXOtMYy8mPyhWq5VZjC8QPlhEnWMnnHnMhL4K1Sl_PN8d83iMLBbXuEWI"
+   "tltgLJUq8PGY2Nq1_FjkLvH5S_G6T-kfz6cLZS6lsckLKAF4vR3mcVOT67JNp8AUH2z8LUDzg4hEmDtxAf5oMiiMphP2DH6Gd7vj"
+   "1RTtb6c-3pF2DKr0PiqddU2rmpo2pKMf-FOwG6QvyEVqC-_f9efi-65sAQEdqPEikCZDZ1N_31BGk0jYB-kf6qo3mKYU-7-lCG_I"
+   "fHsyj3h8Cq0kexcnFDQUfmShSoZDrAds6oe7x35Vl_QGfHsCce7MZqHZTwjLDwb3fYT_2PAWcYA",
+   JWT_MALFORMED, NULL},
+  {"iat_huge",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjEwMDAwMDAwMDAwMDAwMDAwMDAwLCJleHAiOjE4MDAw"
+   "MDM2MDAsImp0aSI6Imp2LTA0NiJ9.EsYKVZa8WD9mw6cLOymE3VklAoWM1jGd8JBIWYpM-s9R0hsq2XpG6UEJBdbHnBnxrSvgD7w"
+   "LiXH-vZgMMpCjhA6OvSZXvWYhveg8W1rk45fCeb194jARdXhZP3RAcOY9HqrWGd8HQ55PpWZuBnrsSI7RloSsdk0cKFOXfXGkoMC"
+   "joLx1mne17MrNDZsgdMDiRCFINShXg4q1iC2KZaKW3M9zP4IYw1N_6Yil4wsI-1MHal41TXidPaM9pBNjUAh3adZJzoKZD8iCCm8"
+   "kFAyBTm1ojksj5_EjUxTXWbkw1VF4z714XZH8WSYYDU-vPdYqFUOQf3jEDfGE9Z9bQL3Z3A",
+   JWT_MALFORMED, NULL},
+  /* read as a C string it would be "admin" */
+  {"sub_with_nul",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZSIsInN1YiI6ImFkbWluXHUwMDAwLW1hbGxvcnkiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50"
+   "X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgw"
+   "MDAwMzYwMCwianRpIjoianYtMDQ3In0.DslLqYWLluIiNlEfCYo5WenUFqxuUZ3OhVYjR3BsayfDiG1rJOjaX-QT2eX5jdXT5kgx"
+   "HgRPfBB4JZqibhxoLwiH1N7OUUKZYUf5EOoQG443N-K0Ba5MUIUXwfksbwApbQQvaEOSt6f1BEq-ylkbnKmzPAFiBSm5MWmrN7sK"
+   "nXrR8FSBrvIv5dF2MlwHAapBZup_NhlQGGaRK2kLqE09PrQ6iwtWMA--CTaMVIAxyYgrAT5u53wUstxBues9dur8U6SlZYsDgjfV"
+   "-6JgYTAx2j71rF6RhVdTcUHx5RQI7yN0K7-wHvKOuKgyon1n3kY8XBircBP03C2ohHb_cj_tnw",
+   JWT_MALFORMED, NULL},
+  {"iss_with_nul",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZVx1MDAwMC5ldmlsLmV4YW1wbGUiLCJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIs"
+   "ImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJl"
+   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTA0OCJ9.FqKmofJ-gauGcPc7A9iHBkza0qv87SjfBabLrYz_V2tvMRn_JTKhgY54kIm"
+   "t7xcMuNrI6C9xxCFSRIs4v451XzbbOzNoqDWDXadyuG4bE0gM7BcdKhPK0eVzk5iAVyDXzfBGaBByNy3dj8jriuPQDdH0FGP0AzF"
+   "aPf26Ze28bUyzhGKHmJCHg3R3sBAv-Ll2zjfvP3RT0taZPGbAFjfUCsqp5IPyXBTw8rjrCNpolYv25CqaoOo6jg-WW9tg5jWVl5r"
+   "J_FFfdvK3jOKl_qNLIufQl9e8hS_BdNRx4fIfR4RcFZZxMNsHtHkVaRM0uwcQ74nlEvhDYoiyqLjEML-RBw",
+   JWT_MALFORMED, NULL},
+  /* a NumericDate may have a fraction */
+  {"exp_fraction",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
+   "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMC41LCJq"
+   "dGkiOiJqdi0wNDkifQ.Flm5TDv6QghjJ-DAZJKtc6IRYhzcIEa7EPrW4vNVEhtLNzTDlmJipW1mFkVRdYtHJo7Zdgx1iOvAQroTH"
+   "z4TYrd9Nb72vC6hzxuTyrSeH61y3m4Ot3p-bU90GdUZt6n2IRab_bxiRhdY4s4iy2skt5XpyWr5ulZri_p2YDyKhv_g1y1xieBBr"
+   "fWQHtkDxFoW3cRi3JA20WtVQzmjyDrKj9iFYeAOzAz-3wSAZY4uTH0QwdjRFuH7r36f9yjgXmDLAESvCw2qPTewjtgMqfBKSwNCL"
+   "EvfBYjviGe_d_FWs0Qe7xFZa3R52PF6PybMbCRVVrt-q_f3bAc1az4QN8dW-A",
+   JWT_OK, NULL},
   /* JWT_TYPE because the test sets require_typ */
   {"typ_jwt",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIs"
    "InN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDQ0In0.aBzF1ougARlAuAJDf6WD0g6_A8aUABnDUoSJfFcrIVLJf1no5aLIEFWwHNP0Y7nzffOZTg_oq_GnvBoXAlIpXypK"
-   "ervukH3ekScuyPkNbmyi6O9iYDEodTEuWSSdU9sQoaovnrzCLRmBfkSMNLaUS5NSE_kojlEao3uZfy6er0Of18mFPwNdVV_Xfa1S"
-   "Bvf0-xuZuuuQP2m3KEUtC9LfvVogeE3MrcAZomu5qLBA4aZmcBN325nvtJrTWIXHOxxyBRo4SWC2e7UVcICT_rqXY4A3iC9YUHUB"
-   "w2z2dXp-Wl-NYhuYFJgPbfk05aIRLzjIhP_H1pwBpaVdAIqyYQaJmA",
+   "anYtMDUwIn0.T4ZMKQ5TX2o2vmotsKlmfXb40gQ_wGDDThn4zCvUe-XZoXtwxYKKLfleueGgDSQGZ_1V9Ju78ofjWIOc7FCKKal5"
+   "R8giVbQxEDPFAGaZH1THRcxX7SgWLNS1-q6TD9Zv-ROHoq2VLdKRMoc86nlC6Zp4kxNWLDQFf0BCbDRdpKbqW9OJfufsv8D-vDVV"
+   "cMTw9GAvd9txX1t9j34f6qWQB7iY1MY-h4qinNIPOUQ2-kte9RmK5SciMdGn1qS_Lgsf6nusu0ojDXnZ2IopuL1hE-Kx2MQcdPCJ"
+   "YkyW2M5FJyld8niRgAjUsN5Vv23Ib_qJwaAEPaS9-8PJvgQS9sI3fA",
    JWT_TYPE, NULL},
   /* JWT_TYPE because the test sets require_typ */
   {"typ_missing",
    "eyJhbGciOiJSUzI1NiIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXIt"
    "NDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZp"
-   "bGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDQ1In0.iO5G"
-   "xJrmoLUUePVcdE4sNowQpZksFZaWx16xxUoLo3V4B-6FROFllKtqH3fmece5xVjsHuxBjYM5b5Vi0MqTSQmS2ggid7DI0lWWK8vr"
-   "Rz8yCQ9peR_7o8--4Q8BOUcTovDw6brvazvzS76MOGDKpdYpr94Glnrwra2JrdV14WD1NhXMy36LnEMdgbVrNTBQstzW083JibLs"
-   "x49bNQNh6Vpe-A-mqS_9lfn2-Lm3k2t2WIBu8mBeTxdNfKZXHxE4XzLu-OYW8oyg7T8mjJi-03WQSXKNWM9FR1X42OdsvWF5LquX"
-   "0Gr5XUgXusI_hxJ9bwfxbSKSWjMp7x5slfJ72g",
+   "bGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDUxIn0.IbEO"
+   "MuD_og8TxPfuGajjoqLPo5dK7GAK4P7olE2TxkQpwU9qeWMTqXE-9GhDbF_1-P14oKuyV2-XuzmxEYWlqRHYPowjndmH28Y6DPq6"
+   "8ls21_Vr6ictXEM0MSM7nvgt7VggW-udo_bjXHvMej4TSx7MfL0LlF7wiV_o-utXpYwYNNXHboe9lh1QYGfoMD66n1QULzFNgzeQ"
+   "EVspGO1pjf9xnz9GS4RMoXvpcd6yLQSTgUgOmiks-fkvHU0KI-1UtFhq_PbTDK29SA0PUMK8ihtq3-02IymGCEWK1EyPVuDkyMVQ"
+   "GjxRTiJagsc6kDrcYsbT8lybg8zoXmH56I_eIQ",
    JWT_TYPE, NULL},
   {"two_parts",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDQ2In0",
+   "IjoianYtMDUyIn0",
    JWT_MALFORMED, NULL},
   {"four_parts",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDQ2In0.LaHS7r21aUXiy_HBE8DadppLeNbj0FPYc2s9AxVXR4mWpFBA5UdQui_W2C2v_DKcp9kGqeTcGanWzIvZacji"
-   "ALrF6f5vosD9T6ZxupBmsJ9ySzOnkm4xZg2471N4sF-SDWTs-VD7LzxjPyUIDJr_HEAgaRRXKek2oTk_BEiW3TKoEIXkVaIzKt_L"
-   "4XR-fLpjWHE2NaDpcGT0Sx9k_4BUYEzoLFWGpH-nzJq4znXhk6tUkHfz3X2exc7fAVD54IMYjsW2aJBPi2yiUrHvPTKSQyoAyPVl"
-   "d_DE4Me4iiOmTNO3xFVhcb1fvhKCYMBsgG04k9dhha6XSyg-VrmU54uPhQ.LaHS7r21aUXiy_HBE8DadppLeNbj0FPYc2s9AxVXR"
-   "4mWpFBA5UdQui_W2C2v_DKcp9kGqeTcGanWzIvZacjiALrF6f5vosD9T6ZxupBmsJ9ySzOnkm4xZg2471N4sF-SDWTs-VD7LzxjP"
-   "yUIDJr_HEAgaRRXKek2oTk_BEiW3TKoEIXkVaIzKt_L4XR-fLpjWHE2NaDpcGT0Sx9k_4BUYEzoLFWGpH-nzJq4znXhk6tUkHfz3"
-   "X2exc7fAVD54IMYjsW2aJBPi2yiUrHvPTKSQyoAyPVld_DE4Me4iiOmTNO3xFVhcb1fvhKCYMBsgG04k9dhha6XSyg-VrmU54uPh"
-   "Q",
+   "IjoianYtMDUyIn0.ocbGc4qWagFRFMP2oqo0PinVCQ-mij4O41xAL9lUOw0F9RhE1pqI5vjRU-jFeP5FBgjQod3a2qOC2Hi3cXot"
+   "Mhhg-I_koFipPDk1ShHDPdzutUHLhFYwbaJkr41NfRXSgZmyCdiet2nAo_BuYhPF5FAR2rwnRi12o5gi8gPxzapVutknVmMZD2Pb"
+   "Ah3J4FADmR3XwSURtGkFu9koeqpWYO3o7se3Mp7z_z49HSTtuxVM_NEOVBo1F5W0Fk7E-VBwkeFpmRHElNJ1suTLb1XXy_DvPq1r"
+   "b4EmNagqXySCglWF29Yusko_lkADE2nlUaOnjp1uhRuZdJ8y_ziajyCzdw.ocbGc4qWagFRFMP2oqo0PinVCQ-mij4O41xAL9lUO"
+   "w0F9RhE1pqI5vjRU-jFeP5FBgjQod3a2qOC2Hi3cXotMhhg-I_koFipPDk1ShHDPdzutUHLhFYwbaJkr41NfRXSgZmyCdiet2nAo"
+   "_BuYhPF5FAR2rwnRi12o5gi8gPxzapVutknVmMZD2PbAh3J4FADmR3XwSURtGkFu9koeqpWYO3o7se3Mp7z_z49HSTtuxVM_NEOV"
+   "Bo1F5W0Fk7E-VBwkeFpmRHElNJ1suTLb1XXy_DvPq1rb4EmNagqXySCglWF29Yusko_lkADE2nlUaOnjp1uhRuZdJ8y_ziajyCzd"
+   "w",
    JWT_MALFORMED, NULL},
   /* header in the standard base64 alphabet (has '+'), signed over that text */
   {"header_std_base64_plus",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwieCI6ImE+In0.eyJpc3MiOiJodHRwczovL2FzLnRl"
    "c3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lk"
    "IjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAw"
-   "MzYwMCwianRpIjoianYtMDQ3In0.ZSrSV-SL2Ecxf4LCpVMXOFJidEzUfuEI4ik-3T95MCr6_uBxdpGn7U5oTF3bL8a2k3lU8JrG"
-   "DbYUzlYIFgaFsyiaj9SFtQoAxHXAeu0EgIXKotBytKlieL8VURiVQbtfUsFIAMZYS3X4OE65o8rJ-AZPGAR1pOBfd_vfLsirtrPy"
-   "CBN5pVVlCYi0Fzo6lJbvqPjRL7TQDuXXASmGHBq71Q4LR7E9MY5QeCQh4SJeNzjNs0wi2k1CSrDfSB-qInY6FloUdixULghQyPg_"
-   "tV3XQC22En-1dUxPFumxa4o-nfXt0GLiGLKki9YMXeY5-nuTVaOw-F_86KDNo3jHDJSNPA",
+   "MzYwMCwianRpIjoianYtMDUzIn0.C7uJseHThPg7YBasGvXZ3OKiCNMmk3fNlb3TbaG88Mt4nvW-7kN3UahvlnGOa5tz0_P9pmnw"
+   "8ZZG3w6mi07YFbpVxoEvmG0nJfYZb-eDMGfrH5mInVZ8zK4NOZs_eqSVDqHMgEDQBidXZsjUtI00v_vZrWI9pGNMIz3DOj-pslmZ"
+   "JPRPQ7jXFqCIDeoPkQFNEmXm6BejXWnBQ4tu5a609ELxCaCCbIC1Wk30lcufYBdrz12_x78WLjj5BQ_3qrMq2A7x5lcqo0xdwHP4"
+   "fwMN2qu9TWz0r2nvNbmINLHBycC2qUBlJvlSTWroT8oPlmYX--pggraWa0s34ksY1PROpA",
    JWT_MALFORMED, NULL},
   /* header base64url with '=' padding, signed over that text */
   {"header_padded",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwieCI6ImEifQ==.eyJpc3MiOiJodHRwczovL2FzLnR"
    "lc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2l"
    "kIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDA"
-   "wMzYwMCwianRpIjoianYtMDQ4In0.vAMCpsasAqnWf6n7Ohl0RD-NpUaVivXE5emlq3wMKFkjfXGrCwuh54NlZQ49ruXpmR3LIm7"
-   "_tLXsBwc4JxSWuy3krrvsbYGOtWR2IVNS2WLSn5Wv8HMpy6BHHf56hA7u_eD-5ong_bHfuYMiSciOJ2jGqNr9NvkqoVqbcOHug0j"
-   "72139jw1PXGL1hI2iPMXqxceUcwWMLConMazl5Dm-d3FoI8fM5ttHOY7Eap2kYWaHY7Jj-7YeDFq5hxLLvLtof_YxQplFpQ9cbaT"
-   "zkeHS8BDczK1jvl3L6HyEjAZ7l8YBl5jeDjuSlpJz6h3dtHd7fgV9n10lAPBnGCasOoG6nw",
+   "wMzYwMCwianRpIjoianYtMDU0In0.DDqJmhEm5jmyH4zuVeol1HdaNFkTavorlfRJYta4L2kMVoZYz835W3D9XSPPrBwdyCQJMVA"
+   "8ZECwqViRjSqSFYpo2sfxZo3rAMfHs0bLJTCWRIKJ9c78hZp2GDFL7AJO3mQWgCIsz_3swDgm-lv8PzNZBKW8RKxR4KG2wiRGzEj"
+   "TAydee5aM6Fc3Z0VYbxErYOs_mKEFI_iICjAdLKcWPvliFDYM9zT-Nzj8buovk_MG0Vm5m8B6viQMRyWTGFJZnq9HvxtDgZ5L2vV"
+   "kxAfzo_W53dwuvW-sBOoo4eDv-daHKcSppUdmSwTY1mwHTIia8DUV1f4gJGG9bcEBaWeY8w",
    JWT_MALFORMED, NULL},
   {"header_not_json",
    "bm90IGpzb24.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21j"
    "cC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUi"
-   "LCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDQ5In0.bPnVGC69tm-1mK7T9JGRvFXiIS1YbLpE"
-   "eB7cqjWirdml6DOiZS97PfKHaEokXBIrGkWTSOtswUSIfTunkb8kmUCPmbLhS2BobAD3fdGE3SfJ_dq6EPw0N4Har37AK4EqqdI2"
-   "1wFJ4ak9QIzWwicVn0DqC5VDroRebcvbBgP595vG8be9dICcLVWN4g4Ck7Vl57Q0OpqXWQoi0e3PLr1_dkk23VDnAp40eGkk1J2P"
-   "41B_6o2uBw_pJ-VOsnCh5U7WCr61SkzZk9TB4FoZUCotYKoR4Ax6f4voRpIDLaHu2qEuwo9SLpIXiQuSnK92Y43RNG6cWTyXjse4"
-   "bU-wbrtulg",
+   "LCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDU1In0.OLE-DkbBI1sucyOOtkleCo1sgpyqUWKn"
+   "rje2cX-E5EDcrIAfARioZBRhn2P_eos_w4H_1SlOdCD2TPlKl8REeXdnALBOH7e11gGITFZgSOihH3yF0I1i8fh5l4-6B8kjuVRt"
+   "_usOlaUlDbOOKAkn3TvA7sMOh5_bG6DShJOkyiot8bYNVkWBi4KBPT1HT_y0yS5vCmL7uD8IcpBSJQ_pCd7LFyfdvRO_BqWGL1LR"
+   "ShkLxU03LCtVGcyY0U0qUM1vre4fffQmUWAGoiBJL7iuxlX63I2pxoXqLmPR7t3W06jCdIkL_eJKZgRREpywMFw_w6ABWczKA-kc"
+   "w9W2rYtIAg",
    JWT_MALFORMED, NULL},
   /* validly signed, but the claims are an array */
   {"payload_json_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.W3siaXNzIjoiaHR0cHM6Ly9hcy50ZXN0LmV4YW1w"
    "bGUiLCJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVu"
    "dC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0"
-   "aSI6Imp2LTA1MCJ9XQ.d71r-i-QLWA72mbcSX6KZZLHCK-8ediRQZzZ243cnCiEsUjHPdtONszacCBIJnOaDXHbTUkmd8dJ4AHOl"
-   "mypJ13LvkJ7ziV5D6C0EreS0xwQ62jMy5SrqMkpMEghOqLEDTGuGzgqDhQDMYXRXRf254F1PTvxX0Cldq1dgHujITFtMiSJ81zYA"
-   "mAf0vliqrI7CoJXJrLJyve7V4jLMnhRBtFeUq92bkhn_yPNelasxdNtGQzQIVvvZXCi-1A_c2OEKo4ZYS7xzXiUH8xz-7UAEoQo7"
-   "YFIiFWnfEOySrBke5OoLE4AZUDwqgP6d0kCZy6Ytsdy5ga5ItJtoXaAcYcR0w",
+   "aSI6Imp2LTA1NiJ9XQ.JEsSo50VdkTD9qJ7Q3LDay0eJ_kD7t89ZQtQCxGr7fgU2M1_ukIV8hT5PXj_k1-XVghT7W81qq1niRrgp"
+   "bW8xRL57aksG-njXEfhXlItLbGeMbdFtLab-PgU4VJlVtS0Uy7KuKO99_Z5XeYzHWEgMhkbicd4WClS9KaM8ZHOxmYW_gLn2vnJh"
+   "M8_0PBkzPpBNq_Ak1GJ0bbOuL5La58Tf3NUUexcHwVDilphiemapjfn9mfLqL1Udv5C7a8rmkV6pYa_oeXaPEMsIv4mIvv4Q1v00"
+   "vTNBRDzDZAJGaBDHoX8gJBtPdpl8Bn5ONk3VRzQOYJSey-E5rEBPc2mHsDIxw",
    JWT_MALFORMED, NULL},
   {"empty",
    "",
@@ -556,10 +614,10 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwiY3JpdCI6WyJleHAiXX0.eyJpc3MiOiJodHRwczov"
    "L2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xp"
    "ZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6"
-   "MTgwMDAwMzYwMCwianRpIjoianYtMDUxIn0.PqInqjR7u6E-asKHVwNGPtkAp4DfpHi2wbXKxJcXQ9a_th1i2ki9MG_xRT48DSKF"
-   "3oE-39wAZlJjbUFREs2FwMn3UAmpKVGhQfy2cFk73TBO-YMm2Di5Jwy5Z2YWgDlqQ3v9pSPd3KiTOSK0dwqzbnG9C4I-ufzaqP1y"
-   "HHant7SuLJ1EyOychu-2Iqb6RCqUAbF8jyRbsr-a8XqcNogAUv9RkvCBfUvbA5ORq8OH9vQwIanBg9TAa79HkhFEzZ54_tFHMmDZ"
-   "LX3uDNaZEuZOCyr86n7IVKMQ5iJ_5fcUe6BFFfxrRHi2dy2UHZVrUSmuwRC58XauSIUgl-2_RO34Gw",
+   "MTgwMDAwMzYwMCwianRpIjoianYtMDU3In0.eiE1EtFtX2uWy-fN4dBjpa8P1eSa-JkXwlZkMgcZPcSSe-TosRP_o-hIsARGaDE7"
+   "NzU6sAJrCgRcq_4mnl1WYYnpFB3P8f6uWLsccTEFE6E7YG-UMgoly5HwROgC8PwPGasyb7kkhFeCOXZ5al6_q5zUwOeFhKUaIdiO"
+   "u_GFzfE17Ce514a2kpTwGudDK83vohJbNkdL6Pq0dkHHTW5XfKEQ9FGvkbbU00KtO-mWolGRDh4z7FykC6rLpSqbO_ycITBBSLhL"
+   "quGOKaagqvJpFhp0UpWMlMWNdneGHBoSQREvuA-BuOeytlQ1h4gWcw7_COfvoMnFdokRsB6Yb1LF9Q",
    JWT_MALFORMED, NULL},
 };
 

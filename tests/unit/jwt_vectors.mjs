@@ -273,6 +273,20 @@ add('nbf_future', token(header('RS256', 'rsa-1'), payload({ nbf: NOW + 3600, exp
 add('iat_future', token(header('RS256', 'rsa-1'), payload({ iat: NOW + 3600, exp: NOW + 7200 }), priv.rsa1),
   'JWT_NOT_YET', { check: ['RS256', P.rsa1, true] });
 
+// -- claims that must not be read loosely (a review's findings)
+add('nbf_string', token(header('RS256', 'rsa-1'), payload({ nbf: '2100000000' }), priv.rsa1), 'JWT_MALFORMED',
+  { check: ['RS256', P.rsa1, true], comment: 'present but no NumericDate: fails closed' });
+add('nbf_huge', token(header('RS256', 'rsa-1'), payload({ nbf: 1e300 }), priv.rsa1), 'JWT_MALFORMED',
+  { check: ['RS256', P.rsa1, true], comment: 'an exponent, and past any date: fails closed' });
+add('iat_huge', token(header('RS256', 'rsa-1'), payload({ iat: 10000000000000000000 }), priv.rsa1), 'JWT_MALFORMED',
+  { check: ['RS256', P.rsa1, true] });
+add('sub_with_nul', token(header('RS256', 'rsa-1'), payload({ sub: 'admin\u0000-mallory' }), priv.rsa1), 'JWT_MALFORMED',
+  { check: ['RS256', P.rsa1, true], comment: 'read as a C string it would be "admin"' });
+add('iss_with_nul', token(header('RS256', 'rsa-1'), payload({ iss: `${ISSUER}\u0000.evil.example` }), priv.rsa1), 'JWT_MALFORMED',
+  { check: ['RS256', P.rsa1, true] });
+add('exp_fraction', token(header('RS256', 'rsa-1'), payload({ exp: NOW + 3600.5 }), priv.rsa1), 'JWT_OK',
+  { check: ['RS256', P.rsa1, true], comment: 'a NumericDate may have a fraction' });
+
 // -- typ (the test sets require_typ)
 add('typ_jwt', token(header('RS256', 'rsa-1', { typ: 'JWT' }), payload(), priv.rsa1), 'JWT_TYPE',
   { check: ['RS256', P.rsa1, true], comment: 'JWT_TYPE because the test sets require_typ' });

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "buf.h"
+#include "json.h"
 #include "jwt.h"
 #include "jwt_vectors.h"
 
@@ -14,6 +16,24 @@ static jwk_set *parse(const char *json) {
   jwk_set *s = jwk_set_parse(json, strlen(json), err, sizeof err);
   if (!s) fprintf(stderr, "jwk_set_parse: %s\n", err);
   return s;
+}
+
+/* How many usable keys a one-key JWKS of this kty and members gives. */
+static size_t usable(const char *members) {
+  char json[2048], err[128];
+  snprintf(json, sizeof json, "{\"keys\":[{%s}]}", members);
+  jwk_set *s = jwk_set_parse(json, strlen(json), err, sizeof err);
+  size_t n = jwk_set_count(s);
+  jwk_set_free(s);
+  return n;
+}
+
+/* The "n" of the first key of JV_JWKS (rsa-1, 2048 bits). */
+static const char *rsa1_n(char *out, size_t cap) {
+  const char *p = strstr(JV_JWKS, "\"n\":\"") + 5;
+  size_t n = (size_t)(strchr(p, '"') - p);
+  snprintf(out, cap, "%.*s", (int)n, p);
+  return out;
 }
 
 int main(void) {
@@ -33,6 +53,47 @@ int main(void) {
   jwk_set *empty = jwk_set_parse(odd, strlen(odd), err, sizeof err);
   CHECK(empty && jwk_set_count(empty) == 0);
   jwk_set_free(empty);
+
+
+  /* keys that would let anyone sign: RSA with e = 1 (the padded digest is
+     its own signature), an even or tiny e; Ed25519 points of small order
+     (R = identity, S = 0 verifies anything) and y >= p */
+  char n[600], m[800];
+  rsa1_n(n, sizeof n);
+  snprintf(m, sizeof m, "\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"AQAB\"", n);
+  CHECK(usable(m) == 1);
+  const char *bad_e[] = {"AQ", "Ag", "AA", "Aw", "AQAAAAAB"};  /* 1, 2, 0, 3, 2^32+1 */
+  for (int i = 0; i < 5; i++) {
+    snprintf(m, sizeof m, "\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"%s\"", n, bad_e[i]);
+    CHECK(usable(m) == (i == 3 ? 1u : 0u));  /* 3 is a valid exponent */
+  }
+  const char *small[] = {
+      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", /* y = 0 */
+      "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", /* y = 1, the identity */
+      "7P_______________________________________38", /* y = p - 1 */
+      "JuiVj8KyJ7BFw_SJ8u-Y8NXfrAXTxjM5sTgCiG1T_AU", /* order 8 */
+      "7f_______________________________________38", /* y = p */
+      "7v_______________________________________38", /* y = p + 1 */
+  };
+  for (int i = 0; i < 6; i++) {
+    snprintf(m, sizeof m, "\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\"", small[i]);
+    CHECK(usable(m) == 0);
+  }
+  /* a kid with \u0000 is no kid we could match */
+  snprintf(m, sizeof m, "\"kty\":\"RSA\",\"kid\":\"a\\u0000b\",\"n\":\"%s\",\"e\":\"AQAB\"", n);
+  CHECK(usable(m) == 0);
+  /* more keys than a set holds: an error, not a key silently dropped */
+  buf many;
+  buf_init(&many);
+  buf_puts(&many, "{\"keys\":[");
+  for (int i = 0; i < 65; i++)
+    buf_printf(&many, "%s{\"kty\":\"RSA\",\"kid\":\"k%d\",\"n\":\"%s\",\"e\":\"AQAB\"}", i ? "," : "", i, n);
+  buf_puts(&many, "]}");
+  CHECK(!jwk_set_parse(many.p, many.len, err, sizeof err) && strstr(err, "more than"));
+  buf_free(&many);
+  /* json_string_eq: an escape in the token is compared as what it means */
+  CHECK(!json_string_eq((json_span){"\"a\\nb\"", 6}, "a\\nb"));
+  CHECK(json_string_eq((json_span){"\"a\\nb\"", 6}, "a\nb"));
 
   for (size_t i = 0; i < sizeof JV_CASES / sizeof JV_CASES[0]; i++) {
     const struct jv_case *c = &JV_CASES[i];
