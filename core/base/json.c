@@ -446,6 +446,17 @@ static const char *raw_skip(const char *p, const char *end) {
   return depth == 0 ? p : NULL;
 }
 
+/* The value at p of a container, and where the walk goes on after it. */
+static bool next_value(json_span in, const char *p, size_t *pos, json_span *value) {
+  const char *v = p;
+  p = raw_skip(p, in.p + in.n);
+  if (!p) return false;
+  value->p = v;
+  value->n = (size_t)(p - v);
+  *pos = (size_t)(p - in.p);
+  return true;
+}
+
 bool json_object_next(json_span obj, size_t *pos, json_span *key,
                       json_span *value) {
   const char *end = obj.p + obj.n;
@@ -462,13 +473,7 @@ bool json_object_next(json_span obj, size_t *pos, json_span *key,
   while (p < end && *p != ':') p++;
   p++;
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
-  const char *v = p;
-  p = raw_skip(p, end);
-  if (!p) return false;
-  value->p = v;
-  value->n = (size_t)(p - v);
-  *pos = (size_t)(p - obj.p);
-  return true;
+  return next_value(obj, p, pos, value);
 }
 
 bool json_array_next(json_span arr, size_t *pos, json_span *value) {
@@ -477,13 +482,7 @@ bool json_array_next(json_span arr, size_t *pos, json_span *value) {
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ','))
     p++;
   if (p >= end || *p == ']') return false;
-  const char *v = p;
-  p = raw_skip(p, end);
-  if (!p) return false;
-  value->p = v;
-  value->n = (size_t)(p - v);
-  *pos = (size_t)(p - arr.p);
-  return true;
+  return next_value(arr, p, pos, value);
 }
 
 bool json_string_eq(json_span tok, const char *s) {
