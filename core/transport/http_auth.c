@@ -124,7 +124,7 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   if (o->token) {
-    snprintf(why, cap, "--token and --auth-resource exclude each other: one kind of token per server");
+    snprintf(why, cap, "--token (or LUAMCP_TOKEN) and --auth-resource exclude each other: one kind of token per server");
     return false;
   }
   size_t n;
