@@ -106,7 +106,8 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   if (!o->nauth_issuers) {
-    snprintf(why, cap, "--auth-resource needs --auth-issuer, the authorization server that issues its tokens");
+    snprintf(why, cap, "--auth-resource needs --auth-issuer, the authorization server that "
+             "issues its tokens");
     return false;
   }
   for (size_t i = 0; i < o->nauth_issuers; i++)
@@ -116,7 +117,8 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
       return false;
     }
   if (!o->auth_jwks) {
-    snprintf(why, cap, "--auth-resource needs --auth-jwks FILE, the issuer's keys (a JWKS document)");
+    snprintf(why, cap, "--auth-resource needs --auth-jwks FILE, the issuer's keys (a JWKS "
+             "document)");
     return false;
   }
   if (o->nauth_issuers != 1) {
@@ -124,7 +126,8 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   if (o->token) {
-    snprintf(why, cap, "--token (or LUAMCP_TOKEN) and --auth-resource exclude each other: one kind of token per server");
+    snprintf(why, cap, "--token (or LUAMCP_TOKEN) and --auth-resource exclude each other: "
+             "one kind of token per server");
     return false;
   }
   size_t n;
