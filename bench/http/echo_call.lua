@@ -31,6 +31,11 @@ if os.getenv("MCP_MODERN") == "1" then
   wrk.headers["Mcp-Name"] = os.getenv("MCP_NAME") or "echo"
 end
 
+-- MCP_AUTHORIZATION, when set, is sent as the Authorization header
+-- (luamcp-auth: a bearer JWT)
+local authz = os.getenv("MCP_AUTHORIZATION")
+if authz and authz ~= "" then wrk.headers["Authorization"] = authz end
+
 local body2 = os.getenv("MCP_CALL_BODY2")
 if body2 and body2 ~= "" then
   local reqs, turn

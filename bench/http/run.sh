@@ -15,7 +15,9 @@
 #   BENCH_ROUNDS         rounds [3]
 #   BENCH_HTTP_SERVERS   any of: luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor
 #                        ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr
-#                        [all eleven]
+#                        luamcp-auth (luamcp-modern with --auth-resource and
+#                        a bearer RS256 JWT on every request)
+#                        [all twelve]
 #   BENCH_HTTP_SECONDS   seconds of one measured wrk run [3]
 #   BENCH_HTTP_WARMUP    seconds of the warm-up before a server's runs [1]
 #   BENCH_HTTP_SESSIONS  session counts of the memory curve ["1 100 1000"];
@@ -31,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr}
+servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth}
 secs=${BENCH_HTTP_SECONDS:-3}
 warm=${BENCH_HTTP_WARMUP:-1}
 session_counts=${BENCH_HTTP_SESSIONS-1 100 1000}
@@ -50,12 +52,12 @@ wrk_script=bench/http/echo_call.lua
 need_luamcp=0 need_ts=0 need_ts2=0
 for s in $servers; do
   case $s in
-    luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr) need_luamcp=1 ;;
+    luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr | luamcp-auth) need_luamcp=1 ;;
     ts-sl | ts-sf | ts-express) need_ts=1 ;;
     ts2 | ts2-modern | ts2-mrtr) need_ts2=1 ;;
     floor) ;;
     *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor" \
-      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr)" >&2; exit 1 ;;
+      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth)" >&2; exit 1 ;;
   esac
 done
 if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
@@ -111,6 +113,7 @@ server_cmd() { # name port
     ts2 | ts2-modern | ts2-mrtr) echo "node bench/ts2_echo_server.mjs --http $2" ;;
     luamcp-modern) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
     luamcp-mrtr) echo "$luamcp serve --http $host:$2 bench/apps/mrtr" ;;
+    luamcp-auth) echo "$luamcp serve --http $host:$2 --auth-resource https://mcp.bench.example/mcp --auth-issuer https://as.bench.example --auth-jwks $out_dir/jwks.json bench/apps/echo" ;;
   esac
 }
 
@@ -159,6 +162,20 @@ rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; } # pid VmRS
 
 # {====== MCP over curl
 hdrs=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
+auth_hdr=()
+# luamcp-auth: an issuer's key (a JWKS file) and one access token it signed
+bench_token=
+if [[ " $servers " == *" luamcp-auth "* ]]; then
+  mkdir -p "$out_dir"
+  bench_token=$(node -e '
+    const crypto = require("crypto"), fs = require("fs"), dir = process.argv[1];
+    const { publicKey, privateKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 });
+    fs.writeFileSync(dir + "/jwks.json", JSON.stringify({ keys: [{ ...publicKey.export({ format: "jwk" }), kid: "k" }] }));
+    const b = (o) => Buffer.from(JSON.stringify(o)).toString("base64url"), now = Math.floor(Date.now() / 1000);
+    const s = b({ alg: "RS256", typ: "at+jwt", kid: "k" }) + "." + b({ iss: "https://as.bench.example",
+      aud: "https://mcp.bench.example/mcp", sub: "u", exp: now + 86400, iat: now });
+    console.log(s + "." + crypto.sign("sha256", Buffer.from(s), privateKey).toString("base64url"));' "$out_dir")
+fi
 init_body='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'$proto'","capabilities":{},"clientInfo":{"name":"bench-http","version":"1"}}}'
 initialized_body='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 call_body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
@@ -192,7 +209,7 @@ check_call() { # [session id]
 # A 2026-07-28 tools/call with curl: prints the body, returns 1 unless 200.
 modern_post() { # tool body
   local out
-  out=$(curl -s -w '\n%{http_code}' --max-time 5 -X POST "${hdrs[@]}" "${modern_hdrs[@]}" -H "Mcp-Name: $1" -d "$2" "$url") || true
+  out=$(curl -s -w '\n%{http_code}' --max-time 5 -X POST "${hdrs[@]}" "${modern_hdrs[@]}" "${auth_hdr[@]}" -H "Mcp-Name: $1" -d "$2" "$url") || true
   printf '%s\n' "${out%$'\n'*}"
   [[ ${out##*$'\n'} == 200 ]]
 }
@@ -276,9 +293,14 @@ bench_server() { # name round
   sid=
   wrk_env=()
   if ! start_server "$s"; then failed=1; stop_server "$pid"; return; fi
+  auth_hdr=()
   case $s in
-    *-modern)
+    *-modern | *-auth)
       wrk_env=(MCP_MODERN=1 MCP_NAME=echo "MCP_CALL_BODY=$modern_echo")
+      if [[ $s == *-auth ]]; then
+        wrk_env+=("MCP_AUTHORIZATION=Bearer $bench_token")
+        auth_hdr=(-H "Authorization: Bearer $bench_token")
+      fi
       if ! modern_post echo "$modern_echo" | grep -q '"text":"hello"'; then
         echo "bench/http: round $round $s: 2026-07-28 tools/call echo did not answer 200 with the text" >&2
         failed=1; stop_server "$pid"; return
@@ -297,7 +319,7 @@ bench_server() { # name round
       failed=1; stop_server "$pid"; return
     fi
   fi
-  if [[ $s != *-modern && $s != *-mrtr ]] && ! check_call "$sid"; then
+  if [[ $s != *-modern && $s != *-mrtr && $s != *-auth ]] && ! check_call "$sid"; then
     echo "bench/http: round $round $s: tools/call echo did not answer 200 with the text" >&2
     failed=1; stop_server "$pid"; return
   fi

@@ -18,7 +18,7 @@ if (!runsPath || !outPath) {
 
 const runs = readFileSync(runsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const known = ["luamcp-sl", "luamcp-sf", "ts-sl", "ts-sf", "ts-express", "floor", "ts2",
-  "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt"];
+  "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt", "luamcp-auth"];
 const servers = known.filter((s) => runs.some((r) => r.server === s));
 const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
 const sessionCounts = [
@@ -78,6 +78,9 @@ const pairs = [
   { key: "luamcp/ts2 modern", a: "luamcp-modern", b: "ts2-modern" },
   // what the 2026-07-28 era costs luamcp against its 2025 stateless leg
   { key: "modern/2025 luamcp", a: "luamcp-modern", b: "luamcp-sl" },
+  // what a bearer JWT on every request costs (--auth-resource; issue 22: within 10 %)
+  { key: "auth/none luamcp modern", a: "luamcp-auth", b: "luamcp-modern" },
+  { key: "luamcp auth/ts2 modern", a: "luamcp-auth", b: "ts2-modern" },
 ].filter((p) => servers.includes(p.a) && servers.includes(p.b));
 
 const summary = {};
