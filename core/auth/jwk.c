@@ -57,18 +57,26 @@ bool jwk_json_string(json_span obj, const char *key, buf *out) {
   return strlen(out->p) == out->len;
 }
 
+/* A base64url member's bytes into raw (the caller frees it); false when
+   absent, empty or not base64url. */
+static bool member_bytes(json_span obj, const char *key, buf *raw) {
+  buf s;
+  buf_init(&s);
+  bool ok = jwk_json_string(obj, key, &s) && s.len > 0 && jwk_b64url_decode(raw, s.p, s.len) &&
+            raw->len > 0;
+  buf_free(&s);
+  return ok;
+}
+
 /* A base64url member decoded into an mpz (big-endian unsigned). */
 static bool member_mpz(json_span obj, const char *key, mpz_t x, size_t *nbytes) {
-  buf s, raw;
-  buf_init(&s);
+  buf raw;
   buf_init(&raw);
-  bool ok = jwk_json_string(obj, key, &s) && s.len > 0 && jwk_b64url_decode(&raw, s.p, s.len) &&
-            raw.len > 0;
+  bool ok = member_bytes(obj, key, &raw);
   if (ok) {
     nettle_mpz_set_str_256_u(x, raw.len, (const uint8_t *)raw.p);
     if (nbytes) *nbytes = raw.len;
   }
-  buf_free(&s);
   buf_free(&raw);
   return ok;
 }
@@ -123,16 +131,14 @@ static bool ed25519_key_ok(const uint8_t pub[ED25519_KEY_SIZE]) {
 }
 
 static bool load_okp(jwk *k, json_span obj) {
-  buf s, raw;
-  buf_init(&s);
+  buf raw;
   buf_init(&raw);
-  bool ok = jwk_json_string(obj, "x", &s) && jwk_b64url_decode(&raw, s.p, s.len) &&
-            raw.len == ED25519_KEY_SIZE && ed25519_key_ok((const uint8_t *)raw.p);
+  bool ok = member_bytes(obj, "x", &raw) && raw.len == ED25519_KEY_SIZE &&
+            ed25519_key_ok((const uint8_t *)raw.p);
   if (ok) {
     memcpy(k->ed25519, raw.p, ED25519_KEY_SIZE);
     k->kind = JWK_ED25519;
   }
-  buf_free(&s);
   buf_free(&raw);
   return ok;
 }

@@ -70,3 +70,14 @@ void buf_put_int(buf *b, long long v) {
   if (v < 0) *--p = '-';
   buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
+
+bool buf_read_file(buf *b, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_put(b, chunk, n);
+  bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}

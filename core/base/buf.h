@@ -2,6 +2,7 @@
 #ifndef LUAMCP_BUF_H
 #define LUAMCP_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Once anything is written, p is NUL-terminated (p[len] == 0), so the
@@ -33,5 +34,9 @@ static inline void buf_putc(buf *b, char c) {
 
 /* Hand the bytes over (NUL-terminated); the buffer is empty afterwards. */
 char *buf_take(buf *b, size_t *len);
+
+/* Append the whole file at path; false (errno set) when it cannot be
+   opened or read. */
+bool buf_read_file(buf *b, const char *path);
 
 #endif

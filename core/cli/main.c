@@ -65,15 +65,10 @@ static void load_state_keys(const char *file) {
   buf_init(&text), buf_init(&err);
   const char *env = getenv("LUAMCP_STATE_KEY");
   if (file) {
-    FILE *f = fopen(file, "rb");
-    if (!f) {
+    if (!buf_read_file(&text, file)) {
       fprintf(stderr, "luamcp: --state-key %s: %s\n", file, strerror(errno));
       exit(2);
     }
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_put(&text, chunk, n);
-    fclose(f);
   } else if (env && *env) {
     buf_puts(&text, env);
   }

@@ -22,17 +22,6 @@
 #include "log.h"
 #include "sandbox.h"
 
-static bool read_file(const char *path, buf *out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return false;
-  char chunk[8192];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_put(out, chunk, n);
-  bool ok = !ferror(f);
-  fclose(f);
-  return ok;
-}
-
 /* Load and run one script file in its own environment (a table that reads
    through to _G). Pushes the environment and the chunk's first result. */
 static bool run_script(app *a, const char *path, const char *shown, buf *errors) {
@@ -40,7 +29,7 @@ static bool run_script(app *a, const char *path, const char *shown, buf *errors)
   lua_State *L = a->vm.L;
   buf src;
   buf_init(&src);
-  if (!read_file(path, &src)) {
+  if (!buf_read_file(&src, path)) {
     buf_printf(errors, "%s: cannot read: %s\n", shown, strerror(errno));
     buf_free(&src);
     return false;
@@ -75,7 +64,7 @@ static bool run_script(app *a, const char *path, const char *shown, buf *errors)
 static bool check_app_info(lua_State *L, int fn, int info, const char *path, buf *errors) {
   buf src;
   buf_init(&src);
-  read_file(path, &src);
+  buf_read_file(&src, path);
   lua_pushvalue(L, fn);
   lua_pushvalue(L, info);
   lua_pushstring(L, path);

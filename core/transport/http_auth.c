@@ -43,21 +43,6 @@ static const char *url_path(const char *u) {
   return p && strcmp(p, "/") != 0 ? p : "";
 }
 
-static char *read_file(const char *path, size_t *n, char *why, size_t cap) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(why, cap, "--auth-jwks %s: cannot be read", path);
-    return NULL;
-  }
-  buf b;
-  buf_init(&b);
-  char chunk[4096];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < ((size_t)1 << 20)) buf_put(&b, chunk, k);
-  fclose(f);
-  return buf_take(&b, n);
-}
-
 /* The metadata document: what a client reads after a 401 to find where to
    get a token and which scopes to ask for. */
 static void build_metadata(http_server *srv) {
@@ -130,12 +115,16 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
              "one kind of token per server");
     return false;
   }
-  size_t n;
-  char *text = read_file(o->auth_jwks, &n, why, cap);
-  if (!text) return false;
+  buf text;
+  buf_init(&text);
+  if (!buf_read_file(&text, o->auth_jwks)) {
+    buf_free(&text);
+    snprintf(why, cap, "--auth-jwks %s: cannot be read", o->auth_jwks);
+    return false;
+  }
   char err[128];
-  srv->auth.keys = jwk_set_parse(text, n, err, sizeof err);
-  free(text);
+  srv->auth.keys = jwk_set_parse(text.p ? text.p : "", text.len, err, sizeof err);
+  buf_free(&text);
   if (!srv->auth.keys || !jwk_set_count(srv->auth.keys)) {
     snprintf(why, cap, "--auth-jwks %s: %s", o->auth_jwks,
              srv->auth.keys ? "no key luamcp can verify with (RSA of 2048 bits or more, EC P-256 "
