@@ -288,6 +288,10 @@ typedef struct http_op {
   bool running; /* in the multi handle */
   bool too_big, head_too_big;
   bool capped; /* max_size is what the call's memory limit leaves */
+  bool retried; /* once on a new connection (retry_fresh) */
+  unsigned answers; /* status lines received, redirects' too */
+  long timeout_ms, redirects;
+  char method[32];
   CURLcode result;
   size_t max_size;
   const char *url; /* a string anchored on the handler's stack */
@@ -330,6 +334,66 @@ static int op_gc(lua_State *L) {
   return 0;
 }
 
+static size_t origin_len(const char *url) { /* scheme://authority */
+  const char *p = strstr(url, "://");
+  if (!p) return 0;
+  p += 3;
+  return (size_t)(p - url) + strcspn(p, "/?#");
+}
+
+static bool same_origin(const char *a, const char *b) {
+  size_t n = origin_len(a);
+  return n && n == origin_len(b) && strncasecmp(a, b, n) == 0;
+}
+
+static bool may_repeat(const char *method) { /* RFC 9110 9.2.2: idempotent */
+  static const char *const idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
+  for (size_t i = 0; method && i < sizeof idem / sizeof *idem; i++)
+    if (strcmp(method, idem[i]) == 0) return true;
+  return false;
+}
+
+/* Curl retries a request whose reused connection is found dead before any
+   byte of the answer, but on another cached connection, which a server that
+   closes its idle connections may have closed as well; after five it gives
+   up. One more try, on a new connection, ends that, for a request that may
+   be repeated and got no answer at all: the request that failed, not the
+   redirects before it. Returns whether the transfer runs again. */
+static bool retry_fresh(http_op *op, CURLcode rc) {
+  if (op->retried || op->too_big || op->head_too_big || op->refused ||
+      (rc != CURLE_SEND_ERROR && rc != CURLE_RECV_ERROR && rc != CURLE_GOT_NOTHING))
+    return false;
+  CURL *e = op->easy;
+  long hops = 0;
+  char *url = NULL, *method = NULL, *first = NULL;
+  curl_off_t spent_us = 0;
+  if (curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &hops) != CURLE_OK ||
+      curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url ||
+      curl_easy_getinfo(e, CURLINFO_EFFECTIVE_METHOD, &method) != CURLE_OK ||
+      curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &spent_us) != CURLE_OK)
+    return false;
+  /* restarted from a redirect's target, the request carries the script's
+     headers as a first request does: only to the origin they were for */
+  if (op->answers > (unsigned long)hops || !may_repeat(method) ||
+      (hops && !same_origin(url, op->url)))
+    return false;
+  long left_ms = op->timeout_ms - (long)(spent_us / 1000);
+  if (left_ms <= 0) return false;
+  /* after a 303 (or a 301/302 of a POST) curl asks with GET */
+  bool to_get = strcmp(method, "GET") == 0 && strcmp(op->method, "GET") != 0;
+  if (hops && !(first = strdup(url))) return false; /* url belongs to the handle */
+  if (first) curl_easy_setopt(e, CURLOPT_URL, first);
+  free(first);
+  if (to_get) curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, left_ms);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, op->redirects - hops);
+  op->retried = true;
+  op->err[0] = 0;
+  op->head.len = op->body.len = 0;
+  return curl_multi_add_handle(H.multi, e) == CURLM_OK;
+}
+
 /* Finished transfers: out of the multi handle, their calls resumed. */
 static void drain(void) {
   CURLMsg *m;
@@ -342,6 +406,7 @@ static void drain(void) {
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &p);
     http_op *op = (http_op *)p;
     curl_multi_remove_handle(H.multi, easy);
+    if (retry_fresh(op, rc)) continue;
     op->running = false;
     op->result = rc;
     call_wake(op->c, 0); /* runs Lua: it may start and abort transfers */
@@ -352,7 +417,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   http_op *op = ud;
   size_t len = size * n;
   /* a new response (after a redirect, a 100 Continue): its headers count */
-  if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) op->head.len = 0;
+  if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) op->head.len = 0, op->answers++;
   if (len > HEAD_MAX - op->head.len) {
     op->head_too_big = true;
     return 0; /* fails the transfer */
@@ -699,7 +764,10 @@ static void configure(CURL *e, http_op *op, const req_opts *o, const char *data,
      is only a net */
   double left = call_time_left(c);
   double t = o->timeout > 0 && o->timeout < left ? o->timeout : left + 1.0;
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(t * 1000.0));
+  op->timeout_ms = (long)ceil(t * 1000.0);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, op->timeout_ms);
+  op->redirects = redirects;
+  memcpy(op->method, o->method, sizeof op->method);
   const char *method = o->method;
   if (strcmp(method, "HEAD") == 0) {
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);

@@ -556,6 +556,55 @@ test('a server that closes its connections after each answer: no transfer fails 
   }
 });
 
+test('a request whose connection dies before any answer: GET, PUT, DELETE once more on a new connection, POST never; a redirect\'s target only on the same origin', opts, async () => {
+  // reads each request, then resets the connection without a byte of answer
+  // (/r/N redirects first, answered as usual)
+  const seen = [];
+  const origin = net.createServer((s) => {
+    let head = '';
+    s.on('error', () => {});
+    s.on('data', (d) => {
+      head += d;
+      if (!head.includes('\r\n\r\n')) return;
+      const [method, target] = head.split(' ');
+      head = '';
+      seen.push(`${method} ${target}`);
+      if (target.startsWith('/r/') || target.startsWith('/x/')) {
+        const to = target.startsWith('/x/') ? `http://localhost:${origin.address().port}/dead` : '/dead';
+        s.write(`HTTP/1.1 303 See Other\r\nLocation: ${to}\r\nContent-Length: 0\r\n\r\n`);
+        return;
+      }
+      s.resetAndDestroy();
+    });
+  });
+  await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${origin.address().port}`;
+  const attempts = async (srv, args) => {
+    seen.length = 0;
+    const err = textOf({ result: await tool(srv, 'http_pcall', args) });
+    assert.match(err, /mcp\.http: .*(reset|Empty reply|Send failure|Recv failure)/i, err);
+    return [...seen];
+  };
+  try {
+    await withRaw([IO_APP], async (srv) => {
+      await srv.initialize();
+      assert.deepEqual(await attempts(srv, { url: `${base}/a` }), ['GET /a', 'GET /a']);
+      assert.deepEqual(await attempts(srv, { url: `${base}/b`, method: 'PUT', body: 'x' }), ['PUT /b', 'PUT /b']);
+      assert.deepEqual(await attempts(srv, { url: `${base}/c`, method: 'DELETE' }), ['DELETE /c', 'DELETE /c']);
+      assert.deepEqual(await attempts(srv, { url: `${base}/d`, body: 'x' }), ['POST /d']);
+      // POST, 303, then GET /dead dies on the reused connection: curl asks
+      // again on a new one, then luamcp once more; the POST is not repeated
+      assert.deepEqual(await attempts(srv, { url: `${base}/r/1`, body: 'x' }),
+        ['POST /r/1', 'GET /dead', 'GET /dead', 'GET /dead']);
+      // the 303 leads to another origin (a new connection): not asked again,
+      // since a restart there would carry the script's headers to it
+      assert.deepEqual(await attempts(srv, { url: `${base}/x/1`, body: 'x' }), ['POST /x/1', 'GET /dead']);
+    });
+  } finally {
+    origin.close();
+  }
+});
+
 test('a response body counts against the call\'s --memory-limit before it reaches Lua: one larger than the call may hold is refused, one that fits is read', opts, () =>
   withOrigin((origin) =>
     withRaw(['--memory-limit', '8', IO_APP], async (srv) => {
