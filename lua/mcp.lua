@@ -374,8 +374,29 @@ local function unique(kind, key)
   names[kind][key] = source_of(4)
 end
 
+-- scopes = { "files:read", ... }: what a caller's token must grant for the
+-- item to be listed for it and answered (RFC 6749 scope tokens); kept
+-- space-separated, as tokens carry them
+local function scopes_of(fn, def)
+  local sc = def.scopes
+  if sc == nil then return nil end
+  if type(sc) ~= "table" or #sc == 0 then argerr(fn, "field 'scopes' must be a list of scope names") end
+  for k in pairs(sc) do
+    if math.type(k) ~= "integer" or k < 1 or k > #sc then
+      argerr(fn, "field 'scopes' must be a list of scope names (no other keys)")
+    end
+  end
+  for _, v in ipairs(sc) do
+    if type(v) ~= "string" or v == "" or v:find('[%c "\\\128-\255]') then
+      argerr(fn, ("scopes: '%s' is not a scope name (printable ASCII, no space, quote or backslash)")
+        :format(tostring(v)))
+    end
+  end
+  return table.concat(sc, " ")
+end
+
 local tool_keys = set { "name", "title", "description", "input", "output", "inputSchema",
-  "outputSchema", "annotations", "icons", "_meta", "handler", "ui", "visibility", "task" }
+  "outputSchema", "annotations", "icons", "_meta", "handler", "ui", "visibility", "task", "scopes" }
 
 local UI_MIME = "text/html;profile=mcp-app"
 local widgets = {}   -- uri -> true, for the check after loading
@@ -502,7 +523,7 @@ function M.tool(def)
   end
   reg.tools[#reg.tools + 1] = { name = name, def = listing, handler = run, input = input,
     output = output, app_only = app_only, headers = mcp_headers(input), task = task or nil,
-    where = defined_at(handler) }
+    scopes = scopes_of("tool", def), where = defined_at(handler) }
 end
 
 local widget_keys = set { "uri", "name", "title", "description", "file", "html", "csp",
@@ -610,7 +631,7 @@ local function check()
 end
 
 local resource_keys = set { "uri", "name", "title", "description", "mime", "mimeType", "size",
-  "annotations", "icons", "_meta", "read", "text", "cache" }
+  "annotations", "icons", "_meta", "read", "text", "cache", "scopes" }
 
 -- cache = { ttl = seconds, scope = "public" | "private" }: what a
 -- 2026-07-28 client may keep of resources/read (ttlMs, cacheScope)
@@ -647,11 +668,12 @@ function M.resource(def)
   unique("resource", uri)
   local listing = copy_common({ uri = uri, name = name, mimeType = mime, size = def.size }, def)
   reg.resources[#reg.resources + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    files = { caller_file() }, cache = cache_hint("resource", def), where = defined_at(read) }
+    files = { caller_file() }, cache = cache_hint("resource", def), scopes = scopes_of("resource", def),
+    where = defined_at(read) }
 end
 
 local template_keys = set { "uri", "uriTemplate", "name", "title", "description", "mime", "mimeType",
-  "annotations", "icons", "_meta", "read", "complete", "cache" }
+  "annotations", "icons", "_meta", "read", "complete", "cache", "scopes" }
 
 function M.template(def)
   while_loading("template")
@@ -679,11 +701,12 @@ function M.template(def)
   local mime = alias("template", def, "mime", "mimeType")
   local listing = copy_common({ uriTemplate = uri, name = name, mimeType = mime }, def)
   reg.templates[#reg.templates + 1] = { uri = uri, def = listing, read = read, mime = mime,
-    vars = vars, complete = complete, cache = cache_hint("template", def), where = defined_at(read) }
+    vars = vars, complete = complete, cache = cache_hint("template", def),
+    scopes = scopes_of("template", def), where = defined_at(read) }
 end
 
 local prompt_keys = set { "name", "title", "description", "args", "arguments", "get", "icons",
-  "_meta", "complete" }
+  "_meta", "complete", "scopes" }
 
 function M.prompt(def)
   while_loading("prompt")
@@ -722,7 +745,7 @@ function M.prompt(def)
   unique("prompt", name)
   local listing = copy_common({ name = name, arguments = list }, def)
   reg.prompts[#reg.prompts + 1] = { name = name, def = listing, get = get, args = list,
-    complete = complete, where = defined_at(get) }
+    complete = complete, scopes = scopes_of("prompt", def), where = defined_at(get) }
 end
 
 --- mcp.on_reload(function(old_state) ... end): runs after a reload loaded

@@ -39,6 +39,8 @@ typedef struct options {
   bool as_app;               /* --as-app: as an MCP Apps view (app-only tools) */
   const char *answer_elicit; /* --answer-elicit JSON: accept with this content */
   const char *answer_sample; /* --answer-sample TEXT: the model's answer */
+  const char *as_subject;    /* --as SUBJECT: a made-up caller (ctx.auth, scopes) */
+  const char *as_scopes;     /* --scopes LIST: its scopes */
   /* new */
   bool widget;
   /* pack */

@@ -53,6 +53,8 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   s->version = PROTO_LATEST_SESSION;
   s->client_ui = o->as_app;
   s->standalone = &cap.out;
+  /* --as/--scopes: the caller a token would have named */
+  if (o->as_subject || o->as_scopes) o->server.as = principal_made_up(o->as_subject, o->as_scopes);
   server *srv = server_new(a, &o->server);
   engine *e = server_engine(srv);
   if (o->store) { /* the service's shared data: up before the handler's first op */
@@ -62,6 +64,8 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
               STORE_CONNECT_WAIT);
       store_drop_redis();
       server_free(srv);
+      principal_unref(o->server.as);
+      o->server.as = NULL;
       session_unref(s);
       buf_free(&cap.lines);
       return false;
@@ -75,6 +79,8 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   engine_run(e);
   store_drop_redis();
   server_free(srv);
+  principal_unref(o->server.as);
+  o->server.as = NULL;
   for (const char *p = cap.lines.p, *end = p + cap.lines.len; p && p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);

@@ -164,6 +164,8 @@ static const struct {
      "Load the app, run one tools/call of TOOL with the JSON object of arguments\n"
      "(default {}), print the result JSON on stdout; notifications go to stderr.\n"
      "  --as-app              call as an MCP Apps view: app-only tools too\n"
+     "  --as SUBJECT          as this caller (ctx.auth.subject), no token needed\n"
+     "  --scopes LIST         with these scopes (comma-separated): ctx.auth.scopes\n"
      "  --answer-elicit JSON  accept each ctx:elicit with this content\n"
      "  --answer-sample TEXT  answer each ctx:sample with this text\n"
      "With an --answer option the call speaks 2026-07-28: a question ends a round,\n"
@@ -177,7 +179,8 @@ static const struct {
      "\n"
      "Load the app, run one resources/read of URI (a resource, a template's\n"
      "match, a widget), print the result JSON ({\"contents\":[...]}).\n"
-     "--answer-elicit/--answer-sample and the general options as for call.\n"
+     "--as/--scopes, --answer-elicit/--answer-sample and the general options as\n"
+     "for call.\n"
      "Exit status: 0 read, 1 the app did not load or the read failed (no such\n"
      "resource: its message on stderr), 2 a usage error.\n"},
     {"prompt",
@@ -185,7 +188,8 @@ static const struct {
      "\n"
      "Load the app, run one prompts/get of NAME with the JSON object of string\n"
      "arguments (default {}), print the result JSON ({\"messages\":[...]}).\n"
-     "--answer-elicit/--answer-sample and the general options as for call.\n"
+     "--as/--scopes, --answer-elicit/--answer-sample and the general options as\n"
+     "for call.\n"
      "Exit status: 0 a result, 1 the app did not load or the prompt failed (a\n"
      "missing argument, no such prompt), 2 a usage error.\n"},
     {"list",

@@ -199,6 +199,10 @@ static int http_option(options *o, const char *a, const char *v) {
 /* The options of one command: call/read/prompt, new, pack (0: none). */
 static int command_option(options *o, const char *a, const char *v) {
   if (IS("--as-app")) return o->as_app = true, 1;
+  if (IS("--as") || IS("--scopes")) {
+    if (!v) cli_die_usage(a[3] == 's' ? "%s needs a SUBJECT" : "%s needs a LIST of scopes", a);
+    return *(a[3] == 's' ? &o->as_subject : &o->as_scopes) = v, 2;
+  }
   if (IS("--answer-elicit")) {
     if (!v) cli_die_usage("%s needs a JSON object", a);
     return o->answer_elicit = v, 2;
@@ -228,6 +232,8 @@ static void check_options(options *o) {
   const char *cmd = o->command;
   bool client = !strcmp(cmd, "call") || !strcmp(cmd, "read") || !strcmp(cmd, "prompt");
   if (o->as_app && strcmp(cmd, "call") != 0) cli_die_usage("%s is an option of call", "--as-app");
+  if ((o->as_subject || o->as_scopes) && !client)
+    cli_die_usage("%s is an option of call, read and prompt", o->as_subject ? "--as" : "--scopes");
   if (o->answer_elicit && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-elicit");
   if (o->answer_sample && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-sample");
   if (o->widget && strcmp(cmd, "new") != 0) cli_die_usage("%s is an option of new", "--widget");

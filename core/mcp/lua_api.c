@@ -541,6 +541,15 @@ static int ctx_index(lua_State *L) {
     else lua_pushnil(L);
     return 1;
   }
+  if (strcmp(key, "auth") == 0) { /* built once per call, kept as the ctx's user value */
+    if (lua_getiuservalue(L, 1, 1) == LUA_TNIL && u->c) {
+      lua_pop(L, 1);
+      ctx_auth_push(L, call_principal(u->c));
+      lua_pushvalue(L, -1);
+      lua_setiuservalue(L, 1, 1);
+    }
+    return 1;
+  }
   if (strcmp(key, "protocol_version") == 0) {
     if (u->c) lua_pushstring(L, call_protocol_version(u->c));
     else lua_pushnil(L);
@@ -557,7 +566,7 @@ static int ctx_tostring(lua_State *L) {
 }
 
 void *lua_api_push_ctx(lua_State *L, call *c) {
-  ctx_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  ctx_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
   u->c = c;
   if (luaL_newmetatable(L, CTX_TYPE)) {
     luaL_newlib(L, ctx_methods);

@@ -6,6 +6,7 @@
 
 typedef struct lua_State lua_State;
 typedef struct call call;
+typedef struct principal principal;
 
 /* Push the core table (one per state). */
 void lua_api_push_core(lua_State *L);
@@ -14,6 +15,8 @@ void lua_api_push_core(lua_State *L);
 void *lua_api_push_ctx(lua_State *L, call *c);
 /* Mark the ctx finished: later use raises "call context is closed". */
 void lua_api_close_ctx(void *ctx);
+/* Push ctx.auth for p (ctx_auth.c): a read-only table, or nil for NULL. */
+void ctx_auth_push(lua_State *L, const principal *p);
 /* A completion function that offers nothing (arguments without one). */
 int lua_api_no_completions(lua_State *L);
 

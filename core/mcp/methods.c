@@ -89,13 +89,58 @@ answer:;
   jsonrpc_end_reply(out);
 }
 
+/* Who the request comes from: its token's principal, else --as (luamcp
+   call), else nobody (NULL: stdio, an open server — scopes do not apply). */
+static const principal *caller(const server *srv, const inmsg *im) {
+  return im->who ? im->who : srv->opt.as;
+}
+
+/* Does the caller hold every scope the item declares? Else the request is
+   answered with SERVER_INSUFFICIENT_SCOPE (403 with a scope challenge over
+   HTTP), naming the scopes it was granted and those missing, so a client
+   that steps up keeps what it had (the specification's recommendation). */
+static bool scope_refused(server *srv, inmsg *im, const char *scopes, const char *what,
+                          const char *name) {
+  const principal *who = caller(srv, im);
+  const char *missing;
+  size_t n;
+  if (!who || principal_has_all(who, scopes, &missing, &n)) return false;
+  buf want, data;
+  buf_init(&want), buf_init(&data);
+  buf_puts(&want, who->scope);
+  for (const char *s = scopes; *s;) {
+    size_t len = strcspn(s, " ");
+    if (len && !principal_has(who, s, len)) {
+      if (want.len) buf_putc(&want, ' ');
+      buf_put(&want, s, len);
+    }
+    s += len + (s[len] == ' ');
+  }
+  buf_puts(&data, "{\"scope\":");
+  json_encode_string(&data, want.p, want.len);
+  buf_puts(&data, "}");
+  buf_putc(&data, '\0');
+  char msg[512];
+  snprintf(msg, sizeof msg, "Insufficient scope: %s '%s' needs the scope %.*s", what, name, (int)n,
+           missing);
+  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, SERVER_INSUFFICIENT_SCOPE, msg, data.p);
+  buf_free(&want), buf_free(&data);
+  return true;
+}
+
 static void handle_list(server *srv, inmsg *im, reg_list list) {
   const registry *r = engine_app(srv->e)->reg;
   const client_view *cv = &im->cv;
   const reg_pages *pg = &r->pages[list][cv->version];
-  if (list == REG_TOOLS && r->has_app_only && !cv->ui) {
+  /* a caller sees what its scopes allow: pages cut for it */
+  reg_pages own;
+  bool model_only = list == REG_TOOLS && r->has_app_only && !cv->ui;
+  bool cut = caller(srv, im) &&
+             registry_pages_for(r, list, cv->version, model_only, caller(srv, im), &own);
+  if (cut) pg = &own;
+  if (model_only) {
     /* a client without MCP Apps has no views: app-only tools are not for it */
-    pg = &r->model_tools[cv->version];
+    if (!cut) pg = &r->model_tools[cv->version];
     list = REG_MODEL_TOOLS;
   }
   const jsonrpc_msg *m = &im->m;
@@ -115,22 +160,33 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
     if (!ok) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                   "Invalid params: unknown cursor (lists restart from the beginning)");
+      if (cut) registry_pages_free(&own);
       return;
     }
     page = off / r->page_size;
   }
   if (!proto_per_request(cv->version)) {
     output_json(srv, im->reply, m->id, pg->page[page], pg->page_len[page]);
-    return;
+  } else {
+    /* 2026-07-28: the same page, with its cache hints and serverInfo; a
+       page cut for one caller is not for a shared cache */
+    buf *out = output_reply(srv, im->reply);
+    jsonrpc_begin_result(out, m->id);
+    buf_put(out, pg->page[page], pg->page_len[page] - 1);
+    static const char pub[] = "\"cacheScope\":\"public\"";
+    const char *at = cut ? strstr(r->list_cache, pub) : NULL;
+    if (at) {
+      buf_put(out, r->list_cache, (size_t)(at - r->list_cache));
+      buf_puts(out, "\"cacheScope\":\"private\"");
+      buf_puts(out, at + sizeof pub - 1);
+    } else {
+      buf_put(out, r->list_cache, r->list_cache_len);
+    }
+    buf_put(out, r->complete_tail, r->complete_tail_len);
+    buf_putc(out, '}');
+    jsonrpc_end_reply(out);
   }
-  /* 2026-07-28: the same page, with its cache hints and serverInfo */
-  buf *out = output_reply(srv, im->reply);
-  jsonrpc_begin_result(out, m->id);
-  buf_put(out, pg->page[page], pg->page_len[page] - 1);
-  buf_put(out, r->list_cache, r->list_cache_len);
-  buf_put(out, r->complete_tail, r->complete_tail_len);
-  buf_putc(out, '}');
-  jsonrpc_end_reply(out);
+  if (cut) registry_pages_free(&own);
 }
 
 static void handle_discover(server *srv, inmsg *im) {
@@ -335,6 +391,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;
   }
+  if (t->scopes && scope_refused(srv, im, t->scopes, "tool", t->name)) return;
   if (f[1].n && json_kind(f[1]) != 'n' && json_kind(f[1]) != '{') {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     return;
@@ -432,17 +489,25 @@ static void handle_resources_read(server *srv, inmsg *im) {
     return;
   }
   int entry = LUA_NOREF, nargs = 0;
+  const char *scopes = NULL;
   const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
   if (res) {
     entry = res->entry;
+    scopes = res->scopes;
   } else {
     for (size_t i = 0; i < r->ntemplates; i++) {
       if (push_template_match(L, r->templates[i].uri_template, uri.p, uri.len)) {
         entry = r->templates[i].entry;
+        scopes = r->templates[i].scopes;
         nargs = 1;
         break;
       }
     }
+  }
+  if (entry != LUA_NOREF && scopes && scope_refused(srv, im, scopes, "resource", uri.p)) {
+    if (nargs) lua_pop(L, 1);
+    buf_free(&uri);
+    return;
   }
   if (entry == LUA_NOREF) {
     buf d;
@@ -493,6 +558,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
     goto done;
   }
+  if (p->scopes && scope_refused(srv, im, p->scopes, "prompt", p->name)) goto done;
   if (!push_object_param(L, m, "arguments")) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
     goto done;
@@ -545,6 +611,7 @@ static void handle_complete(server *srv, inmsg *im) {
   buf key, argname, value;
   buf_init(&key), buf_init(&argname), buf_init(&value);
   int entry = LUA_NOREF;
+  const char *scopes = NULL;
   if (!m->params.n || !jsonrpc_param(m, "ref", &ref) || json_kind(ref) != '{' ||
       !json_object_get(ref, "type", &type) || !jsonrpc_param(m, "argument", &arg) ||
       json_kind(arg) != '{') {
@@ -561,13 +628,16 @@ static void handle_complete(server *srv, inmsg *im) {
   if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
     json_string_unescape(v, &key);
     const reg_prompt *p = registry_find_prompt(r, key.p, key.len);
-    if (p) entry = p->entry;
+    if (p) entry = p->entry, scopes = p->scopes;
   } else if (json_string_eq(type, "ref/resource") && json_object_get(ref, "uri", &v) &&
              json_kind(v) == '"') {
     json_string_unescape(v, &key);
     for (size_t i = 0; i < r->ntemplates; i++)
-      if (strcmp(r->templates[i].uri_template, key.p) == 0) entry = r->templates[i].entry;
+      if (strcmp(r->templates[i].uri_template, key.p) == 0)
+        entry = r->templates[i].entry, scopes = r->templates[i].scopes;
   }
+  if (entry != LUA_NOREF && scopes && scope_refused(srv, im, scopes, "completion of", key.p))
+    goto done;
   if (entry == LUA_NOREF) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown ref %s",
                 key.len ? key.p : "(none)");

@@ -193,6 +193,16 @@ static void cut_pages(const buf *const *entries, const bool *skip, size_t all, c
    its fields; a version whose entries are all the latest's shares the
    latest's pages. (Encoding every entry for every version and list was
    most of the start-up of an app with 10k tools, and of its memory.) */
+/* The scopes entry i of list declares (the item's string), or NULL. */
+static const char *item_scopes(const registry *r, int list, size_t i) {
+  switch (list) {
+    case REG_TOOLS: return i < r->ntools ? r->tools[i].scopes : NULL;
+    case REG_RESOURCES: return i < r->nresources ? r->resources[i].scopes : NULL;
+    case REG_TEMPLATES: return i < r->ntemplates ? r->templates[i].scopes : NULL;
+    default: return i < r->nprompts ? r->prompts[i].scopes : NULL;
+  }
+}
+
 static bool encode_list(lua_State *L, int list_idx, const char *key, int list, registry *r,
                         buf *err) {
   size_t all = lua_rawlen(L, list_idx), cap = all ? all : 1;
@@ -243,12 +253,74 @@ static bool encode_list(lua_State *L, int list_idx, const char *key, int list, r
     }
     free(entries);
   }
+  bool any_scoped = false;
+  for (size_t i = 0; i < all; i++) any_scoped |= item_scopes(r, list, i) != NULL;
+  if (ok && any_scoped) { /* kept: each caller's pages are cut from them */
+    reg_scoped *sc = &r->scoped[list];
+    *sc = (reg_scoped){all, latest, older, calloc(all, sizeof *sc->scopes), app_only};
+    for (size_t i = 0; i < all; i++) sc->scopes[i] = item_scopes(r, list, i);
+    return true;
+  }
   for (size_t i = 0; i < all; i++) buf_free(&latest[i]);
   for (size_t i = 0; i < cap * PROTO_COUNT; i++) buf_free(&older[i]);
   free(latest);
   free(older);
   free(app_only);
   return ok;
+}
+
+/* r->scopes: each scope any item declares, once. */
+static void collect_scopes(registry *r) {
+  buf all;
+  buf_init(&all);
+  size_t counts[REG_NLISTS] = {r->ntools, r->nresources, r->ntemplates, r->nprompts};
+  for (int l = 0; l < REG_NLISTS; l++)
+    for (size_t i = 0; i < counts[l]; i++)
+      for (const char *s = item_scopes(r, l, i); s && *s;) {
+        size_t n = strcspn(s, " ");
+        bool seen = false;
+        for (const char *t = all.p; t && t < all.p + all.len && !seen;) {
+          size_t m = strcspn(t, " ");
+          seen = m == n && memcmp(t, s, n) == 0;
+          t += m + 1;
+        }
+        if (!seen) {
+          if (all.len) buf_putc(&all, ' ');
+          buf_put(&all, s, n);
+        }
+        s += n + (s[n] == ' ');
+      }
+  r->scopes = all.len ? buf_take(&all, NULL) : NULL;
+  buf_free(&all);
+}
+
+static const char *const list_keys[REG_NLISTS] = {"tools", "resources", "resourceTemplates",
+                                                  "prompts"};
+
+bool registry_pages_for(const registry *r, reg_list list, int version, bool model_only,
+                        const principal *who, reg_pages *out) {
+  const reg_scoped *sc = &r->scoped[list];
+  if (!sc->n) return false;
+  const buf **entries = calloc(sc->n, sizeof *entries);
+  bool *skip = calloc(sc->n, sizeof *skip);
+  for (size_t i = 0; i < sc->n; i++) {
+    const buf *older = &sc->older[(size_t)version * sc->n + i];
+    entries[i] = version != PROTO_LATEST && older->len ? older : &sc->latest[i];
+    skip[i] = (model_only && sc->app_only[i]) || !principal_has_all(who, sc->scopes[i], NULL, NULL);
+  }
+  memset(out, 0, sizeof *out);
+  cut_pages(entries, skip, sc->n, list_keys[list], model_only ? REG_MODEL_TOOLS : (int)list,
+            r->page_size, r->cursor_key, out);
+  free(entries);
+  free(skip);
+  return true;
+}
+
+void registry_pages_free(reg_pages *pg) {
+  for (size_t p = 0; p < pg->npages; p++) free(pg->page[p]);
+  free(pg->page);
+  free(pg->page_len);
+  memset(pg, 0, sizeof *pg);
 }
 
 static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, bool all) {
@@ -401,7 +473,6 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   bool ok = true;
 
   static const char *const lists[REG_NLISTS] = {"tools", "resources", "templates", "prompts"};
-  static const char *const keys[REG_NLISTS] = {"tools", "resources", "resourceTemplates", "prompts"};
   for (int l = 0; l < REG_NLISTS; l++) {
     lua_getfield(L, reg_idx, lists[l]);
     int li = lua_gettop(L);
@@ -423,35 +494,39 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
           r->has_tasks |= task != TASK_NEVER;
           r->tools[i] = (reg_tool){dup_field(L, e, "name"), ref_field(L, e, "handler"),
                                    ref_field(L, e, "input"), ref_field(L, e, "output"), app_only,
-                                   ref_field(L, e, "headers"), task, dup_field(L, e, "where")};
+                                   ref_field(L, e, "headers"), task, dup_field(L, e, "where"),
+                                   dup_field(L, e, "scopes")};
           r->ntools = i + 1;
           break;
         case REG_RESOURCES:
           if (!r->resources) r->resources = calloc(n, sizeof *r->resources);
           lua_pushvalue(L, e);
           r->resources[i] = (reg_resource){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX),
-                                           fingerprint(L, e)};
+                                           fingerprint(L, e), dup_field(L, e, "scopes")};
           r->nresources = i + 1;
           break;
         case REG_TEMPLATES:
           if (!r->templates) r->templates = calloc(n, sizeof *r->templates);
           lua_pushvalue(L, e);
-          r->templates[i] = (reg_template){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->templates[i] = (reg_template){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX),
+                                           dup_field(L, e, "scopes")};
           r->ntemplates = i + 1;
           break;
         default:
           if (!r->prompts) r->prompts = calloc(n, sizeof *r->prompts);
           lua_pushvalue(L, e);
-          r->prompts[i] = (reg_prompt){dup_field(L, e, "name"), luaL_ref(L, LUA_REGISTRYINDEX)};
+          r->prompts[i] = (reg_prompt){dup_field(L, e, "name"), luaL_ref(L, LUA_REGISTRYINDEX),
+                                       dup_field(L, e, "scopes")};
           r->nprompts = i + 1;
           break;
       }
       lua_pop(L, 1);
     }
-    if (!encode_list(L, li, keys[l], l, r, err)) ok = false;
+    if (!encode_list(L, li, list_keys[l], l, r, err)) ok = false;
     lua_pop(L, 1);
   }
   index_tools(r);
+  collect_scopes(r);
   lua_getfield(L, reg_idx, "has_widgets");
   r->has_widgets = lua_toboolean(L, -1);
   lua_pop(L, 1);
@@ -470,7 +545,18 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
 
 void registry_free(registry *r, lua_State *L) {
   if (!r) return;
+  for (int l = 0; l < REG_NLISTS; l++) {
+    reg_scoped *sc = &r->scoped[l];
+    for (size_t i = 0; i < sc->n; i++) buf_free(&sc->latest[i]);
+    for (size_t i = 0; i < sc->n * PROTO_COUNT; i++) buf_free(&sc->older[i]);
+    free(sc->latest);
+    free(sc->older);
+    free((void *)sc->scopes);
+    free(sc->app_only);
+  }
+  free(r->scopes);
   for (size_t i = 0; i < r->ntools; i++) {
+    free(r->tools[i].scopes);
     free(r->tools[i].name);
     free(r->tools[i].where);
     if (L) {
@@ -481,14 +567,17 @@ void registry_free(registry *r, lua_State *L) {
     }
   }
   for (size_t i = 0; i < r->nresources; i++) {
+    free(r->resources[i].scopes);
     free(r->resources[i].uri);
     if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->resources[i].entry);
   }
   for (size_t i = 0; i < r->ntemplates; i++) {
+    free(r->templates[i].scopes);
     free(r->templates[i].uri_template);
     if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->templates[i].entry);
   }
   for (size_t i = 0; i < r->nprompts; i++) {
+    free(r->prompts[i].scopes);
     free(r->prompts[i].name);
     if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->prompts[i].entry);
   }

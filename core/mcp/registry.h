@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "principal.h"
 #include "protocol.h"
 
 typedef struct lua_State lua_State;
@@ -22,6 +23,7 @@ typedef struct reg_tool {
   int headers;   /* ref: its x-mcp-header params {name=, path=, type=}, or LUA_NOREF */
   int task;      /* TASK_*: may (must) it run as a task (the tasks extension) */
   char *where;   /* FILE:LINE of the handler: a result's errors name it */
+  char *scopes;  /* what a caller's token must grant (space-separated), or NULL */
 } reg_tool;
 enum { TASK_NEVER, TASK_OPTIONAL, TASK_REQUIRED };
 
@@ -31,16 +33,19 @@ typedef struct reg_resource {
   /* changes when its listing or a file it comes from changes: a reload
      tells subscribers about the resources whose fingerprint moved */
   uint64_t fingerprint;
+  char *scopes; /* as reg_tool's */
 } reg_resource;
 
 typedef struct reg_template {
   char *uri_template;
   int entry; /* ref: {read=, mime=, vars=, complete=} */
+  char *scopes;
 } reg_template;
 
 typedef struct reg_prompt {
   char *name;
   int entry; /* ref: {get=, args=, complete=, def=} */
+  char *scopes;
 } reg_prompt;
 
 /* One list, pre-encoded page by page: each page is a complete result
@@ -56,6 +61,15 @@ typedef enum reg_list {
   REG_TOOLS, REG_RESOURCES, REG_TEMPLATES, REG_PROMPTS, REG_NLISTS,
   REG_MODEL_TOOLS = REG_NLISTS /* tools less the app-only ones (a cursor id) */
 } reg_list;
+
+/* A list some of whose entries declare scopes: its entries encoded one by
+   one, kept to cut pages for each caller from those it may see. */
+typedef struct reg_scoped {
+  size_t n;            /* entries; 0: none declares scopes (every caller sees all) */
+  buf *latest, *older; /* older[v * n + i]: version v's when it differs, else empty */
+  const char **scopes; /* each entry's (the reg_* item's string), or NULL */
+  bool *app_only;      /* tools: MCP Apps visibility ["app"] */
+} reg_scoped;
 
 typedef struct registry {
   reg_tool *tools;
@@ -73,6 +87,8 @@ typedef struct registry {
   /* tools/list for clients without MCP Apps: app-only tools left out */
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
+  reg_scoped scoped[REG_NLISTS];
+  char *scopes; /* every scope an item declares, space-separated (for the resource metadata) */
   /* the capabilities this app declares (and subscriptions/listen honours):
      prompts and resources always when watching, since a reload may add them */
   bool declares_prompts, declares_resources;
@@ -106,5 +122,13 @@ void registry_free(registry *r, lua_State *L);
 const reg_tool *registry_find_tool(const registry *r, const char *name, size_t len);
 const reg_resource *registry_find_resource(const registry *r, const char *uri, size_t len);
 const reg_prompt *registry_find_prompt(const registry *r, const char *name, size_t len);
+
+/* The pages of list (tools: less the app-only ones when model_only) as
+   caller who may see them (the entries whose scopes it was granted), cut
+   into *out (free it with registry_pages_free). False when no entry of the
+   list declares scopes: the shared pages serve every caller. */
+bool registry_pages_for(const registry *r, reg_list list, int version, bool model_only,
+                        const principal *who, reg_pages *out);
+void registry_pages_free(reg_pages *pg);
 
 #endif

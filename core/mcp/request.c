@@ -41,6 +41,7 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   r->kind = kind;
   r->entry_ref = LUA_NOREF;
   r->cv = im->cv;
+  r->who = principal_ref(im->who ? im->who : srv->opt.as);
   if (mrtr) mrtr_take(r, mrtr);
   copy_progress_token(r, meta);
   lua_State *L = call_app(c)->vm.L;
@@ -58,6 +59,7 @@ void request_ended(void *ud, call *c) {
   luaL_unref(L, LUA_REGISTRYINDEX, r->entry_ref);
   output_done(srv, r->out);
   session_unref(r->s);
+  principal_unref(r->who);
   free(r->ptoken);
   free(r->uri);
   mrtr_free(r);
@@ -67,6 +69,8 @@ static const char *client_resource_uri(const call *c) {
   const request *r = request_of((call *)c);
   return r->kind == CALL_RESOURCE ? r->uri : NULL;
 }
+
+static const principal *client_principal(const call *c) { return request_of((call *)c)->who; }
 
 static const char *client_protocol_version(const call *c) {
   const request *r = request_of((call *)c);
@@ -264,4 +268,5 @@ const call_client request_client = {.protocol_version = client_protocol_version,
                                     .asks_in_rounds = client_asks_in_rounds,
                                     .caps = client_caps,
                                     .detach = client_detach,
+                                    .principal = client_principal,
                                     .notify_updated = client_notify_updated};

@@ -111,6 +111,7 @@ static inmsg *inmsg_new(inmsg_type type, session *s, outlet *reply, char *data, 
 static void inmsg_free(inmsg *im) {
   if (im->borrowed) return;
   free(im->params);
+  principal_unref(im->who);
   session_unref(im->s);
   free(im->data);
   free(im);
@@ -203,8 +204,9 @@ void server_submit(server *srv, session *s, outlet *reply, char *data, size_t le
 
 void server_submit_http(server *srv, session *s, outlet *reply, char *data, size_t len,
                         const jsonrpc_msg *parsed, const envelope *env, char *params,
-                        size_t params_len) {
+                        size_t params_len, principal *who) {
   inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
+  im->who = principal_ref(who);
   im->params = params;
   im->params_len = params_len;
   im->http = true;

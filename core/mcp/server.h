@@ -17,6 +17,7 @@
 #include "envelope.h"
 #include "jsonrpc.h"
 #include "outlet.h"
+#include "principal.h"
 #include "session.h"
 
 typedef struct server_options {
@@ -25,9 +26,17 @@ typedef struct server_options {
   double state_ttl; /* seconds a multi round-trip requestState stays valid */
   double task_ttl;  /* seconds a task lives (its work, then its result): ttlMs */
   size_t max_tasks_per_peer; /* tasks one client address may hold (0: tasks.c's default) */
+  principal *as; /* who a request without a token of its own comes from (luamcp call --as); the
+                    caller's, kept for the server's life; NULL: nobody */
 } server_options;
 
 typedef struct server server;
+
+/* The error of a request whose caller's token lacks a scope the item
+   declares (its data: {"scope": what to ask for}); HTTP answers it 403
+   with an insufficient_scope challenge. */
+#define SERVER_INSUFFICIENT_SCOPE -32043
+#define SERVER_INSUFFICIENT_SCOPE_TEXT "-32043"
 
 server *server_new(app *a, const server_options *opt);
 /* Frees the server, its engine and the app. */
@@ -49,10 +58,11 @@ void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len
    (NULL: the message has none; its spans point into msg), and the
    request's Mcp-Param-* headers ("Name\0value\0" pairs, the names without
    the prefix; ownership passes; NULL for none), which tools/call checks
-   against the tool's x-mcp-header parameters. */
+   against the tool's x-mcp-header parameters, and who sent it (its
+   verified token's principal: the server takes a reference; NULL: none). */
 void server_submit_http(server *srv, session *s, outlet *reply, char *msg, size_t len,
                         const jsonrpc_msg *parsed, const envelope *env, char *params,
-                        size_t params_len);
+                        size_t params_len, principal *who);
 /* The session ended (DELETE, expiry): its calls are dropped, its standalone
    outlet finished and released. */
 void server_end_session(server *srv, session *s);

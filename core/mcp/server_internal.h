@@ -48,6 +48,7 @@ typedef struct inmsg {
   client_view cv; /* set at dispatch */
   char *params;   /* HTTP: its Mcp-Param-* headers, "Name\0value\0..." (names as sent) */
   size_t params_len;
+  principal *who; /* its verified token's (a reference), or NULL */
   bool http;     /* came over HTTP (server_submit_http) */
   bool taken;    /* a call answers it (and finishes reply) */
   bool borrowed; /* on the reader's stack: data and s are not ours */
@@ -74,6 +75,7 @@ typedef struct request {
   uint64_t asked; /* id of our request to the client it waits for, or 0 */
   call_wait ask;  /* parked on that answer */
   client_view cv;
+  principal *who; /* the request's (a reference), or NULL */
   /* multi round-trip (per-request revisions): the answers of earlier rounds (from
      the sealed requestState, then those this round brought), as JSON
      values joined by commas, the digests of their questions likewise, and

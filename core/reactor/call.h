@@ -23,6 +23,8 @@
 
 #include <uv.h>
 
+typedef struct principal principal; /* principal.h (core/auth) */
+
 typedef struct lua_State lua_State;
 typedef struct call call;
 
@@ -120,6 +122,9 @@ typedef struct call_client {
   /* End the call's HTTP response early; the client resumes the stream
      with GET + Last-Event-ID and receives the rest. False over stdio. */
   bool (*detach)(call *c);
+  /* Who the call's request comes from (a verified token's principal, or
+     --as), or NULL. */
+  const principal *(*principal)(const call *c);
   /* notifications/resources/updated to every client subscribed to uri
      (ud: the engine's layer; from a handler or while the app loads). */
   void (*notify_updated)(void *ud, const char *uri, size_t n);
@@ -151,6 +156,9 @@ static inline bool call_asks_in_rounds(const call *c) { return call_client_of(c)
 static inline void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots,
                                     bool *ui) {
   call_client_of(c)->caps(c, sampling, elicitation, roots, ui);
+}
+static inline const principal *call_principal(const call *c) {
+  return call_client_of(c)->principal(c);
 }
 static inline bool call_detach(call *c) { return call_client_of(c)->detach(c); }
 static inline void call_notify_updated(lua_State *L, const char *uri, size_t n) {

@@ -143,7 +143,7 @@ bool http_evict_idle(http_server *srv, peer *p, double now, double *wait) {
 }
 
 /* A new session of peer p (caller holds srv->lock). */
-hsession *http_session_create(http_server *srv, peer *p) {
+hsession *http_session_create(http_server *srv, peer *p, principal *who) {
   hsession *hs = calloc(1, sizeof *hs);
   char hex[SESSION_ID_LEN + 1];
   http_random_id(hex);
@@ -151,6 +151,7 @@ hsession *http_session_create(http_server *srv, peer *p) {
   hs->s = session_new();
   if (p) snprintf(hs->s->peer, sizeof hs->s->peer, "%s", p->addr);
   hs->last_seen = http_now();
+  hs->owner = principal_ref(who);
   hs->peer = p;
   if (p) p->nsessions++;
   index_grow(srv);
@@ -186,8 +187,13 @@ void http_forget_stream(http_server *srv, const char *session_id, hstream *st) {
   pthread_mutex_unlock(&srv->lock);
 }
 
+bool http_session_owned(const hsession *hs, const principal *who) {
+  return hs->owner == who || principal_same(hs->owner, who);
+}
+
 void http_session_free(hsession *hs) {
   for (size_t i = 0; i < hs->nrecent; i++) release_stream(hs->recent[i]);
+  principal_unref(hs->owner);
   session_unref(hs->s);
   free(hs);
 }
@@ -318,7 +324,7 @@ int http_read_body(http_server *srv, struct mg_connection *conn, buf *body, size
    the error to answer when there is none. */
 
 session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *status,
-                               bool ack) {
+                               bool ack, const principal *who) {
   const char *id = mg_get_header(conn, "Mcp-Session-Id");
   if (!id) {
     *status = 400;
@@ -327,7 +333,7 @@ session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *
   pthread_mutex_lock(&srv->lock);
   hsession *hs = http_session_find(srv, id);
   session *s = NULL;
-  if (hs) {
+  if (hs && http_session_owned(hs, who)) {
     hs->last_seen = http_now();
     if (ack) hs->acked = true;
     s = hs->s;

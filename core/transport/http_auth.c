@@ -23,6 +23,7 @@ struct auth_cached {
   char *token;      /* the whole token: found by its tail, taken only when equal */
   size_t len;
   long long until;  /* exp + skew; 0: empty */
+  principal *who;   /* who it names (a reference) */
 };
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
@@ -146,7 +147,10 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
 void http_auth_free(http_server *srv) {
   if (srv->auth.cache) {
     pthread_mutex_destroy(&srv->auth.cache_lock);
-    for (size_t i = 0; i < AUTH_CACHE_SLOTS; i++) free(srv->auth.cache[i].token);
+    for (size_t i = 0; i < AUTH_CACHE_SLOTS; i++) {
+      free(srv->auth.cache[i].token);
+      principal_unref(srv->auth.cache[i].who);
+    }
   }
   free(srv->auth.cache);
   jwk_set_free(srv->auth.keys);
@@ -195,40 +199,46 @@ static bool token_in_query(const char *q) {
   return false;
 }
 
-/* Was this token verified and is it still within its exp? Else, when
-   until is given, remember it as verified until then. The slot comes from
+/* Was this token verified and is it still within its exp? Then who it
+   names (a reference). Else, when add is given, remember it as verified
+   until its exp and skew, and NULL. The slot comes from
    the token's last bytes (its signature's: random for a real token; a
    crafted one only crowds its own slots), and a hit is the whole token
    equal, so no collision lets a token in: hashing it with SHA-256 instead
    cost as much as the rest of the request (callgrind). */
-static bool cache_hit(http_server *srv, const char *tok, size_t n, long long now, long long until) {
+static principal *cache_hit(http_server *srv, const char *tok, size_t n, long long now,
+                            principal *add) {
   uint64_t at = 0;
   memcpy(&at, tok + (n >= sizeof at ? n - sizeof at : 0), n >= sizeof at ? sizeof at : n);
   at *= 0x9e3779b97f4a7c15ull;  /* spread base64's 6 bits per byte */
   at >>= 20;
-  bool hit = false;
+  principal *hit = NULL, *dropped = NULL;
   pthread_mutex_lock(&srv->auth.cache_lock);
   struct auth_cached *free_slot = NULL;
   for (size_t i = 0; i < AUTH_CACHE_PROBE && !hit; i++) {
     struct auth_cached *e = &srv->auth.cache[(at + i) & (AUTH_CACHE_SLOTS - 1)];
     bool live = e->until > now;
-    if (live && e->len == n && memcmp(e->token, tok, n) == 0) hit = true;
+    if (live && e->len == n && memcmp(e->token, tok, n) == 0) hit = principal_ref(e->who);
     else if (!live && !free_slot) free_slot = e;
   }
-  if (!hit && until) {
+  if (!hit && add) {
     struct auth_cached *e = free_slot ? free_slot : &srv->auth.cache[at & (AUTH_CACHE_SLOTS - 1)];
     char *copy = malloc(n);
     if (copy) {
       memcpy(copy, tok, n);
       free(e->token);
-      *e = (struct auth_cached){copy, n, until};
+      dropped = e->who;
+      *e = (struct auth_cached){copy, n, add->exp + (long long)srv->opt.auth_skew,
+                                principal_ref(add)};
     }
   }
   pthread_mutex_unlock(&srv->auth.cache_lock);
+  principal_unref(dropped); /* its last reference may be here: freed outside the lock */
   return hit;
 }
 
-int http_auth_check(http_server *srv, struct mg_connection *conn) {
+int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who) {
+  *who = NULL;
   if (!srv->auth.keys) return http_token_ok(srv, conn) ? 0
              : http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                                   "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
@@ -246,19 +256,45 @@ int http_auth_check(http_server *srv, struct mg_connection *conn) {
   if (n > AUTH_HEADER_MAX)
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
   long long now = (long long)time(NULL);
-  if (cache_hit(srv, tok, n, now, 0)) return 0;
+  if ((*who = cache_hit(srv, tok, n, now, NULL))) return 0;
   jwt_policy p = {&srv->auth.issuer, 1, srv->opt.auth_resource, now, (long long)srv->opt.auth_skew,
                   true};
   jwt_claims c;
   jwt_status st = jwt_verify(tok, n, &p, &c);
-  long long until = c.exp + p.skew;
-  jwt_claims_free(&c);
   if (st == JWT_OK) {
-    cache_hit(srv, tok, n, now, until);
+    *who = principal_from_claims(&c);
+    jwt_claims_free(&c);
+    if (!*who)
+      return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Out of memory",
+                                "Retry-After: 1\r\n");
+    cache_hit(srv, tok, n, now, *who);
     return 0;
   }
+  jwt_claims_free(&c);
   char peer[48];
   http_peer_address(srv, conn, peer, sizeof peer);
   log_msg(LOG_INFO, "http: %s: token refused: %s", peer, jwt_status_text(st));
   return challenge(srv, conn, 401, "invalid_token", jwt_status_text(st));
+}
+
+bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap) {
+  json_span msg = {json, n}, err, code, data, scope;
+  if (!srv->auth.metadata || !json_object_get(msg, "error", &err) ||
+      !json_object_get(err, "code", &code) || code.n != 6 ||
+      strncmp(code.p, SERVER_INSUFFICIENT_SCOPE_TEXT, 6) != 0 ||
+      !json_object_get(err, "data", &data) || !json_object_get(data, "scope", &scope) ||
+      json_kind(scope) != '"')
+    return false;
+  buf want;
+  buf_init(&want);
+  json_string_unescape(scope, &want);
+  /* scope tokens hold no quote or backslash (mcp.lua checks them) */
+  bool ok = want.p && !strpbrk(want.p, "\"\\\r\n");
+  if (ok) /* too long for hdr: the JSON-RPC error alone (200) */
+    ok = (size_t)snprintf(hdr, cap,
+             "WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"%s\", "
+             "resource_metadata=\"%s\", error_description=\"a wider scope is needed\"\r\n",
+             want.p, srv->auth.metadata_url) < cap;
+  buf_free(&want);
+  return ok;
 }

@@ -23,6 +23,7 @@
 #include <civetweb.h>
 
 #include "jwt.h"
+#include "principal.h"
 #include "transport_http.h"
 
 #define SESSION_ID_LEN 32 /* hex digits of the random part */
@@ -94,6 +95,7 @@ typedef struct hsession {
   session *s;
   peer *peer;
   bool acked; /* notifications/initialized came: the longer idle limit applies */
+  principal *owner; /* whose token opened it (a reference; NULL without authorization) */
   double last_seen;
   hstream *recent[RECENT_STREAMS]; /* each holds a reference */
   size_t nrecent;
@@ -134,8 +136,8 @@ struct http_server {
     char *metadata;        /* the Protected Resource Metadata document */
     size_t metadata_len;
     char *metadata_url;    /* where it is, as the challenge names it */
-    /* tokens verified, by SHA-256, until they expire: steady traffic pays
-       one signature check per token, not per request */
+    /* tokens verified, with who they name, until they expire: steady
+       traffic pays one signature check per token, not per request */
     pthread_mutex_t cache_lock;
     struct auth_cached *cache; /* AUTH_CACHE_SLOTS */
   } auth;
@@ -189,7 +191,8 @@ const char *http_status_text(int status);
    by a stream per call up to RECENT_STREAMS). */
 void http_forget_stream(http_server *srv, const char *session_id, hstream *st);
 void http_session_free(hsession *hs);
-session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *status, bool ack);
+session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *status, bool ack,
+                             const principal *who);
 /* The entry of a remote address, made when missing (caller holds srv->lock). */
 peer *http_peer_get(http_server *srv, const char *addr);
 void http_peer_refill(const http_server *srv, peer *p, double t);
@@ -206,10 +209,13 @@ void http_remember_stream(hsession *hs, hstream *st);
    has been idle PEER_EVICT_IDLE s (caller holds srv->lock); else false and
    *wait, the seconds until one will be. */
 bool http_evict_idle(http_server *srv, peer *p, double now, double *wait);
-/* A new session of peer p (caller holds srv->lock). */
-hsession *http_session_create(http_server *srv, peer *p);
+/* A new session of peer p, owned by who (caller holds srv->lock). */
+hsession *http_session_create(http_server *srv, peer *p, principal *who);
 /* The session with this id, or NULL (caller holds srv->lock). */
 hsession *http_session_find(http_server *srv, const char *id);
+/* Is who the one whose token opened hs (the same subject and client)?
+   Another's token finds no session there. */
+bool http_session_owned(const hsession *hs, const principal *who);
 /* Unlink hs (caller holds srv->lock), tell the engine, free it. */
 void http_session_remove(http_server *srv, hsession *hs);
 /* A session for one stateless request: initialized as if the client had
@@ -258,10 +264,15 @@ void http_auth_free(http_server *srv);
 /* The metadata at /.well-known/oauth-protected-resource[/path]: the status
    answered, or 0 when uri is not one of its paths. */
 int http_auth_route(http_server *srv, struct mg_connection *conn, const char *uri);
-/* The request's credentials: 0 when it may go on, else the status of the
-   refusal already sent (401/400 with a Bearer challenge). --token when no
-   --auth-resource. */
-int http_auth_check(http_server *srv, struct mg_connection *conn);
+/* The request's credentials: 0 when it may go on (*who: its token's
+   principal, a reference for the caller; NULL without --auth-resource),
+   else the status of the refusal already sent (401/400 with a Bearer
+   challenge). --token when no --auth-resource. */
+int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who);
+/* Is the answer json (n bytes) the server's refusal for a missing scope?
+   Then the WWW-Authenticate line of a 403 (insufficient_scope, the scopes
+   to ask for) in hdr. */
+bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap);
 /* }====== */
 
 #endif

@@ -351,7 +351,10 @@ static int answer_whole(hstream *st, struct mg_connection *conn, const buf *line
   if (lines->len) {
     size_t n = lines->len - 1; /* without the newline */
     status = st->per_request ? http_headers_status(lines->p, n) : 200;
+    char challenge[4096];
+    if (http_auth_scope_challenge(st->srv, lines->p, n, challenge, sizeof challenge)) status = 403;
     start_response(out, status, extra);
+    if (status == 403) buf_puts(out, challenge);
     buf_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
     buf_put(out, lines->p, n);
   } else {

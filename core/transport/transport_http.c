@@ -63,6 +63,7 @@ typedef struct post {
   session *s;   /* its session (a reference), once admitted */
   char extra[128]; /* headers of the response: Mcp-Session-Id for a new session */
   peer *held;   /* a subscriptions/listen stream's place in the pool */
+  principal *who; /* its token's (the caller's reference), or NULL */
 } post;
 
 /* Refuse what is not a JSON-RPC body we take (415, 406, 413, 417, 408, 400);
@@ -185,7 +186,7 @@ static int post_new_session(post *p) {
                (int)ceil((1 - pe->tokens) / srv->opt.init_rate));
     } else {
       if (srv->opt.init_rate > 0) pe->tokens -= 1;
-      hsession *hs = http_session_create(srv, pe);
+      hsession *hs = http_session_create(srv, pe, p->who);
       p->s = hs->s;
       session_ref(p->s);
       snprintf(p->extra, sizeof p->extra, "Mcp-Session-Id: %s\r\n", hs->id);
@@ -221,7 +222,7 @@ static int post_admit(post *p) {
     bool ack = p->m.kind == JSONRPC_NOTIFICATION &&
                jsonrpc_method_is(&p->m, "notifications/initialized");
     int status = 0;
-    p->s = http_lookup_session(srv, p->conn, &status, ack);
+    p->s = http_lookup_session(srv, p->conn, &status, ack, p->who);
     if (!p->s)
       return http_respond_error(p->conn, status, JSONRPC_INVALID_REQUEST,
                                 status == 400 ? "Bad Request: Mcp-Session-Id header is required"
@@ -278,7 +279,8 @@ static int post_submit_and_relay(post *p) {
   char *params = p->per_request ? param_headers(conn, &plen) : NULL;
   /* the envelope as read here: the server does not read it again */
   server_submit_http(srv->srv, p->s, &st->out, p->data, p->len, &p->m,
-                     p->per_request && p->m.kind == JSONRPC_REQUEST ? &p->env : NULL, params, plen);
+                     p->per_request && p->m.kind == JSONRPC_REQUEST ? &p->env : NULL, params, plen,
+                     p->who);
   p->data = NULL;
   int status = http_relay(srv, conn, st, false, 0, p->extra[0] ? p->extra : NULL);
   if (p->held) {
@@ -304,8 +306,8 @@ static int post_submit_and_relay(post *p) {
   return status;
 }
 
-static int handle_post(http_server *srv, struct mg_connection *conn) {
-  post p = {.srv = srv, .conn = conn};
+static int handle_post(http_server *srv, struct mg_connection *conn, principal *who) {
+  post p = {.srv = srv, .conn = conn, .who = who};
   int status = post_parse(&p);
   if (!status) status = post_check(&p);
   if (!status) status = post_admit(&p);
@@ -326,7 +328,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn) {
 /* }====== */
 
 /* GET: the session's standalone stream, or the resumption of one. */
-static int handle_get(http_server *srv, struct mg_connection *conn) {
+static int handle_get(http_server *srv, struct mg_connection *conn, const principal *who) {
   if (srv->opt.stateless)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST,
                          "This server is stateless: no standalone stream", "Allow: POST\r\n");
@@ -334,7 +336,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
     return http_respond_error(conn, 406, JSONRPC_INVALID_REQUEST, "Accept must list text/event-stream",
                          NULL);
   int status = 0;
-  session *s = http_lookup_session(srv, conn, &status, false);
+  session *s = http_lookup_session(srv, conn, &status, false, who);
   if (!s)
     return http_respond_error(conn, status, JSONRPC_INVALID_REQUEST,
                          status == 400 ? "Bad Request: Mcp-Session-Id header is required"
@@ -380,7 +382,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn) {
   return r;
 }
 
-static int handle_delete(http_server *srv, struct mg_connection *conn) {
+static int handle_delete(http_server *srv, struct mg_connection *conn, const principal *who) {
   if (srv->opt.stateless)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "This server is stateless",
                          "Allow: POST\r\n");
@@ -390,6 +392,7 @@ static int handle_delete(http_server *srv, struct mg_connection *conn) {
                          "Bad Request: Mcp-Session-Id header is required", NULL);
   pthread_mutex_lock(&srv->lock);
   hsession *hs = http_session_find(srv, id);
+  if (hs && !http_session_owned(hs, who)) hs = NULL; /* another's: not there for this one */
   if (hs) http_session_remove(srv, hs);
   pthread_mutex_unlock(&srv->lock);
   if (!hs) return http_respond_error(conn, 404, JSONRPC_INVALID_REQUEST, "Session not found", NULL);
@@ -397,6 +400,7 @@ static int handle_delete(http_server *srv, struct mg_connection *conn) {
 }
 
 static int serve_mcp(http_server *srv, struct mg_connection *conn);
+static int serve_as(http_server *srv, struct mg_connection *conn, principal *who);
 
 /* Count the handlers running, so shutdown can wait for the last answers to
    be written before civetweb stops (it writes nothing after mg_stop). */
@@ -427,11 +431,19 @@ static int refuse_early(http_server *srv, struct mg_connection *conn) {
 }
 
 static int serve_mcp(http_server *srv, struct mg_connection *conn) {
-  const struct mg_request_info *ri = mg_get_request_info(conn);
   int refused = refuse_early(srv, conn);
   if (refused) return refused;
-  int refused_auth = http_auth_check(srv, conn);
+  principal *who = NULL;
+  int refused_auth = http_auth_check(srv, conn, &who);
   if (refused_auth) return refused_auth;
+  int status = serve_as(srv, conn, who);
+  principal_unref(who);
+  return status;
+}
+
+/* The request, from who (NULL: no authorization). */
+static int serve_as(http_server *srv, struct mg_connection *conn, principal *who) {
+  const struct mg_request_info *ri = mg_get_request_info(conn);
   if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
@@ -441,9 +453,9 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
     snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", v);
     return http_respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);
   }
-  if (strcmp(ri->request_method, "POST") == 0) return handle_post(srv, conn);
-  if (strcmp(ri->request_method, "GET") == 0) return handle_get(srv, conn);
-  if (strcmp(ri->request_method, "DELETE") == 0) return handle_delete(srv, conn);
+  if (strcmp(ri->request_method, "POST") == 0) return handle_post(srv, conn, who);
+  if (strcmp(ri->request_method, "GET") == 0) return handle_get(srv, conn, who);
+  if (strcmp(ri->request_method, "DELETE") == 0) return handle_delete(srv, conn, who);
   return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed",
                        srv->opt.stateless ? "Allow: POST\r\n" : "Allow: GET, POST, DELETE\r\n");
 }

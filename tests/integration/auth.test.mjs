@@ -161,6 +161,113 @@ test('a verified token is remembered only until it expires', opts, () =>
     assert.match(challengeOf(late), /expired/);
   }));
 
+const AUTH_APP = path.join(APPS, 'auth');
+const INIT = () => rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } });
+
+// a 2025-11-25 session opened with token t: its id
+async function openSession(srv, t) {
+  const ex = await post(srv, INIT(), { version: null, extra: bearer(t) });
+  assert.equal(ex.status, 200, ex.body);
+  const session = ex.headers['mcp-session-id'];
+  assert.ok(session);
+  const ack = await post(srv, { jsonrpc: '2.0', method: 'notifications/initialized' }, { session, extra: bearer(t) });
+  assert.equal(ack.status, 202);
+  return session;
+}
+const resultOf = (ex) => {
+  assert.equal(ex.status, 200, ex.body);
+  const m = JSON.parse(ex.body.startsWith('{') ? ex.body : ex.body.split('\n').find((l) => l.startsWith('data: {')).slice(6));
+  return m.result ?? m.error;
+};
+
+test('ctx.auth: the subject, client, scopes, expiry and claims of the token, read-only; never the token itself', opts, () =>
+  withHttp(AUTH_APP, ARGS, async (srv) => {
+    const exp = now() + 600;
+    const t = jwt({ sub: 'alice', client_id: 'app-7', scope: 'files:read openid', exp, tenant: 'acme' });
+    const session = await openSession(srv, t);
+    const r = resultOf(await post(srv, rpc('tools/call', { name: 'whoami', arguments: {} }), { session, extra: bearer(t) }));
+    const text = r.content[0].text;
+    assert.ok(!text.includes(t.split('.')[2]), 'the token reached the script');
+    const who = JSON.parse(text);
+    assert.equal(who.subject, 'alice');
+    assert.equal(who.client_id, 'app-7');
+    assert.equal(who.issuer, ISSUER);
+    assert.equal(who.expires, exp);
+    assert.equal(who.scopes, 'files:read openid');
+    assert.equal(who.claims.tenant, 'acme');
+    assert.equal(who.claims.sub, 'alice');
+    assert.equal(who.can_read, true);
+    assert.equal(who.can_both, false);
+    assert.match(who.write_error, /ctx\.auth is read-only/);
+  }));
+
+test('declared scopes: each caller lists what its token allows; a call without the scope is 403 insufficient_scope naming what to ask for', opts, () =>
+  withHttp(AUTH_APP, ARGS, async (srv) => {
+    const reader = jwt({ sub: 'r', scope: 'files:read' });
+    const nobody = jwt({ sub: 'n', scope: 'openid' });
+    const names = async (t, method, key, field) => {
+      const session = await openSession(srv, t);
+      const r = resultOf(await post(srv, rpc(method, {}), { session, extra: bearer(t) }));
+      return [session, r[key].map((x) => x[field]).sort()];
+    };
+    const [rs, readerTools] = await names(reader, 'tools/list', 'tools', 'name');
+    assert.deepEqual(readerTools, ['read_file', 'whoami']);
+    assert.deepEqual((await names(nobody, 'tools/list', 'tools', 'name'))[1], ['whoami']);
+    assert.deepEqual((await names(reader, 'resources/list', 'resources', 'uri'))[1], ['file:///secret.txt']);
+    assert.deepEqual((await names(nobody, 'resources/list', 'resources', 'uri'))[1], []);
+    assert.deepEqual((await names(nobody, 'resources/templates/list', 'resourceTemplates', 'uriTemplate'))[1], []);
+    assert.deepEqual((await names(reader, 'prompts/list', 'prompts', 'name'))[1], []);
+    // allowed
+    const ok = resultOf(await post(srv, rpc('tools/call', { name: 'read_file', arguments: {} }), { session: rs, extra: bearer(reader) }));
+    assert.equal(ok.content[0].text, 'read');
+    // not allowed: 403, the scopes held and the one missing
+    for (const [method, params] of [['tools/call', { name: 'write_file', arguments: {} }],
+      ['resources/read', { uri: 'file:///secret.txt' }], ['resources/read', { uri: 'file:///docs/a' }],
+      ['prompts/get', { name: 'admin_prompt' }]]) {
+      const t = method === 'tools/call' ? reader : method === 'prompts/get' ? reader : nobody;
+      const session = await openSession(srv, t);
+      const ex = await post(srv, rpc(method, params), { session, extra: bearer(t) });
+      assert.equal(ex.status, 403, `${method} ${JSON.stringify(params)}: ${ex.status} ${ex.body}`);
+      const h = ex.headers['www-authenticate'];
+      assert.match(h, /^Bearer error="insufficient_scope", scope="[^"]+", resource_metadata="/, h);
+      const want = h.match(/scope="([^"]+)"/)[1];
+      const expected = method === 'tools/call' ? 'files:read files:write' : method === 'prompts/get' ? 'files:read admin' : 'openid files:read';
+      assert.equal(want, expected, h);
+      assert.equal(JSON.parse(ex.body).error.code, -32043);
+    }
+    // the wider token: the call succeeds on the same session (step-up)
+    const both = jwt({ sub: 'r', scope: 'files:read files:write' });
+    const done = resultOf(await post(srv, rpc('tools/call', { name: 'write_file', arguments: {} }), { session: rs, extra: bearer(both) }));
+    assert.equal(done.content[0].text, 'written');
+    // 2026-07-28: a list cut for one caller is not for a shared cache
+    const REV = '2026-07-28';
+    const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} } });
+    const modern = await post(srv, list, { version: REV, extra: { 'Mcp-Method': 'tools/list', ...bearer(reader) } });
+    const mr = resultOf(modern);
+    assert.deepEqual(mr.tools.map((x) => x.name).sort(), ['read_file', 'whoami']);
+    assert.equal(mr.cacheScope, 'private');
+  }));
+
+test('a session belongs to whoever opened it: another subject\'s token finds no session (POST, GET, DELETE); a refreshed token of the same one goes on', opts, () =>
+  withHttp(AUTH_APP, ARGS, async (srv) => {
+    const alice = jwt({ sub: 'alice' });
+    const session = await openSession(srv, alice);
+    const mallory = jwt({ sub: 'mallory' });
+    const other = jwt({ sub: 'alice', client_id: 'another-client' });
+    for (const t of [mallory, other]) {
+      const p = await post(srv, rpc('tools/list', {}), { session, extra: bearer(t) });
+      assert.equal(p.status, 404, p.body);
+      for (const method of ['GET', 'DELETE']) {
+        const ex = await exchange(srv, { method, headers: mcpHeaders({ method, session, extra: bearer(t) }) });
+        await ex.finished();
+        assert.equal(ex.status, 404, `${method}: ${ex.status}`);
+      }
+    }
+    const refreshed = jwt({ sub: 'alice', exp: now() + 1200 });
+    const r = resultOf(await post(srv, rpc('tools/call', { name: 'whoami', arguments: {} }), { session, extra: bearer(refreshed) }));
+    assert.equal(JSON.parse(r.content[0].text).subject, 'alice');
+  }));
+
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
   const oct = path.join(dir, 'oct.json');
   writeFileSync(oct, JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));

@@ -1,0 +1,94 @@
+/* principal.c — who a request comes from (principal.h). */
+#include "principal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static principal *alloc_principal(void) {
+  principal *p = calloc(1, sizeof *p);
+  if (p) atomic_init(&p->refs, 1);
+  return p;
+}
+
+principal *principal_from_claims(jwt_claims *c) {
+  principal *p = alloc_principal();
+  if (!p) return NULL;
+  p->issuer = c->issuer, c->issuer = NULL;
+  p->subject = c->subject, c->subject = NULL;
+  p->client_id = c->client_id, c->client_id = NULL;
+  p->scope = c->scope ? c->scope : strdup("");
+  c->scope = NULL;
+  p->exp = c->exp;
+  p->claims = c->payload, p->claims_len = c->payload_len;
+  c->payload = NULL, c->payload_len = 0;
+  if (!p->scope || !p->claims) {
+    principal_unref(p);
+    return NULL;
+  }
+  return p;
+}
+
+principal *principal_made_up(const char *subject, const char *scopes) {
+  principal *p = alloc_principal();
+  if (!p) return NULL;
+  p->subject = subject ? strdup(subject) : NULL;
+  p->scope = strdup(scopes ? scopes : "");
+  p->claims = strdup("{}");
+  p->claims_len = 2;
+  if (!p->scope || !p->claims || (subject && !p->subject)) {
+    principal_unref(p);
+    return NULL;
+  }
+  for (char *s = p->scope; *s; s++)
+    if (*s == ',') *s = ' ';
+  return p;
+}
+
+principal *principal_ref(principal *p) {
+  if (p) atomic_fetch_add(&p->refs, 1);
+  return p;
+}
+
+void principal_unref(principal *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  free(p->issuer);
+  free(p->subject);
+  free(p->client_id);
+  free(p->scope);
+  free(p->claims);
+  free(p);
+}
+
+bool principal_has(const principal *p, const char *scope, size_t n) {
+  if (!p || !n) return false;
+  for (const char *s = p->scope; *s;) {
+    size_t len = strcspn(s, " ");
+    if (len == n && memcmp(s, scope, n) == 0) return true;
+    s += len;
+    while (*s == ' ') s++;
+  }
+  return false;
+}
+
+bool principal_has_all(const principal *p, const char *list, const char **missing, size_t *n) {
+  for (const char *s = list; s && *s;) {
+    while (*s == ' ') s++;
+    size_t len = strcspn(s, " ");
+    if (len && !principal_has(p, s, len)) {
+      if (missing) *missing = s, *n = len;
+      return false;
+    }
+    s += len;
+  }
+  return true;
+}
+
+static bool same_str(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool principal_same(const principal *a, const principal *b) {
+  if (a == b) return true;
+  return a && b && same_str(a->issuer, b->issuer) && same_str(a->subject, b->subject) &&
+         same_str(a->client_id, b->client_id);
+}

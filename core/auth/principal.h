@@ -1,0 +1,42 @@
+/* principal.h — who a request comes from, once its token is verified: the
+ * subject, the client, the scopes granted and until when, and the token's
+ * claims (JSON). Shared between threads by reference: the token cache
+ * holds one, each request and call holding it another. Made up for tests
+ * of scope logic (luamcp call --as) the same way, without a token. */
+#ifndef LUAMCP_PRINCIPAL_H
+#define LUAMCP_PRINCIPAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jwt.h"
+
+typedef struct principal {
+  atomic_int refs;
+  char *issuer;    /* NULL for a made-up one */
+  char *subject;   /* may be NULL (a client acting for itself) */
+  char *client_id; /* may be NULL */
+  char *scope;     /* the granted scopes, space-separated ("" for none) */
+  long long exp;   /* seconds since the epoch; 0: none */
+  char *claims;    /* the claims object as JSON ("{}" for a made-up one) */
+  size_t claims_len;
+} principal;
+
+/* From verified claims: they are moved into it (c is left empty). NULL when
+   out of memory. One reference, the caller's. */
+principal *principal_from_claims(jwt_claims *c);
+/* A made-up one: subject and the space- or comma-separated scopes. */
+principal *principal_made_up(const char *subject, const char *scopes);
+principal *principal_ref(principal *p);   /* p may be NULL */
+void principal_unref(principal *p);       /* p may be NULL */
+
+/* Was scope (n bytes) granted? */
+bool principal_has(const principal *p, const char *scope, size_t n);
+/* Are all of the scopes in list (space-separated) granted? NULL or "" is
+   true; the first one missing, when not, in *missing (n bytes). */
+bool principal_has_all(const principal *p, const char *list, const char **missing, size_t *n);
+/* Same issuer, subject and client (a session belongs to them). */
+bool principal_same(const principal *a, const principal *b);
+
+#endif
