@@ -133,6 +133,7 @@ function mcp.validate(schema, value, opts) end
 ---@field ui? string the ui:// URI of the widget that shows its results (MCP Apps)
 ---@field visibility? ("model"|"app")[] {"app"}: only views call it
 ---@field task? "optional"|"required"|false may (must) run as a task (2026-07-28 tasks extension)
+---@field scopes? string[] what a caller's token must grant to see and call it (HTTP with --auth-resource)
 
 ---Register a tool (while scripts load).
 ---@param def mcp.ToolDef
@@ -165,6 +166,7 @@ function mcp.tool(def) end
 ---@field read? fun(uri: string, ctx: mcp.Context): mcp.ReadReturn
 ---@field text? string fixed text instead of read
 ---@field cache? mcp.CacheHint
+---@field scopes? string[] what a caller's token must grant to see and read it
 
 ---@param def mcp.ResourceDef
 function mcp.resource(def) end
@@ -183,6 +185,7 @@ function mcp.resource(def) end
 ---@field read fun(vars: table<string, string>, ctx: mcp.Context): mcp.ReadReturn nil: not found
 ---@field complete? table<string, fun(value: string, args: table<string, string>, ctx: mcp.Context): string[]>
 ---@field cache? mcp.CacheHint
+---@field scopes? string[] what a caller's token must grant to see and read it
 
 ---@param def mcp.TemplateDef
 function mcp.template(def) end
@@ -206,6 +209,7 @@ function mcp.template(def) end
 ---@field icons? mcp.Icon[]
 ---@field _meta? table
 ---@field complete? table<string, fun(value: string, args: table<string, string>, ctx: mcp.Context): string[]>
+---@field scopes? string[] what a caller's token must grant to see and get it
 
 ---@param def mcp.PromptDef
 function mcp.prompt(def) end
@@ -389,7 +393,24 @@ function mcp.path.app(rel) end
 ---@field client_capabilities { elicitation?: table, sampling?: table, roots?: table } what this request's client can answer
 ---@field protocol_version string what this client negotiated
 ---@field uri? string the URI a resource read serves
+---@field auth? mcp.Auth who calls (a verified token, or luamcp call --as); nil over stdio and on an open server
 local Context = {}
+
+---Who calls: read-only.
+---@class mcp.Auth
+---@field subject? string the token's sub
+---@field client_id? string the client it was issued to
+---@field issuer? string the authorization server (nil for --as)
+---@field scopes string[] the scopes granted
+---@field expires? integer the token's exp (seconds since the epoch)
+---@field claims table every claim of the token
+local Auth = {}
+
+---Were all these scopes granted?
+---@param scope string
+---@param ... string
+---@return boolean
+function Auth:has(scope, ...) end
 
 ---notifications/message to the client (honours logging/setLevel).
 ---@param level mcp.LogLevel

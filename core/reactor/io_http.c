@@ -24,6 +24,8 @@
 #include "io_http.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,7 @@ static struct {
   CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
   const char *(*multi_strerror)(CURLMcode);
   CURL *(*easy_init)(void);
+  CURLcode (*easy_perform)(CURL *);
   void (*easy_reset)(CURL *);
   void (*easy_cleanup)(CURL *);
   CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
@@ -94,6 +97,7 @@ static const char *curl_load(void) {
   SYM(multi_socket_action, "curl_multi_socket_action")
   SYM(multi_strerror, "curl_multi_strerror")
   SYM(easy_init, "curl_easy_init")
+  SYM(easy_perform, "curl_easy_perform")
   SYM(easy_reset, "curl_easy_reset")
   SYM(easy_cleanup, "curl_easy_cleanup")
   SYM(easy_setopt, "curl_easy_setopt")
@@ -121,6 +125,7 @@ static const char *curl_load(void) {
 #define curl_multi_socket_action C.multi_socket_action
 #define curl_multi_strerror C.multi_strerror
 #define curl_easy_init C.easy_init
+#define curl_easy_perform C.easy_perform
 #define curl_easy_reset C.easy_reset
 #define curl_easy_cleanup C.easy_cleanup
 #define curl_easy_setopt C.easy_setopt
@@ -243,18 +248,28 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
   return 0;
 }
 
+static bool global_ok;
+static void global_init(void) {
+  if (curl_load() || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return;
+  global_ok = true;
+  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+  if (!(v->features & CURL_VERSION_ASYNCHDNS))
+    log_msg(LOG_WARNING, "mcp.http: libcurl %s resolves names synchronously: "
+            "a slow DNS answer stops the server while it waits", v->version);
+}
+
+/* libcurl loaded and initialized, once for the process (the engine's
+   thread and the key fetcher may come first) */
+static bool curl_ready(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, global_init);
+  return global_ok;
+}
+
 /* The multi handle on loop, created on first use. */
 static bool http_init(uv_loop_t *loop) {
   if (H.multi && H.loop == loop) return true;
-  static bool global;
-  if (!global) {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return false;
-    global = true;
-    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-    if (!(v->features & CURL_VERSION_ASYNCHDNS))
-      log_msg(LOG_WARNING, "mcp.http: libcurl %s resolves names synchronously: "
-              "a slow DNS answer stops the server while it waits", v->version);
-  }
+  if (!curl_ready()) return false;
   /* A new engine's loop (the previous one ended, handles and all): start
      over; what the old multi held went with that loop. */
   memset(&H, 0, sizeof H);
@@ -882,3 +897,90 @@ void io_http_push(lua_State *L) {
       {"request", http_request}, {"get", http_get}, {"post", http_post}, {NULL, NULL}};
   luaL_newlib(L, funcs);
 }
+
+/* {====================================================== a GET off the loop */
+
+typedef struct get_op {
+  buf *body;
+  size_t max;
+  long max_age;
+  const atomic_bool *cancel;
+} get_op;
+
+static int get_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
+  (void)a, (void)b, (void)c, (void)d;
+  const get_op *g = ud;
+  return g->cancel && atomic_load(g->cancel); /* non-zero: the transfer ends */
+}
+
+static size_t get_body(char *p, size_t size, size_t n, void *ud) {
+  get_op *g = ud;
+  size_t len = size * n;
+  if (len > g->max - g->body->len) return 0;
+  buf_put(g->body, p, len);
+  return len;
+}
+
+/* Cache-Control: max-age=N (no-store, no-cache: 0) */
+static size_t get_header(char *p, size_t size, size_t n, void *ud) {
+  get_op *g = ud;
+  size_t len = size * n;
+  if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) g->max_age = -1; /* a new response */
+  if (len > 14 && strncasecmp(p, "cache-control:", 14) == 0) {
+    char v[256];
+    snprintf(v, sizeof v, "%.*s", (int)(len - 14), p + 14);
+    for (char *q = v; *q; q++) *q = (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+    const char *ma = strstr(v, "max-age=");
+    if (strstr(v, "no-store") || strstr(v, "no-cache")) g->max_age = 0;
+    else if (ma) g->max_age = strtol(ma + 8, NULL, 10);
+  }
+  return len;
+}
+
+bool io_http_get_blocking(const char *url, double timeout, size_t max, buf *body, long *max_age,
+                          const atomic_bool *cancel, char *err, size_t cap) {
+  *max_age = -1;
+  if (!curl_ready()) {
+    snprintf(err, cap, "%s", curl_load() ? curl_load() : "libcurl failed to start");
+    return false;
+  }
+  CURL *e = curl_easy_init();
+  if (!e) {
+    snprintf(err, cap, "out of memory");
+    return false;
+  }
+  char cerr[CURL_ERROR_SIZE] = "";
+  get_op g = {body, max, -1, cancel};
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L); /* a key document is where it is said to be */
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(timeout * 1000.0));
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &g);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, get_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &g);
+  curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, get_progress);
+  curl_easy_setopt(e, CURLOPT_XFERINFODATA, &g);
+  curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  CURLcode rc = curl_easy_perform(e);
+  long status = 0;
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(e);
+  if (rc != CURLE_OK) {
+    snprintf(err, cap, "%s", rc == CURLE_WRITE_ERROR ? "the document is too large"
+                             : cerr[0] ? cerr : curl_easy_strerror(rc));
+    return false;
+  }
+  if (status != 200) {
+    snprintf(err, cap, "HTTP status %ld", status);
+    return false;
+  }
+  *max_age = g.max_age;
+  return true;
+}
+
+/* }====================================================== */

@@ -3,7 +3,7 @@
  * bearer token every /mcp request must carry, verified on the worker before
  * the request reaches the engine. A refusal is 401 with the challenge that
  * lets a client find the authorization server; the token itself is never
- * logged nor echoed. Keys come from a JWKS file for now (--auth-jwks). */
+ * logged nor echoed. The keys are http_keys.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +26,6 @@ struct auth_cached {
   principal *who;   /* who it names (a reference) */
 };
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
-
-/* An absolute URL we can name ourselves by: https, or http on a loopback
-   host (tests, ssh -L), no fragment. */
-static bool url_ok(const char *u, bool allow_query) {
-  bool loop = strncmp(u, "http://127.0.0.1", 16) == 0 || strncmp(u, "http://localhost", 16) == 0 ||
-              strncmp(u, "http://[::1]", 12) == 0;
-  if (strncmp(u, "https://", 8) != 0 && !loop) return false;
-  const char *host = strstr(u, "://") + 3;
-  if (!*host || *host == '/' || strchr(u, '#') || strpbrk(u, " \t\r\n\"\\")) return false;
-  return allow_query || !strchr(u, '?');
-}
 
 /* The path of a URL ("" for none): where RFC 9728 3.1 puts the metadata. */
 static const char *url_path(const char *u) {
@@ -86,7 +75,7 @@ static void build_metadata(http_server *srv) {
 bool http_auth_init(http_server *srv, char *why, size_t cap) {
   const http_options *o = &srv->opt;
   if (!o->auth_resource) return true;
-  if (!url_ok(o->auth_resource, false)) {
+  if (!http_auth_url_ok(o->auth_resource, false)) {
     snprintf(why, cap, "--auth-resource %s: an absolute https URL (http only on loopback), "
              "no query, no fragment", o->auth_resource);
     return false;
@@ -97,50 +86,21 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   for (size_t i = 0; i < o->nauth_issuers; i++)
-    if (!url_ok(o->auth_issuers[i], false)) {
+    if (!http_auth_url_ok(o->auth_issuers[i], false)) {
       snprintf(why, cap, "--auth-issuer %s: an absolute https URL (http only on loopback)",
                o->auth_issuers[i]);
       return false;
     }
-  if (!o->auth_jwks) {
-    snprintf(why, cap, "--auth-resource needs --auth-jwks FILE, the issuer's keys (a JWKS "
-             "document)");
-    return false;
-  }
-  if (o->nauth_issuers != 1) {
-    snprintf(why, cap, "--auth-jwks holds one issuer's keys: give exactly one --auth-issuer");
-    return false;
-  }
   if (o->token) {
     snprintf(why, cap, "--token (or LUAMCP_TOKEN) and --auth-resource exclude each other: "
              "one kind of token per server");
     return false;
   }
-  buf text;
-  buf_init(&text);
-  if (!buf_read_file(&text, o->auth_jwks)) {
-    buf_free(&text);
-    snprintf(why, cap, "--auth-jwks %s: cannot be read", o->auth_jwks);
-    return false;
-  }
-  char err[128];
-  srv->auth.keys = jwk_set_parse(text.p ? text.p : "", text.len, err, sizeof err);
-  buf_free(&text);
-  if (!srv->auth.keys || !jwk_set_count(srv->auth.keys)) {
-    snprintf(why, cap, "--auth-jwks %s: %s", o->auth_jwks,
-             srv->auth.keys ? "no key luamcp can verify with (RSA of 2048 bits or more, EC P-256 "
-                              "or P-384, Ed25519; \"use\":\"sig\")"
-                            : err);
-    jwk_set_free(srv->auth.keys);
-    srv->auth.keys = NULL;
-    return false;
-  }
-  srv->auth.issuer = (jwt_issuer){o->auth_issuers[0], srv->auth.keys};
+  if (!http_keys_init(srv, why, cap)) return false;
+  srv->auth.on = true;
   srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);
   pthread_mutex_init(&srv->auth.cache_lock, NULL);
   build_metadata(srv);
-  log_msg(LOG_INFO, "authorization: tokens of %s for %s (keys: %zu)", o->auth_issuers[0],
-          o->auth_resource, jwk_set_count(srv->auth.keys));
   return true;
 }
 
@@ -153,7 +113,7 @@ void http_auth_free(http_server *srv) {
     }
   }
   free(srv->auth.cache);
-  jwk_set_free(srv->auth.keys);
+  http_keys_free(srv);
   free(srv->auth.metadata);
   free(srv->auth.metadata_url);
   memset(&srv->auth, 0, sizeof srv->auth);
@@ -239,7 +199,7 @@ static principal *cache_hit(http_server *srv, const char *tok, size_t n, long lo
 
 int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who) {
   *who = NULL;
-  if (!srv->auth.keys) return http_token_ok(srv, conn) ? 0
+  if (!srv->auth.on) return http_token_ok(srv, conn) ? 0
              : http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                                   "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
   if (token_in_query(mg_get_request_info(conn)->query_string))
@@ -257,10 +217,15 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
   long long now = (long long)time(NULL);
   if ((*who = cache_hit(srv, tok, n, now, NULL))) return 0;
-  jwt_policy p = {&srv->auth.issuer, 1, srv->opt.auth_resource, now, (long long)srv->opt.auth_skew,
-                  true};
   jwt_claims c;
-  jwt_status st = jwt_verify(tok, n, &p, &c);
+  bool unavailable;
+  jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
+  if (unavailable) { /* never an open door: the client tries again */
+    jwt_claims_free(&c);
+    return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
+                              "Service Unavailable: the authorization server's keys are not "
+                              "available yet", "Retry-After: 5\r\n");
+  }
   if (st == JWT_OK) {
     *who = principal_from_claims(&c);
     jwt_claims_free(&c);
@@ -279,7 +244,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
 
 bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap) {
   json_span msg = {json, n}, err, code, data, scope;
-  if (!srv->auth.metadata || !json_object_get(msg, "error", &err) ||
+  if (!srv->auth.on || !json_object_get(msg, "error", &err) ||
       !json_object_get(err, "code", &code) || code.n != 6 ||
       strncmp(code.p, SERVER_INSUFFICIENT_SCOPE_TEXT, 6) != 0 ||
       !json_object_get(err, "data", &data) || !json_object_get(data, "scope", &scope) ||

@@ -130,9 +130,8 @@ struct http_server {
   pthread_cond_t reaper_cond;
   pthread_mutex_t body_lock; /* body_reads */
   struct body_read *body_reads;
-  struct {                 /* --auth-resource (http_auth.c); keys NULL: off */
-    jwk_set *keys;
-    jwt_issuer issuer;
+  struct {                 /* --auth-resource (http_auth.c); on false: off */
+    bool on;
     char *metadata;        /* the Protected Resource Metadata document */
     size_t metadata_len;
     char *metadata_url;    /* where it is, as the challenge names it */
@@ -140,6 +139,16 @@ struct http_server {
        traffic pays one signature check per token, not per request */
     pthread_mutex_t cache_lock;
     struct auth_cached *cache; /* AUTH_CACHE_SLOTS */
+    /* the trusted issuers and their keys (http_keys.c) */
+    struct auth_issuer *issuers;
+    size_t nissuers;
+    pthread_rwlock_t keys_lock; /* each issuer's keys, swapped by the fetcher */
+    pthread_mutex_t fetch_lock; /* the rest of each issuer's state */
+    pthread_cond_t fetch_cv;    /* the fetcher waits on it */
+    pthread_cond_t fetched_cv;  /* requests wait on it for a refetch */
+    pthread_t fetcher;
+    bool fetcher_started;
+    atomic_bool stop;
   } auth;
 };
 
@@ -269,6 +278,25 @@ int http_auth_route(http_server *srv, struct mg_connection *conn, const char *ur
    else the status of the refusal already sent (401/400 with a Bearer
    challenge). --token when no --auth-resource. */
 int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who);
+/* }====== */
+
+/* {====== http_keys.c */
+/* The issuers' keys: from --auth-jwks, or found through each issuer's
+   metadata (RFC 8414 / OpenID discovery) by a thread of their own, kept as
+   long as their Cache-Control says, fetched again on an unknown kid (at
+   most every AUTH_REFETCH_MIN s). False with why when they cannot be had. */
+bool http_keys_init(http_server *srv, char *why, size_t cap);
+void http_keys_free(http_server *srv);
+/* jwt_verify with the current keys, after one refetch when the token names
+   a key not (yet) known. *unavailable: its issuer has no keys at all (503). */
+jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long long now,
+                            jwt_claims *c, bool *unavailable);
+/* An absolute URL luamcp may name or fetch: https, or http on a loopback
+   host; no fragment (nor query, unless allowed). */
+bool http_auth_url_ok(const char *u, bool allow_query);
+/* }====== */
+
+/* {====== http_auth.c, continued */
 /* Is the answer json (n bytes) the server's refusal for a missing scope?
    Then the WWW-Authenticate line of a 403 (insufficient_scope, the scopes
    to ask for) in hdr. */

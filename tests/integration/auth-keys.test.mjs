@@ -1,0 +1,145 @@
+// auth-keys.test.mjs — `--auth-issuer URL` without --auth-jwks: luamcp finds
+// the issuer's keys through its metadata (RFC 8414, else OpenID discovery),
+// fetches them again on an unknown kid (rate-limited), keeps them while the
+// issuer is down, and answers 503 — never lets a request in — while it has
+// none. The issuer here is a small HTTP server of the test's that publishes
+// metadata and a JWKS it can change, break and count; the full flow with a
+// real authorization server is oauth-flow.test.mjs.
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { APPS, TEST_TIMEOUT } from './helpers.mjs';
+import { post, rpc, withHttp } from './http-helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+const APP = path.join(APPS, 'auth');
+const RESOURCE = 'http://127.0.0.1/mcp';
+
+const key = (kid) => {
+  const k = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { kid, privateKey: k.privateKey, jwk: { ...k.publicKey.export({ format: 'jwk' }), kid, use: 'sig', alg: 'ES256' } };
+};
+const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const now = () => Math.floor(Date.now() / 1000);
+function jwt(issuer, k, claims = {}) {
+  const body = { iss: issuer, aud: RESOURCE, sub: 'user-1', client_id: 'c1', scope: 'files:read', iat: now(), exp: now() + 600, jti: crypto.randomUUID(), ...claims };
+  const signed = `${b64({ alg: 'ES256', typ: 'at+jwt', kid: k.kid })}.${b64(body)}`;
+  const sig = crypto.sign('sha256', Buffer.from(signed), { key: k.privateKey, dsaEncoding: 'ieee-p1363' });
+  return `${signed}.${sig.toString('base64url')}`;
+}
+
+// An issuer: metadata at the RFC 8414 path (or only the OpenID one), a JWKS
+// of `keys`; `broken` answers 500 everywhere; hits counts each path.
+async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) {
+  const as = { keys: [], broken: false, hits: {} };
+  const server = http.createServer((req, res) => {
+    as.hits[req.url] = (as.hits[req.url] || 0) + 1;
+    if (as.broken) return res.writeHead(500).end();
+    const meta = () => res.writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ issuer: claimIssuer ?? as.issuer, jwks_uri: `${as.issuer}/jwks` }));
+    if (req.url === `/.well-known/oauth-authorization-server${tenant}` && !oidcOnly) return meta();
+    if (req.url === `${tenant}/.well-known/openid-configuration` && oidcOnly) return meta();
+    if (req.url === `${tenant}/jwks`) {
+      return res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=600' })
+        .end(JSON.stringify({ keys: as.keys.map((k) => k.jwk) }));
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  as.issuer = `http://127.0.0.1:${server.address().port}${tenant}`;
+  as.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  return as;
+}
+
+const args = (issuer) => ['--auth-resource', RESOURCE, '--auth-issuer', issuer];
+function post2026(srv, t) {
+  return post(srv, rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
+    { version: '2026-07-28', extra: { 'Mcp-Method': 'tools/list', Authorization: `Bearer ${t}` } });
+}
+const waitFor = async (cond, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+test('keys found through the metadata; a rotated key is fetched once on its unknown kid; made-up kids cost no more fetches; cached keys outlive the issuer', opts, async () => {
+  const as = await startIssuer();
+  const a = key('a1'), b = key('b1');
+  as.keys = [a];
+  try {
+    await withHttp(APP, args(as.issuer), async (srv) => {
+      assert.equal((await post2026(srv, jwt(as.issuer, a))).status, 200);
+      assert.equal(as.hits['/.well-known/oauth-authorization-server'], 1);
+      assert.equal(as.hits['/jwks'], 1);
+      // rotation: the issuer publishes b1 beside a1; a token of b1 makes one refetch
+      as.keys = [a, b];
+      assert.equal((await post2026(srv, jwt(as.issuer, b))).status, 200);
+      assert.equal(as.hits['/jwks'], 2);
+      assert.equal((await post2026(srv, jwt(as.issuer, a))).status, 200, 'a token of the old key still valid');
+      // tokens naming keys nobody published: refused, and no fetch within 30 s
+      for (let i = 0; i < 5; i++) {
+        const ex = await post2026(srv, jwt(as.issuer, key(`forged-${i}`)));
+        assert.equal(ex.status, 401);
+        assert.match(ex.headers['www-authenticate'], /error="invalid_token"/);
+      }
+      assert.equal(as.hits['/jwks'], 2, 'unknown kids made the server fetch again within 30 s');
+      // the issuer goes away: fresh tokens of known keys still verify
+      await as.close();
+      assert.equal((await post2026(srv, jwt(as.issuer, b))).status, 200);
+      assert.ok(!/Bearer ey/.test(srv.stderr), 'a token reached the log');
+    });
+  } finally {
+    await as.close();
+  }
+});
+
+test('no keys yet (the issuer answers 500): 503 with Retry-After, never a request let in; once the issuer is back, tokens pass', opts, async () => {
+  const as = await startIssuer({ tenant: '/tenant-1' });
+  const a = key('a1');
+  as.keys = [a];
+  as.broken = true;
+  try {
+    await withHttp(APP, args(as.issuer), async (srv) => {
+      await waitFor(() => srv.stderr.includes('cannot be fetched'));
+      assert.match(srv.stderr, /the keys of http:\/\/127\.0\.0\.1:\d+\/tenant-1 cannot be fetched/);
+      const ex = await post2026(srv, jwt(as.issuer, a));
+      assert.equal(ex.status, 503, ex.body);
+      assert.ok(ex.headers['retry-after']);
+      as.broken = false;
+      // a request asks for the keys again (2 s after the last try at most)
+      await new Promise((r) => setTimeout(r, 2100));
+      const ok = await post2026(srv, jwt(as.issuer, a));
+      assert.equal(ok.status, 200, ok.body);
+      // RFC 8414's path for an issuer with a path: /.well-known/... then the path
+      assert.ok(as.hits['/.well-known/oauth-authorization-server/tenant-1'] >= 1, JSON.stringify(as.hits));
+    });
+  } finally {
+    await as.close();
+  }
+});
+
+test('OpenID discovery when the issuer has no RFC 8414 document; metadata naming another issuer is refused', opts, async () => {
+  const oidc = await startIssuer({ oidcOnly: true });
+  const liar = await startIssuer({ claimIssuer: 'https://evil.example' });
+  const a = key('a1');
+  oidc.keys = [a];
+  liar.keys = [a];
+  try {
+    await withHttp(APP, [...args(oidc.issuer), '--auth-issuer', liar.issuer], async (srv) => {
+      assert.equal((await post2026(srv, jwt(oidc.issuer, a))).status, 200);
+      assert.equal(oidc.hits['/.well-known/openid-configuration'], 1);
+      await waitFor(() => srv.stderr.includes('names another issuer'));
+      const ex = await post2026(srv, jwt(liar.issuer, a));
+      assert.equal(ex.status, 503);
+      assert.equal(liar.hits['/jwks'], undefined, 'the keys of a mismatched metadata were fetched');
+    });
+  } finally {
+    await oidc.close();
+    await liar.close();
+  }
+});
