@@ -307,6 +307,7 @@ void reload_now(server *srv) {
     }
   }
   engine_set_vm(srv->e, &fresh->vm); /* the old version closes with its last call */
+  server_set_facts(srv, fresh);
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);

@@ -326,8 +326,27 @@ server *server_new(app *a, const server_options *opt) {
   h.ud = srv;
   h.client = request_client;
   srv->e = engine_new(&a->vm, &opt->engine, &h);
+  pthread_mutex_init(&srv->facts_lock, NULL);
+  server_set_facts(srv, a);
   reload_init(srv);
   return srv;
+}
+
+void server_set_facts(server *srv, const app *a) {
+  char *scopes = a->reg->scopes ? strdup(a->reg->scopes) : NULL;
+  char *name = a->reg->name ? strdup(a->reg->name) : NULL;
+  pthread_mutex_lock(&srv->facts_lock);
+  char *old_scopes = srv->facts_scopes, *old_name = srv->facts_name;
+  srv->facts_scopes = scopes, srv->facts_name = name;
+  pthread_mutex_unlock(&srv->facts_lock);
+  free(old_scopes), free(old_name);
+}
+
+void server_app_facts(server *srv, buf *scopes, buf *name) {
+  pthread_mutex_lock(&srv->facts_lock);
+  if (srv->facts_scopes) buf_puts(scopes, srv->facts_scopes);
+  if (srv->facts_name) buf_puts(name, srv->facts_name);
+  pthread_mutex_unlock(&srv->facts_lock);
 }
 
 engine *server_engine(server *srv) { return srv->e; }
@@ -349,6 +368,8 @@ void server_free(server *srv) {
   free(srv->sessions);
   reload_close(srv);
   engine_free(srv->e);
+  pthread_mutex_destroy(&srv->facts_lock);
+  free(srv->facts_scopes), free(srv->facts_name);
   tasks_free_all(srv); /* after the engine: its last calls' ends reach their tasks */
   free(srv->dirty);
   free(srv);

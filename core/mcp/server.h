@@ -63,6 +63,10 @@ void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len
 void server_submit_http(server *srv, session *s, outlet *reply, char *msg, size_t len,
                         const jsonrpc_msg *parsed, const envelope *env, char *params,
                         size_t params_len, principal *who);
+/* What the app version serving now declares, appended to scopes (every
+   scope an item requires, space-separated) and name (serverInfo.name):
+   the Protected Resource Metadata's. */
+void server_app_facts(server *srv, buf *scopes, buf *name);
 /* The session ended (DELETE, expiry): its calls are dropped, its standalone
    outlet finished and released. */
 void server_end_session(server *srv, session *s);

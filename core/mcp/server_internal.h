@@ -9,6 +9,7 @@
 #ifndef LUAMCP_SERVER_INTERNAL_H
 #define LUAMCP_SERVER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -134,7 +135,12 @@ struct server {
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */
   double reload_at, reload_first;
+  /* what transports may ask of the app version serving (server_app_facts) */
+  pthread_mutex_t facts_lock;
+  char *facts_scopes, *facts_name;
 };
+/* The app a serves now: its facts for server_app_facts (any thread). */
+void server_set_facts(server *srv, const app *a);
 
 /* The cluster layer joins the server to the other instances (bus_new);
    NULL parts itself from them (bus_free). */

@@ -33,40 +33,62 @@ static const char *url_path(const char *u) {
   return p && strcmp(p, "/") != 0 ? p : "";
 }
 
+/* Append each scope of list (comma- or space-separated) not in seen yet. */
+static void add_scopes(buf *b, buf *seen, const char *list) {
+  for (const char *s = list; s && *s;) {
+    size_t n = strcspn(s, " ,");
+    bool dup = false;
+    for (const char *t = seen->p; n && t && t < seen->p + seen->len && !dup;) {
+      size_t m = strcspn(t, " ");
+      dup = m == n && memcmp(t, s, n) == 0;
+      t += m + 1;
+    }
+    if (n && !dup) {
+      if (seen->len) buf_putc(b, ',');
+      json_encode_string(b, s, n);
+      buf_put(seen, s, n);
+      buf_putc(seen, ' ');
+    }
+    s += n + (s[n] != 0);
+  }
+}
+
 /* The metadata document: what a client reads after a 401 to find where to
-   get a token and which scopes to ask for. */
-static void build_metadata(http_server *srv) {
+   get a token and which scopes to ask for (those configured and those the
+   app's items declare, as the version serving now has them). */
+static void build_metadata(http_server *srv, buf *b) {
   const http_options *o = &srv->opt;
+  buf app_scopes, name, seen;
+  buf_init(&app_scopes), buf_init(&name), buf_init(&seen);
+  server_app_facts(srv->srv, &app_scopes, &name);
+  buf_puts(b, "{\"resource\":");
+  json_encode_string(b, o->auth_resource, strlen(o->auth_resource));
+  buf_puts(b, ",\"authorization_servers\":[");
+  for (size_t i = 0; i < o->nauth_issuers; i++) {
+    if (i) buf_putc(b, ',');
+    json_encode_string(b, o->auth_issuers[i], strlen(o->auth_issuers[i]));
+  }
+  buf_puts(b, "]");
+  if ((o->auth_scopes && *o->auth_scopes) || app_scopes.len) {
+    buf_puts(b, ",\"scopes_supported\":[");
+    add_scopes(b, &seen, o->auth_scopes);
+    add_scopes(b, &seen, app_scopes.p);
+    buf_puts(b, "]");
+  }
+  buf_puts(b, ",\"bearer_methods_supported\":[\"header\"]");
+  if (name.len) {
+    buf_puts(b, ",\"resource_name\":");
+    json_encode_string(b, name.p, name.len);
+  }
+  buf_putc(b, '}');
+  buf_free(&app_scopes), buf_free(&name), buf_free(&seen);
+}
+
+/* RFC 9728 3.1: the well-known path, then the resource's own path */
+static void build_metadata_url(http_server *srv) {
   buf b;
   buf_init(&b);
-  buf_puts(&b, "{\"resource\":");
-  json_encode_string(&b, o->auth_resource, strlen(o->auth_resource));
-  buf_puts(&b, ",\"authorization_servers\":[");
-  for (size_t i = 0; i < o->nauth_issuers; i++) {
-    if (i) buf_putc(&b, ',');
-    json_encode_string(&b, o->auth_issuers[i], strlen(o->auth_issuers[i]));
-  }
-  buf_puts(&b, "]");
-  if (o->auth_scopes && *o->auth_scopes) {
-    buf_puts(&b, ",\"scopes_supported\":[");
-    const char *s = o->auth_scopes;
-    bool first = true;
-    while (*s) {
-      size_t n = strcspn(s, " ,");
-      if (n) {
-        if (!first) buf_putc(&b, ',');
-        json_encode_string(&b, s, n);
-        first = false;
-      }
-      s += n + (s[n] != 0);
-    }
-    buf_puts(&b, "]");
-  }
-  buf_puts(&b, ",\"bearer_methods_supported\":[\"header\"]}");
-  srv->auth.metadata = buf_take(&b, &srv->auth.metadata_len);
-  /* RFC 9728 3.1: the well-known path, then the resource's own path */
-  buf_init(&b);
-  const char *r = o->auth_resource, *slash = strchr(strstr(r, "://") + 3, '/');
+  const char *r = srv->opt.auth_resource, *slash = strchr(strstr(r, "://") + 3, '/');
   int origin = (int)(slash ? (size_t)(slash - r) : strlen(r));
   buf_printf(&b, "%.*s%s%s", origin, r, WELL_KNOWN, url_path(r));
   srv->auth.metadata_url = buf_take(&b, NULL);
@@ -100,7 +122,7 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
   srv->auth.on = true;
   srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);
   pthread_mutex_init(&srv->auth.cache_lock, NULL);
-  build_metadata(srv);
+  build_metadata_url(srv);
   return true;
 }
 
@@ -114,7 +136,6 @@ void http_auth_free(http_server *srv) {
   }
   free(srv->auth.cache);
   http_keys_free(srv);
-  free(srv->auth.metadata);
   free(srv->auth.metadata_url);
   memset(&srv->auth, 0, sizeof srv->auth);
 }
@@ -123,7 +144,7 @@ void http_auth_free(http_server *srv) {
    path (RFC 9728 3.1), and with /mcp (what clients try first when the
    resource is this server's endpoint). Not ours: 0. */
 int http_auth_route(http_server *srv, struct mg_connection *conn, const char *uri) {
-  if (!srv->auth.metadata || strncmp(uri, WELL_KNOWN, sizeof WELL_KNOWN - 1) != 0) return 0;
+  if (!srv->auth.on || strncmp(uri, WELL_KNOWN, sizeof WELL_KNOWN - 1) != 0) return 0;
   const char *rest = uri + sizeof WELL_KNOWN - 1;
   if (*rest && strcmp(rest, "/mcp") != 0 && strcmp(rest, url_path(srv->opt.auth_resource)) != 0)
     return 0;
@@ -131,8 +152,13 @@ int http_auth_route(http_server *srv, struct mg_connection *conn, const char *ur
   if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
   /* public and the same for everyone: any origin may read it */
-  return http_respond(conn, 200, "Access-Control-Allow-Origin: *\r\n",
-                      "application/json", srv->auth.metadata, srv->auth.metadata_len);
+  buf doc;
+  buf_init(&doc);
+  build_metadata(srv, &doc);
+  int status = http_respond(conn, 200, "Access-Control-Allow-Origin: *\r\n", "application/json",
+                            doc.p, doc.len);
+  buf_free(&doc);
+  return status;
 }
 
 static int challenge(http_server *srv, struct mg_connection *conn, int status, const char *error,

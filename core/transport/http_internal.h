@@ -132,9 +132,7 @@ struct http_server {
   struct body_read *body_reads;
   struct {                 /* --auth-resource (http_auth.c); on false: off */
     bool on;
-    char *metadata;        /* the Protected Resource Metadata document */
-    size_t metadata_len;
-    char *metadata_url;    /* where it is, as the challenge names it */
+    char *metadata_url;    /* where the Protected Resource Metadata is, as the challenge names it */
     /* tokens verified, with who they name, until they expire: steady
        traffic pays one signature check per token, not per request */
     pthread_mutex_t cache_lock;

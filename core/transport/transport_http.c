@@ -496,7 +496,7 @@ static int route(struct mg_connection *conn) {
   const char *uri = mg_get_request_info(conn)->local_uri;
   if (uri && strcmp(uri, "/mcp") == 0) return handle_mcp(conn, srv);
   if (uri && srv->opt.dev && strcmp(uri, "/dev") == 0) return handle_dev(conn, srv);
-  if (uri && srv->auth.metadata) {
+  if (uri && srv->auth.on) {
     int refused = refuse_early(srv, conn);
     if (refused) return refused;
     return http_auth_route(srv, conn, uri);

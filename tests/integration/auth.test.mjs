@@ -64,7 +64,7 @@ test('the Protected Resource Metadata is served without a token, at the well-kno
       assert.equal(ex.status, 200, `${p}: ${ex.body}`);
       assert.deepEqual(JSON.parse(ex.body), {
         resource: RESOURCE, authorization_servers: [ISSUER], scopes_supported: ['files:read', 'files:write'],
-        bearer_methods_supported: ['header'],
+        bearer_methods_supported: ['header'], resource_name: 'luamcp-test-features',
       });
     }
     const other = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/elsewhere' });
@@ -210,6 +210,11 @@ test('declared scopes: each caller lists what its token allows; a call without t
       const r = resultOf(await post(srv, rpc(method, {}), { session, extra: bearer(t) }));
       return [session, r[key].map((x) => x[field]).sort()];
     };
+    // the metadata names every scope an item declares, after the configured ones
+    const prm = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp' });
+    await prm.finished();
+    assert.deepEqual(JSON.parse(prm.body).scopes_supported, ['files:read', 'files:write', 'admin']);
+    assert.equal(JSON.parse(prm.body).resource_name, 'auth-test');
     const [rs, readerTools] = await names(reader, 'tools/list', 'tools', 'name');
     assert.deepEqual(readerTools, ['read_file', 'whoami']);
     assert.deepEqual((await names(nobody, 'tools/list', 'tools', 'name'))[1], ['whoami']);
