@@ -44,7 +44,8 @@ function exitOf(child) {
 
 /**
  * `luamcp serve --http 127.0.0.1:PORT ...args DIR`, started by start() and
- * stopped by stop() (SIGTERM, then the exit). env: extra environment
+ * stopped by stop() (SIGTERM, then the exit). args may be a function of the
+ * port (for options that name the server's own URL). env: extra environment
  * variables (LUAMCP_TOKEN from the test's own environment is never passed
  * on unless given here).
  */
@@ -59,7 +60,8 @@ export class HttpServer {
   async start() {
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
-      const { command: cmd, args: argv } = command(['serve', '--http', `127.0.0.1:${port}`, ...this.args, this.dir]);
+      const extra = typeof this.args === 'function' ? this.args(port) : this.args;
+      const { command: cmd, args: argv } = command(['serve', '--http', `127.0.0.1:${port}`, ...extra, this.dir]);
       const env = { ...process.env };
       delete env.LUAMCP_TOKEN;
       // the "listening on" line is at level info: make sure it is shown
