@@ -8,8 +8,12 @@
 // login and consent completed here, as a browser would, through the
 // provider's interaction API) → token → tools listed and called; then a tool
 // that needs a scope the token lacks → 403 insufficient_scope → the client
-// asks again with the wider scope (step-up) → the call succeeds.
+// asks again with the wider scope (step-up) → the call succeeds. The same
+// through nginx (deploy/nginx/luamcp.conf) before two instances.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
@@ -22,7 +26,8 @@ import * as oidc from 'oidc-provider';
 
 import { startProvider } from '../../examples/oauth/provider.mjs';
 import { APPS, TEST_TIMEOUT, WAIT, within } from './helpers.mjs';
-import { withHttp } from './http-helpers.mjs';
+import { HttpServer, freePort, withHttp } from './http-helpers.mjs';
+import { NGINX, startNginx, stopChild } from './services.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 const APP = path.join(APPS, 'auth');
@@ -103,59 +108,96 @@ async function authorized(t, fn) {
   }
 }
 
+// The flow against url (one luamcp, or nginx before two); logs: the
+// servers' stderr, read after it to prove no token was logged.
+async function flow(sdk, url, as, logs) {
+  as.resource = url;
+  const provider = memoryProvider();
+  let transport, client;
+  const connect = async () => { // a new transport each time, as the SDKs' examples do
+    transport = new sdk.Transport(new URL(url), { authProvider: provider });
+    client = new sdk.Client({ name: 'oauth-test', version: '0.0.0' }, sdk.options);
+    await client.connect(transport);
+  };
+  await within((async () => {
+    try {
+      await connect();
+      assert.fail('connected without authorization');
+    } catch (err) {
+      if (!(err instanceof sdk.Unauthorized)) throw err;
+    }
+    await sdk.finish(transport, await browse(provider.opened.at(-1).href));
+    await connect();
+  })(), WAIT, 'the first connection');
+  const t = { ...sdk, provider, get transport() { return transport; } };
+  try {
+    const first = provider.opened[0];
+    assert.equal(first.searchParams.get('resource'), url, 'the authorization request names the resource');
+    assert.equal(first.searchParams.get('code_challenge_method'), 'S256');
+    assert.ok(provider.client?.client_id, 'the client registered itself');
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['read_file', 'whoami'], 'a files:read token lists what it may call');
+    for (let i = 0; i < 3; i++) { // through nginx: more than one instance answers
+      const me = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content[0].text);
+      assert.equal(me.subject, 'alice');
+      assert.equal(me.issuer, as.issuer);
+      assert.equal(me.client_id, provider.client.client_id);
+      assert.equal(me.scopes, 'files:read');
+    }
+    // the user allows writing now; the call needs it: 403 → step-up
+    as.resourceScopes = 'files:read files:write';
+    const before = provider.opened.length;
+    const written = await authorized(t, () => client.callTool({ name: 'write_file', arguments: {} }));
+    assert.equal(written.content[0].text, 'written', JSON.stringify(written));
+    assert.equal(provider.opened.length, before + 1, 'the client did not ask for the wider scope');
+    assert.match(provider.opened.at(-1).searchParams.get('scope'), /files:write/);
+    const again = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content[0].text);
+    assert.equal(again.scopes.split(' ').sort().join(' '), 'files:read files:write');
+  } finally {
+    await client.close();
+  }
+  for (const tok of provider.issued) for (const log of logs()) assert.ok(!log.includes(tok), 'a token reached the log');
+}
+
+const newProvider = () => startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin' });
+
 for (const [name, sdk] of Object.entries(SDKS)) {
   test(`${name}: 401 → metadata → registration → code + PKCE → tools called; 403 insufficient_scope → step-up → called`, opts, async () => {
-    const as = await startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin' });
+    const as = await newProvider();
     try {
       await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer],
-        async (srv) => {
-          as.resource = srv.url;
-          const provider = memoryProvider();
-          let transport, client;
-          const connect = async () => { // a new transport each time, as the SDKs' examples do
-            transport = new sdk.Transport(new URL(srv.url), { authProvider: provider });
-            client = new sdk.Client({ name: 'oauth-test', version: '0.0.0' }, sdk.options);
-            await client.connect(transport);
-          };
-          await within((async () => {
-            try {
-              await connect();
-              assert.fail('connected without authorization');
-            } catch (err) {
-              if (!(err instanceof sdk.Unauthorized)) throw err;
-            }
-            await sdk.finish(transport, await browse(provider.opened.at(-1).href));
-            await connect();
-          })(), WAIT, 'the first connection');
-          const t = { ...sdk, provider, get transport() { return transport; } };
-          try {
-            const first = provider.opened[0];
-            assert.equal(first.searchParams.get('resource'), srv.url, 'the authorization request names the resource');
-            assert.equal(first.searchParams.get('code_challenge_method'), 'S256');
-            assert.ok(provider.client?.client_id, 'the client registered itself');
-            const { tools } = await client.listTools();
-            assert.deepEqual(tools.map((x) => x.name).sort(), ['read_file', 'whoami'], 'a files:read token lists what it may call');
-            const who = await client.callTool({ name: 'whoami', arguments: {} });
-            const me = JSON.parse(who.content[0].text);
-            assert.equal(me.subject, 'alice');
-            assert.equal(me.issuer, as.issuer);
-            assert.equal(me.client_id, provider.client.client_id);
-            assert.equal(me.scopes, 'files:read');
-            // the user allows writing now; the call needs it: 403 → step-up
-            as.resourceScopes = 'files:read files:write';
-            const before = provider.opened.length;
-            const written = await authorized(t, () => client.callTool({ name: 'write_file', arguments: {} }));
-            assert.equal(written.content[0].text, 'written', JSON.stringify(written));
-            assert.equal(provider.opened.length, before + 1, 'the client did not ask for the wider scope');
-            assert.match(provider.opened.at(-1).searchParams.get('scope'), /files:write/);
-            const again = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content[0].text);
-            assert.equal(again.scopes.split(' ').sort().join(' '), 'files:read files:write');
-          } finally {
-            await client.close();
-          }
-          for (const tok of provider.issued) assert.ok(!srv.stderr.includes(tok), 'a token reached the log');
-        });
+        (srv) => flow(sdk, srv.url, as, () => [srv.stderr]));
     } finally {
+      await as.close();
+    }
+  });
+}
+
+// nginx running deploy/nginx/luamcp.conf before two instances: the metadata
+// is routed, the resource is nginx's URL, either instance verifies the token
+const haveNginx = existsSync(NGINX);
+for (const [name, sdk] of Object.entries(SDKS)) {
+  test(`${name}, through nginx before two instances: the same flow`, { ...opts, skip: !haveNginx && `${NGINX} is not installed` }, async () => {
+    const as = await newProvider();
+    const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-oauth-'));
+    await chmod(dir, 0o755); // nginx's workers (nobody, when started as root) use its temp folders
+    const instances = [];
+    let nginx;
+    try {
+      const front = await freePort();
+      const resource = `http://127.0.0.1:${front}/mcp`;
+      for (const instance of ['a', 'b']) {
+        instances.push(await new HttpServer(APP, ['--instance', instance, '--trust-proxy', '127.0.0.2',
+          '--auth-resource', resource, '--auth-issuer', as.issuer]).start());
+      }
+      const [pa, pb] = instances.map((s) => s.port);
+      nginx = await startNginx(dir, [pa, pb, pb], front); // the conf names three: c is b again
+      await flow(sdk, nginx.url, as, () => instances.map((s) => s.stderr));
+      for (const s of instances) assert.match(s.stderr, /authorization: \d key\(s\) of/, 'an instance never fetched the keys');
+    } finally {
+      await stopChild(nginx?.child, nginx?.exited, 'SIGQUIT');
+      for (const s of instances) await s.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
       await as.close();
     }
   });

@@ -17,8 +17,7 @@
 // - Redis killed and started again: local delivery goes on, events cross
 //   again, nobody crashes, one log line per outage per instance.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,109 +29,16 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
+import { APPS, BIN, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp, within } from './helpers.mjs';
 import { HttpServer, exchange, freePort, mcpHeaders, rpc } from './http-helpers.mjs';
+import { NGINX, REDIS, needs, startNginx, startRedis, stopChild, until } from './services.mjs';
 
-const REDIS = '/usr/bin/redis-server';
-const NGINX = '/usr/sbin/nginx';
-if (!existsSync(REDIS) || !existsSync(NGINX)) {
-  console.log(`skipped: ${existsSync(REDIS) ? NGINX : REDIS} is not installed (tools/install-deps.sh test)`);
-  process.exit(77);
-}
+needs(REDIS, NGINX);
 
 const opts = { timeout: TEST_TIMEOUT };
 const NAMES = ['a', 'b', 'c'];
 const DOC = 'test://scale/doc';
 const PROXY_ADDR = '127.0.0.2'; // deploy/nginx/luamcp.conf's proxy_bind
-
-/** Poll pred() every 20 ms until it holds (within the limit). */
-async function until(pred, what, limit = WAIT) {
-  const t0 = Date.now();
-  while (!(await pred())) {
-    if (Date.now() - t0 > limit) throw new Error(`timed out waiting for ${what}`);
-    await delay(20);
-  }
-}
-
-// {====== redis-server and nginx, ours only
-
-/** redis-server on port (or a free one): {port, child, exited}. */
-async function startRedis(port) {
-  for (let attempt = 0; ; attempt++) {
-    const p = port ?? (await freePort());
-    const child = spawn(REDIS, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let out = '';
-    const ready = await within(new Promise((resolve) => {
-      const seen = (d) => {
-        out += d;
-        if (out.includes('Ready to accept connections')) resolve(true);
-      };
-      child.stdout.on('data', seen);
-      child.stderr.on('data', seen);
-      exited.then(() => resolve(false));
-    }), WAIT, 'redis-server to start');
-    if (ready) return { port: p, child, exited };
-    if (port !== undefined && attempt < 20 && /in use/i.test(out)) { await delay(100); continue; }
-    if (port !== undefined || attempt >= 4 || !/in use/i.test(out)) throw new Error(`redis-server did not start:\n${out}`);
-  }
-}
-
-async function stopChild(child, exited, signal = 'SIGTERM') {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.kill(signal);
-  await within(exited, WAIT, `pid ${child.pid} to exit`).catch(() => child.kill('SIGKILL'));
-}
-
-/** Can something connect to 127.0.0.1:port now? */
-function accepts(port) {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  });
-}
-
-/** nginx with deploy/nginx/luamcp.conf (its ports replaced) in dir. */
-async function startNginx(dir, ports) {
-  let conf = await readFile(path.join(REPO_ROOT, 'deploy', 'nginx', 'luamcp.conf'), 'utf8');
-  for (const [i, p] of ports.entries()) conf = conf.replaceAll(`127.0.0.1:${8101 + i}`, `127.0.0.1:${p}`);
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    await writeFile(path.join(dir, 'luamcp.conf'), conf.replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`));
-    await writeFile(path.join(dir, 'nginx.conf'), [
-      'worker_processes 1;',
-      `pid ${dir}/nginx.pid;`,
-      `error_log ${dir}/error.log warn;`,
-      'events { worker_connections 1024; }',
-      'http {',
-      '  access_log off;',
-      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-      '  add_header X-Luamcp-Upstream $upstream_addr always;', // which instance answered (the test's only addition)
-      `  include ${dir}/luamcp.conf;`,
-      '}',
-      '',
-    ].join('\n'));
-    const child = spawn(NGINX, ['-p', dir, '-c', `${dir}/nginx.conf`, '-e', `${dir}/error.log`, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let gone = false;
-    exited.then(() => (gone = true));
-    try {
-      await until(async () => gone || (await accepts(port)), 'nginx to listen');
-    } catch (err) {
-      child.kill('SIGKILL');
-      throw err;
-    }
-    if (!gone) return { port, child, exited, url: `http://127.0.0.1:${port}/mcp` };
-    const log = out + (await readFile(`${dir}/error.log`, 'utf8').catch(() => ''));
-    if (attempt < 4 && /in use/i.test(log)) continue;
-    throw new Error(`nginx did not start:\n${log}`);
-  }
-}
-
-// }======
 
 const cluster = { instances: [], apps: [] };
 
