@@ -1,8 +1,11 @@
 /* principal.c — who a request comes from (principal.h). */
 #include "principal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <nettle/sha2.h>
 
 static principal *alloc_principal(void) {
   principal *p = calloc(1, sizeof *p);
@@ -91,4 +94,24 @@ bool principal_same(const principal *a, const principal *b) {
   if (a == b) return true;
   return a && b && same_str(a->issuer, b->issuer) && same_str(a->subject, b->subject) &&
          same_str(a->client_id, b->client_id);
+}
+
+static void key_part(struct sha256_ctx *c, const char *s) {
+  char len[24]; /* each part with its length: no two identities run together alike */
+  int n = snprintf(len, sizeof len, "%zu:", s ? strlen(s) : 0);
+  sha256_update(c, (size_t)n, (const uint8_t *)len);
+  if (s) sha256_update(c, strlen(s), (const uint8_t *)s);
+}
+
+void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]) {
+  out[0] = '\0';
+  if (!p) return;
+  struct sha256_ctx c;
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_init(&c);
+  key_part(&c, p->issuer);
+  key_part(&c, p->subject);
+  key_part(&c, p->client_id);
+  sha256_digest(&c, sizeof d, d);
+  for (size_t i = 0; i < sizeof d; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
 }

@@ -36,6 +36,11 @@ bool principal_has(const principal *p, const char *scope, size_t n);
 /* Are all of the scopes in list (space-separated) granted? NULL or "" is
    true; the first one missing, when not, in *missing (n bytes). */
 bool principal_has_all(const principal *p, const char *list, const char **missing, size_t *n);
+/* A key naming p's issuer, subject and client (what principal_same
+   compares): 64 hex digits of SHA-256, "" for NULL. What outlives the
+   principal (a task) or crosses to another instance keeps this. */
+#define PRINCIPAL_KEY_LEN 64
+void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]);
 /* Same issuer, subject and client (a session belongs to them). */
 bool principal_same(const principal *a, const principal *b);
 

@@ -134,7 +134,10 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
   uint64_t seq = ++r->next_seq;
   buf msg;
   buf_init(&msg);
-  buf_printf(&msg, "%" PRIu64 " ", seq);
+  /* whose request it is goes along: the owner shows a task to its owner only */
+  char who[PRINCIPAL_KEY_LEN + 1];
+  server_caller_key(srv, im, who);
+  buf_printf(&msg, "%" PRIu64 " %s ", seq, who[0] ? who : "-");
   buf_put(&msg, im->data, im->len);
   bool sent = bus_send(srv, owner, 'Q', msg.p, msg.len, heard, seq);
   buf_free(&msg);
@@ -238,6 +241,17 @@ static bool ours(server *srv, const jsonrpc_msg *m) {
 /* Another instance asks about one of our tasks. */
 static void asked(server *srv, const char *from, const char *seq, size_t seq_len, const char *json,
                   size_t n) {
+  /* "<who> <json>": the asker's principal_key, "-" for nobody */
+  char who[PRINCIPAL_KEY_LEN + 1];
+  size_t k = 0;
+  while (k < n && k < PRINCIPAL_KEY_LEN && json[k] != ' ') k++;
+  if (k == n || json[k] != ' ' || (k != PRINCIPAL_KEY_LEN && !(k == 1 && json[0] == '-'))) {
+    log_msg(LOG_DEBUG, "bus: a request from %s without whose it is: ignored", from);
+    return;
+  }
+  memcpy(who, json, k);
+  who[k == 1 ? 0 : k] = '\0';
+  json += k + 1, n -= k + 1;
   jsonrpc_msg m;
   jsonrpc_parse(json, n, &m);
   if (m.kind != JSONRPC_REQUEST || !ours(srv, &m)) {
@@ -257,14 +271,14 @@ static void asked(server *srv, const char *from, const char *seq, size_t seq_len
   s->ephemeral = true;
   s->version = PROTO_LATEST_SESSION;
   s->initialized = s->ready = true;
-  server_inject(srv, s, &rl->out, json, n);
+  server_inject_as(srv, s, &rl->out, json, n, who);
   session_unref(s);
 }
 
 /* }====================================================== */
 
 void tasks_remote_message(server *srv, const char *from, char kind, const char *body, size_t n) {
-  /* "<seq> <json>", seq in decimal */
+  /* "<seq> <json>" (a request: "<seq> <who> <json>"), seq in decimal */
   size_t i = 0;
   uint64_t seq = 0;
   while (i < n && i < 20 && body[i] >= '0' && body[i] <= '9') seq = seq * 10 + (uint64_t)(body[i++] - '0');

@@ -16,7 +16,7 @@
  * 2025 session is: Redis says that no one received the request, and it is
  * answered as an unknown task is (-32602). An owner that is there but
  * silent makes it -32603 after TASKS_REMOTE_TIMEOUT seconds; so does a
- * bus that is down, at once. The wire: "<from> Q <seq> <the JSON-RPC request>" to the
+ * bus that is down, at once. The wire: "<from> Q <seq> <who> <the JSON-RPC request>" to the
  * owner, "<owner> R <seq> <its JSON-RPC response>" back.
  *
  * Everything here is for the engine's run-lock holder. */

@@ -2,7 +2,8 @@
  *
  * The sealed payload: {"v":1,"b":BIND,"e":EXPIRY,"a":{"0":ANSWER,...},
  * "q":{"0":DIGEST,...},"p":DIGEST} — BIND the SHA-256 of the method, the
- * name and the canonical arguments; EXPIRY in Unix seconds (wall clock:
+ * name, the canonical arguments and who asked (the token's issuer, subject
+ * and client: another user's retry does not fit); EXPIRY in Unix seconds (wall clock:
  * another instance may check it); the answers so far and the digests of
  * their questions; p the digest of the question the client now answers
  * under the key "q<n>". */
@@ -22,10 +23,15 @@
 
 /* SHA-256 of what the state is bound to, with the arguments in a form a
    client's key order cannot change (decoded on L, encoded sorted). */
-static bool bind_digest(lua_State *L, const char *what, const char *name, size_t name_len,
-                        const char *args, size_t args_len, char out[65]) {
+static bool bind_digest(lua_State *L, const principal *who, const char *what, const char *name,
+                        size_t name_len, const char *args, size_t args_len, char out[65]) {
   buf b;
   buf_init(&b);
+  if (who) /* lengths first: no two identities run together alike */
+    buf_printf(&b, "%zu:%s %zu:%s %zu:%s\n", who->issuer ? strlen(who->issuer) : 0,
+               who->issuer ? who->issuer : "", who->subject ? strlen(who->subject) : 0,
+               who->subject ? who->subject : "", who->client_id ? strlen(who->client_id) : 0,
+               who->client_id ? who->client_id : "");
   buf_puts(&b, what);
   buf_putc(&b, '\n');
   buf_put(&b, name, name_len);
@@ -113,7 +119,8 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     why = "malformed";
   else if (strtod(e.p, NULL) < wall_now())
     why = "expired";
-  else if (!bind_digest(engine_app(srv->e)->vm.L, what, name, name_len, r->args, r->args_len, bind) ||
+  else if (!bind_digest(engine_app(srv->e)->vm.L, im->who ? im->who : srv->opt.as, what, name,
+                        name_len, r->args, r->args_len, bind) ||
            b.n != 66 || memcmp(b.p + 1, bind, 64) != 0)
     why = "made for another request";
   if (why) {
@@ -374,7 +381,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
     jsonrpc_write_error(out, (json_span){id, idn}, MCP_MISSING_CAPABILITY, msg, data);
   } else {
     char bind[65];
-    if (!bind_digest(L, r->what, r->name, r->name_len, r->args, r->args_len, bind)) {
+    if (!bind_digest(L, r->who, r->what, r->name, r->name_len, r->args, r->args_len, bind)) {
       snprintf(err, errlen, "the request's arguments cannot be sealed");
       goto done;
     }

@@ -246,8 +246,19 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
   server_inject(srv, s, s->standalone, p, n);
 }
 
+void server_caller_key(const server *srv, const inmsg *im, char out[PRINCIPAL_KEY_LEN + 1]) {
+  if (im->who_key) snprintf(out, PRINCIPAL_KEY_LEN + 1, "%s", im->who_key);
+  else principal_key(im->who ? im->who : srv->opt.as, out);
+}
+
 void server_inject(server *srv, session *s, outlet *reply, const char *p, size_t n) {
-  inmsg im = {.type = MSG_RPC, .s = s, .reply = reply, .data = (char *)p, .len = n};
+  server_inject_as(srv, s, reply, p, n, NULL);
+}
+
+void server_inject_as(server *srv, session *s, outlet *reply, const char *p, size_t n,
+                      const char *who_key) {
+  inmsg im = {.type = MSG_RPC, .s = s, .reply = reply, .data = (char *)p, .len = n,
+              .who_key = who_key};
   jsonrpc_parse(p, n, &im.m);
   if (answered_at_once(srv, &im.m, reply)) {
     if (reply != s->standalone) output_done(srv, reply);

@@ -50,6 +50,7 @@ typedef struct inmsg {
   char *params;   /* HTTP: its Mcp-Param-* headers, "Name\0value\0..." (names as sent) */
   size_t params_len;
   principal *who; /* its verified token's (a reference), or NULL */
+  const char *who_key; /* another instance's asking: whose (principal_key), or NULL */
   bool http;     /* came over HTTP (server_submit_http) */
   bool taken;    /* a call answers it (and finishes reply) */
   bool borrowed; /* on the reader's stack: data and s are not ours */
@@ -197,6 +198,12 @@ void results_failed(void *ud, call *c, const char *msg);
    instance sent over the bus: tasks_remote.c); reply is finished once
    answered, unless it is s->standalone. */
 void server_inject(server *srv, session *s, outlet *reply, const char *msg, size_t len);
+/* The same for a request another instance forwards, from who_key's
+   principal (principal_key; "" for nobody). */
+void server_inject_as(server *srv, session *s, outlet *reply, const char *msg, size_t len,
+                      const char *who_key);
+/* Whose the request is, as principal_key names it ("" for nobody). */
+void server_caller_key(const server *srv, const inmsg *im, char out[PRINCIPAL_KEY_LEN + 1]);
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);

@@ -53,6 +53,7 @@ struct task {
   call_wait wait; /* parked on tasks/update */
   bool dropped;   /* left the table while its call ran: freed when it ends */
   char peer[48];  /* the address of the client that made it (session.peer) */
+  char owner[PRINCIPAL_KEY_LEN + 1]; /* whose it is (principal_key): only they see it */
 };
 
 /* What a task holds beyond its struct. */
@@ -227,6 +228,7 @@ static task *become(server *srv, call *c) {
   for (int i = 0; i < 16; i++) snprintf(t->id + at + 2 * i, 3, "%02x", rnd[i]);
   t->id_len = at + ID_RANDOM;
   snprintf(t->peer, sizeof t->peer, "%s", r->s->peer);
+  principal_key(r->who, t->owner);
   t->c = c;
   t->status = T_WORKING;
   t->created = t->updated = wall_now();
@@ -363,8 +365,13 @@ static task *lookup(server *srv, inmsg *im) {
     return NULL;
   }
   sweep(srv);
+  char caller[PRINCIPAL_KEY_LEN + 1];
+  server_caller_key(srv, im, caller);
   for (task *t = srv->tasks; t; t = t->next)
-    if (id.n == t->id_len + 2 && memcmp(id.p + 1, t->id, t->id_len) == 0) return t;
+    if (id.n == t->id_len + 2 && memcmp(id.p + 1, t->id, t->id_len) == 0) {
+      if (strcmp(t->owner, caller) != 0) break; /* another user's: as unknown to this one */
+      return t;
+    }
   /* another instance's (its origin first): ask it */
   const char *origin = srv->peers.origin;
   if (origin && id.n == ID_MAX + 2 && memcmp(id.p + 1, origin, PEER_ORIGIN_LEN) != 0) {

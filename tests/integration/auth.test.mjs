@@ -216,8 +216,8 @@ test('declared scopes: each caller lists what its token allows; a call without t
     assert.deepEqual(JSON.parse(prm.body).scopes_supported, ['files:read', 'files:write', 'admin']);
     assert.equal(JSON.parse(prm.body).resource_name, 'auth-test');
     const [rs, readerTools] = await names(reader, 'tools/list', 'tools', 'name');
-    assert.deepEqual(readerTools, ['read_file', 'whoami']);
-    assert.deepEqual((await names(nobody, 'tools/list', 'tools', 'name'))[1], ['whoami']);
+    assert.deepEqual(readerTools, ['ask_name', 'read_file', 'slow', 'whoami']);
+    assert.deepEqual((await names(nobody, 'tools/list', 'tools', 'name'))[1], ['ask_name', 'slow', 'whoami']);
     assert.deepEqual((await names(reader, 'resources/list', 'resources', 'uri'))[1], ['file:///secret.txt']);
     assert.deepEqual((await names(nobody, 'resources/list', 'resources', 'uri'))[1], []);
     assert.deepEqual((await names(nobody, 'resources/templates/list', 'resourceTemplates', 'uriTemplate'))[1], []);
@@ -249,7 +249,7 @@ test('declared scopes: each caller lists what its token allows; a call without t
     const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} } });
     const modern = await post(srv, list, { version: REV, extra: { 'Mcp-Method': 'tools/list', ...bearer(reader) } });
     const mr = resultOf(modern);
-    assert.deepEqual(mr.tools.map((x) => x.name).sort(), ['read_file', 'whoami']);
+    assert.deepEqual(mr.tools.map((x) => x.name).sort(), ['ask_name', 'read_file', 'slow', 'whoami']);
     assert.equal(mr.cacheScope, 'private');
   }));
 
@@ -271,6 +271,32 @@ test('a session belongs to whoever opened it: another subject\'s token finds no 
     const refreshed = jwt({ sub: 'alice', exp: now() + 1200 });
     const r = resultOf(await post(srv, rpc('tools/call', { name: 'whoami', arguments: {} }), { session, extra: bearer(refreshed) }));
     assert.equal(JSON.parse(r.content[0].text).subject, 'alice');
+  }));
+
+test('a task and an MRTR requestState belong to the user whose token made them: another user\'s tasks/get or retry is refused', opts, () =>
+  withHttp(AUTH_APP, ARGS, async (srv) => {
+    const REV = '2026-07-28';
+    const meta = { 'io.modelcontextprotocol/protocolVersion': REV,
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+    const ask = (t, method, params, name) => post(srv, rpc(method, { ...params, _meta: meta }),
+      { version: REV, extra: { 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}), ...bearer(t) } });
+    const alice = jwt({ sub: 'alice' }), bob = jwt({ sub: 'bob' });
+    const created = resultOf(await ask(alice, 'tools/call', { name: 'slow', arguments: {} }, 'slow'));
+    assert.equal(created.resultType, 'task', JSON.stringify(created));
+    const theirs = await ask(bob, 'tasks/get', { taskId: created.taskId }, created.taskId);
+    assert.match(JSON.stringify(JSON.parse(theirs.body).error), /Unknown task/, theirs.body);
+    const mine = resultOf(await ask(alice, 'tasks/get', { taskId: created.taskId }, created.taskId));
+    assert.ok(['working', 'completed'].includes(mine.status), JSON.stringify(mine));
+    // a multi round-trip: alice's requestState does not fit bob's retry
+    const round = resultOf(await ask(alice, 'tools/call', { name: 'ask_name', arguments: {} }, 'ask_name'));
+    assert.equal(round.resultType, 'input_required', JSON.stringify(round));
+    const [key] = Object.keys(round.inputRequests);
+    const retry = { name: 'ask_name', arguments: {}, requestState: round.requestState,
+      inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } } };
+    const stolen = await ask(bob, 'tools/call', retry, 'ask_name');
+    assert.match(JSON.parse(stolen.body).error?.message ?? '', /requestState \(made for another request\)/, stolen.body);
+    const answered = resultOf(await ask(alice, 'tools/call', retry, 'ask_name'));
+    assert.equal(answered.content[0].text, 'hello Ada');
   }));
 
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {

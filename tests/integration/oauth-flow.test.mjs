@@ -136,7 +136,7 @@ async function flow(sdk, url, as, logs) {
     assert.equal(first.searchParams.get('code_challenge_method'), 'S256');
     assert.ok(provider.client?.client_id, 'the client registered itself');
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), ['read_file', 'whoami'], 'a files:read token lists what it may call');
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask_name', 'read_file', 'slow', 'whoami'], 'a files:read token lists what it may call');
     for (let i = 0; i < 3; i++) { // through nginx: more than one instance answers
       const me = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content[0].text);
       assert.equal(me.subject, 'alice');

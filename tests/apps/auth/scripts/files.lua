@@ -37,3 +37,19 @@ mcp.template {
 }
 
 mcp.prompt { name = "admin_prompt", scopes = { "admin" }, get = function() return "for admins" end }
+
+-- a task (2026-07-28 tasks extension) and a question (a multi round-trip):
+-- each bound to the user whose token made it
+mcp.tool {
+  name = "slow", description = "A task of 0.2 s.", task = "optional",
+  handler = function(_, ctx) ctx:sleep(0.2) return "slept" end,
+}
+
+mcp.tool {
+  name = "ask_name", description = "Asks the user's name.",
+  handler = function(_, ctx)
+    local r = ctx:elicit { message = "Your name?",
+      requestedSchema = { type = "object", properties = { name = { type = "string" } } } }
+    return "hello " .. tostring(r.content and r.content.name)
+  end,
+}
