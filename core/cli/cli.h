@@ -31,6 +31,7 @@ typedef struct options {
   const char *origins[16];
   const char *proxies[8];      /* --trust-proxy */
   const char *issuers[8];      /* --auth-issuer */
+  const char *client_secret_file; /* --auth-client-secret-file */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
   const char *args[4];

@@ -176,6 +176,14 @@ static int http_option(options *o, const char *a, const char *v) {
     return o->issuers[o->h.nauth_issuers++] = v, 2;
   }
   if (IS("--auth-skew")) return o->h.auth_skew = number_arg(a, v), 2;
+  if (IS("--auth-introspect") || IS("--auth-client-id")) {
+    if (!v || !*v) cli_die_usage("%s needs a value", a);
+    return *(a[7] == 'i' ? &o->h.auth_introspect : &o->h.auth_client_id) = v, 2;
+  }
+  if (IS("--auth-client-secret-file")) {
+    if (!v || !*v) cli_die_usage("%s needs a FILE", a);
+    return o->client_secret_file = v, 2;
+  }
   if (IS("--cert") || IS("--key")) {
     if (!v) cli_die_usage("%s needs a file", a);
     return *(a[2] == 'c' ? &o->h.cert : &o->h.key) = v, 2;
@@ -227,6 +235,26 @@ static int command_option(options *o, const char *a, const char *v) {
 #undef IS
 #undef MB
 
+/* The introspection client's secret: from a file (its first line) or
+   LUAMCP_AUTH_CLIENT_SECRET, never from the command line (ps shows it). */
+static void load_client_secret(options *o) {
+  const char *env = getenv("LUAMCP_AUTH_CLIENT_SECRET");
+  if (env && *env) o->h.auth_client_secret = env;
+  if (!o->client_secret_file) return;
+  buf b;
+  buf_init(&b);
+  if (!buf_read_file(&b, o->client_secret_file)) cli_die_usage("%s: cannot be read", o->client_secret_file);
+  size_t n = 0;
+  while (n < b.len && b.p[n] != '\n' && b.p[n] != '\r') n++;
+  if (!n) cli_die_usage("%s: the first line holds no secret", o->client_secret_file);
+  static char secret[512];
+  if (n >= sizeof secret) cli_die_usage("%s: the secret is too long", o->client_secret_file);
+  memcpy(secret, b.p, n);
+  secret[n] = '\0';
+  buf_free(&b);
+  o->h.auth_client_secret = secret;
+}
+
 /* The options of one command only, and values in range. */
 static void check_options(options *o) {
   const char *cmd = o->command;
@@ -270,12 +298,20 @@ static void check_options(options *o) {
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
   /* over stdio the client is the user's own process: no tokens (the
      specification's authorization is for HTTP) */
-  bool auth_any = o->h.auth_resource || o->h.nauth_issuers || o->h.auth_jwks || o->h.auth_scopes;
+  load_client_secret(o);
+  bool auth_any = o->h.auth_resource || o->h.nauth_issuers || o->h.auth_jwks || o->h.auth_scopes ||
+                  o->h.auth_introspect || o->h.auth_client_id;
   if (auth_any && !o->http) cli_die_usage("%s needs --http", "--auth-resource");
   if (auth_any && !o->h.auth_resource)
     cli_die_usage("%s: the --auth-* options need --auth-resource URI", o->h.auth_jwks ? "--auth-jwks"
                   : o->h.nauth_issuers ? "--auth-issuer" : "--auth-scopes");
   if (o->h.auth_skew < 0 || o->h.auth_skew > 3600) cli_die_usage("%s must be 0 to 3600", "--auth-skew");
+  if ((o->h.auth_introspect || o->h.auth_client_secret) && !o->h.auth_client_id)
+    cli_die_usage("%s: introspection needs --auth-client-id, this server's client at the issuer",
+                  o->h.auth_introspect ? "--auth-introspect" : "the client secret");
+  if (o->h.auth_client_id && !o->h.auth_client_secret)
+    cli_die_usage("%s needs its secret: LUAMCP_AUTH_CLIENT_SECRET or --auth-client-secret-file FILE",
+                  "--auth-client-id");
   /* over stdio the client's pipes and its session are the process's: a
      new one could not take them over */
   if (o->restart_on_stall > 0 && !o->http) cli_die_usage("%s needs --http", "--restart-on-stall");

@@ -937,8 +937,11 @@ static size_t get_header(char *p, size_t size, size_t n, void *ud) {
   return len;
 }
 
-bool io_http_get_blocking(const char *url, double timeout, size_t max, buf *body, long *max_age,
-                          const atomic_bool *cancel, char *err, size_t cap) {
+bool io_http_blocking(const io_http_request *r, buf *body, long *max_age, char *err, size_t cap) {
+  const char *url = r->url;
+  double timeout = r->timeout;
+  size_t max = r->max;
+  const atomic_bool *cancel = r->cancel;
   *max_age = -1;
   if (!curl_ready()) {
     snprintf(err, cap, "%s", curl_load() ? curl_load() : "libcurl failed to start");
@@ -966,10 +969,22 @@ bool io_http_get_blocking(const char *url, double timeout, size_t max, buf *body
   curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, get_progress);
   curl_easy_setopt(e, CURLOPT_XFERINFODATA, &g);
   curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  if (r->form) { /* application/x-www-form-urlencoded is curl's default for POSTFIELDS */
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->form);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->form));
+  }
+  if (r->user) { /* HTTP Basic: curl encodes, the password never reaches an error text */
+    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    curl_easy_setopt(e, CURLOPT_USERNAME, r->user);
+    curl_easy_setopt(e, CURLOPT_PASSWORD, r->password ? r->password : "");
+  }
+  struct curl_slist *accept = curl_slist_append(NULL, "Accept: application/json");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, accept);
   CURLcode rc = curl_easy_perform(e);
   long status = 0;
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_cleanup(e);
+  curl_slist_free_all(accept);
   if (rc != CURLE_OK) {
     snprintf(err, cap, "%s", rc == CURLE_WRITE_ERROR ? "the document is too large"
                              : cerr[0] ? cerr : curl_easy_strerror(rc));

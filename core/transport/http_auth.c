@@ -118,6 +118,16 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
              "one kind of token per server");
     return false;
   }
+  if (o->auth_introspect && !http_auth_url_ok(o->auth_introspect, true)) {
+    snprintf(why, cap, "--auth-introspect %s: an absolute https URL (http only on loopback)",
+             o->auth_introspect);
+    return false;
+  }
+  if (o->auth_client_id && !o->auth_introspect && o->auth_jwks) {
+    snprintf(why, cap, "introspection with --auth-jwks needs --auth-introspect URL (nothing is "
+             "fetched from the issuer's metadata)");
+    return false;
+  }
   if (!http_keys_init(srv, why, cap)) return false;
   srv->auth.on = true;
   srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);
@@ -223,6 +233,20 @@ static principal *cache_hit(http_server *srv, const char *tok, size_t n, long lo
   return hit;
 }
 
+/* Three dot-separated parts: a JWT (anything else is opaque). */
+static bool jwt_shaped(const char *tok, size_t n) {
+  size_t dots = 0;
+  for (size_t i = 0; i < n; i++) dots += tok[i] == '.';
+  return dots == 2;
+}
+
+static int refused(http_server *srv, struct mg_connection *conn, const char *why) {
+  char peer[48];
+  http_peer_address(srv, conn, peer, sizeof peer);
+  log_msg(LOG_INFO, "http: %s: token refused: %s", peer, why);
+  return challenge(srv, conn, 401, "invalid_token", why);
+}
+
 int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who) {
   *who = NULL;
   if (!srv->auth.on) return http_token_ok(srv, conn) ? 0
@@ -243,8 +267,21 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
   long long now = (long long)time(NULL);
   if ((*who = cache_hit(srv, tok, n, now, NULL))) return 0;
-  jwt_claims c;
   bool unavailable;
+  if (srv->opt.auth_client_id && !jwt_shaped(tok, n)) { /* opaque: the issuer knows */
+    const char *why = NULL;
+    *who = http_introspect(srv, tok, n, now, &why, &unavailable);
+    if (*who) {
+      cache_hit(srv, tok, n, now, *who);
+      return 0;
+    }
+    if (unavailable)
+      return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
+                                "Service Unavailable: the token cannot be checked now",
+                                "Retry-After: 5\r\n");
+    return refused(srv, conn, why);
+  }
+  jwt_claims c;
   jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
   if (unavailable) { /* never an open door: the client tries again */
     jwt_claims_free(&c);
@@ -262,10 +299,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return 0;
   }
   jwt_claims_free(&c);
-  char peer[48];
-  http_peer_address(srv, conn, peer, sizeof peer);
-  log_msg(LOG_INFO, "http: %s: token refused: %s", peer, jwt_status_text(st));
-  return challenge(srv, conn, 401, "invalid_token", jwt_status_text(st));
+  return refused(srv, conn, jwt_status_text(st));
 }
 
 bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap) {

@@ -289,6 +289,19 @@ void http_keys_free(http_server *srv);
    a key not (yet) known. *unavailable: its issuer has no keys at all (503). */
 jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long long now,
                             jwt_claims *c, bool *unavailable);
+/* The introspection_endpoint an issuer's metadata named (the first that
+   did; malloc'd), or NULL; waits (AUTH_KEY_WAIT at most) for the issuers'
+   first fetch. */
+char *http_keys_introspection_endpoint(http_server *srv);
+/* }====== */
+
+/* {====== http_introspect.c */
+/* Ask the authorization server about an opaque token (RFC 7662): its
+   principal when it is active, meant for this server (aud) and from a
+   trusted issuer, else NULL with why; *unavailable when the server could
+   not be asked (503). */
+principal *http_introspect(http_server *srv, const char *tok, size_t n, long long now,
+                           const char **why, bool *unavailable);
 /* An absolute URL luamcp may name or fetch: https, or http on a loopback
    host; no fragment (nor query, unless allowed). */
 bool http_auth_url_ok(const char *u, bool allow_query);

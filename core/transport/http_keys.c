@@ -4,7 +4,7 @@
  * own. Why not the engine's loop, where mcp.http runs: the loop turns only
  * under the run lock, so a refetch would wait behind every Lua handler; a
  * key fetch needs neither Lua nor the loop, and the same libcurl serves it
- * (io_http_get_blocking). Requests never fetch: a worker that meets an
+ * (io_http_blocking). Requests never fetch: a worker that meets an
  * unknown kid asks the fetcher and waits for it (AUTH_KEY_WAIT at most).
  *
  * Keys are kept as long as the JWKS response's Cache-Control allows
@@ -46,6 +46,7 @@ struct auth_issuer {
   double last_asked;   /* when an unknown kid last made one */
   unsigned gen;        /* fetches finished, good or bad */
   unsigned failures;   /* in a row */
+  char *introspect;    /* its metadata's introspection_endpoint, or NULL */
 };
 
 static double now_s(void) {
@@ -95,8 +96,10 @@ static size_t metadata_urls(const char *issuer, char urls[3][1024]) {
   return 3;
 }
 
-/* The issuer's jwks_uri from its metadata (malloc'd), or NULL with err. */
-static char *discover(http_server *srv, const char *issuer, char *err, size_t cap) {
+/* The issuer's jwks_uri from its metadata (malloc'd), or NULL with err;
+   its introspection_endpoint in *introspect (malloc'd) when it has one. */
+static char *discover(http_server *srv, const char *issuer, char **introspect, char *err,
+                      size_t cap) {
   char urls[3][1024];
   size_t n = metadata_urls(issuer, urls);
   char last[256] = "";
@@ -105,8 +108,9 @@ static char *discover(http_server *srv, const char *issuer, char *err, size_t ca
     buf_init(&doc);
     long max_age;
     char why[256];
-    if (!io_http_get_blocking(urls[i], AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &doc, &max_age,
-                              &srv->auth.stop, why, sizeof why)) {
+    io_http_request get = {urls[i], AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &srv->auth.stop, NULL, NULL,
+                           NULL};
+    if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
       snprintf(last, sizeof last, "%.120s: %.120s", urls[i], why);
       buf_free(&doc);
       continue;
@@ -127,6 +131,13 @@ static char *discover(http_server *srv, const char *issuer, char *err, size_t ca
                urls[i]);
     else
       found = buf_take(&uri, NULL);
+    json_span ie;
+    buf ep;
+    buf_init(&ep);
+    if (found && json_object_get(d, "introspection_endpoint", &ie) && json_kind(ie) == '"' &&
+        (json_string_unescape(ie, &ep), ep.p) && http_auth_url_ok(ep.p, true))
+      *introspect = buf_take(&ep, NULL);
+    buf_free(&ep);
     buf_free(&doc), buf_free(&got), buf_free(&uri);
     return found; /* a document that answers decides, good or bad */
   }
@@ -136,17 +147,17 @@ static char *discover(http_server *srv, const char *issuer, char *err, size_t ca
 
 /* Fetch the keys of issuer i: the new set and how long it may be kept, or
    NULL with err. */
-static jwk_set *fetch_keys(http_server *srv, const char *issuer, double *keep, char *err,
-                           size_t cap) {
-  char *uri = discover(srv, issuer, err, cap);
+static jwk_set *fetch_keys(http_server *srv, const char *issuer, double *keep, char **introspect,
+                           char *err, size_t cap) {
+  char *uri = discover(srv, issuer, introspect, err, cap);
   if (!uri) return NULL;
   buf doc;
   buf_init(&doc);
   long max_age = -1;
   char why[256], perr[128];
   jwk_set *keys = NULL;
-  if (!io_http_get_blocking(uri, AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &doc, &max_age,
-                            &srv->auth.stop, why, sizeof why)) {
+  io_http_request get = {uri, AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &srv->auth.stop, NULL, NULL, NULL};
+  if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
     snprintf(err, cap, "%s: %s", uri, why);
   } else if (!(keys = jwk_set_parse(doc.p ? doc.p : "", doc.len, perr, sizeof perr))) {
     snprintf(err, cap, "%s: %s", uri, perr);
@@ -192,7 +203,8 @@ static void *fetcher_main(void *arg) {
     pthread_mutex_unlock(&srv->auth.fetch_lock);
     char err[512] = "";
     double keep = 0;
-    jwk_set *keys = fetch_keys(srv, is->issuer, &keep, err, sizeof err);
+    char *introspect = NULL;
+    jwk_set *keys = fetch_keys(srv, is->issuer, &keep, &introspect, err, sizeof err);
     jwk_set *old = NULL;
     if (keys) {
       pthread_rwlock_wrlock(&srv->auth.keys_lock);
@@ -207,6 +219,7 @@ static void *fetcher_main(void *arg) {
     }
     jwk_set_free(old);
     pthread_mutex_lock(&srv->auth.fetch_lock);
+    if (introspect) free(is->introspect), is->introspect = introspect;
     t = now_s();
     if (keys) {
       is->failures = 0;
@@ -353,11 +366,33 @@ void http_keys_free(http_server *srv) {
     pthread_mutex_unlock(&srv->auth.fetch_lock);
     pthread_join(srv->auth.fetcher, NULL);
   }
-  for (size_t i = 0; i < srv->auth.nissuers; i++) jwk_set_free(srv->auth.issuers[i].keys);
+  for (size_t i = 0; i < srv->auth.nissuers; i++) {
+    jwk_set_free(srv->auth.issuers[i].keys);
+    free(srv->auth.issuers[i].introspect);
+  }
   free(srv->auth.issuers);
   srv->auth.issuers = NULL;
   pthread_rwlock_destroy(&srv->auth.keys_lock);
   pthread_mutex_destroy(&srv->auth.fetch_lock);
   pthread_cond_destroy(&srv->auth.fetch_cv);
   pthread_cond_destroy(&srv->auth.fetched_cv);
+}
+
+char *http_keys_introspection_endpoint(http_server *srv) {
+  char *ep = NULL;
+  pthread_mutex_lock(&srv->auth.fetch_lock);
+  struct timespec until = at(now_s() + AUTH_KEY_WAIT);
+  for (;;) {
+    bool first_pending = false; /* an issuer not fetched once yet may name one */
+    for (size_t i = 0; i < srv->auth.nissuers && !ep; i++) {
+      const struct auth_issuer *is = &srv->auth.issuers[i];
+      if (is->introspect) ep = strdup(is->introspect);
+      first_pending |= !is->from_file && is->gen == 0;
+    }
+    if (ep || !first_pending || atomic_load(&srv->auth.stop) ||
+        pthread_cond_timedwait(&srv->auth.fetched_cv, &srv->auth.fetch_lock, &until) != 0)
+      break;
+  }
+  pthread_mutex_unlock(&srv->auth.fetch_lock);
+  return ep;
 }

@@ -20,14 +20,19 @@ typedef struct http_options {
   const char *token;       /* bearer token required on every request, or NULL */
   /* OAuth 2.1 resource server (docs/http.md, "Authorization"), off when
      auth_resource is NULL: this server's canonical URI (the audience its
-     tokens must name), the issuers trusted, their keys (a JWKS file),
-     the scopes it supports (space- or comma-separated), the clock skew */
+     tokens must name), the issuers trusted, their keys (a JWKS file; NULL:
+     found through their metadata), the scopes it supports (space- or
+     comma-separated), the clock skew, and for opaque tokens (RFC 7662
+     introspection) the endpoint (NULL: the issuer's metadata says) and
+     this server's credentials there (NULL client id: no introspection) */
   const char *auth_resource;
   const char *const *auth_issuers;
   size_t nauth_issuers;
   const char *auth_jwks;
   const char *auth_scopes;
   double auth_skew;
+  const char *auth_introspect;
+  const char *auth_client_id, *auth_client_secret;
   const char *cert, *key;  /* TLS (PEM files), or NULL */
   bool stateless;          /* no sessions; GET is 405 */
   size_t max_body;         /* bytes; larger POST bodies get 413 */

@@ -24,11 +24,13 @@ import http from 'node:http';
  * MCP server's URI (a string, or a function returning it). resourceScopes:
  * the scopes tokens for it may carry (space-separated; the returned object's
  * `resourceScopes` may be changed later). knownScopes: every scope a client
- * may register or ask for (default: resourceScopes). Returns { issuer,
+ * may register or ask for (default: resourceScopes). format: 'jwt' (luamcp
+ * verifies them itself) or 'opaque' (luamcp asks the introspection endpoint,
+ * as the client `introspector`, whose secret is given). Returns { issuer,
  * close(), resourceScopes, resource }.
  */
 export async function startProvider({ oidc, port = 0, host = '127.0.0.1', resource, resourceScopes = '',
-  knownScopes = resourceScopes, account = 'alice' } = {}) {
+  knownScopes = resourceScopes, account = 'alice', format = 'jwt', introspector } = {}) {
   oidc ??= await import('oidc-provider');
   const state = { resource, resourceScopes };
   const current = () => (typeof state.resource === 'function' ? state.resource() : state.resource);
@@ -47,7 +49,9 @@ export async function startProvider({ oidc, port = 0, host = '127.0.0.1', resour
   await new Promise((resolve) => server.listen(port, host, resolve));
   const issuer = `http://${host}:${server.address().port}`;
   provider = new oidc.Provider(issuer, {
-    clients: [],
+    // luamcp's own client, for introspection only (no grants of its own)
+    clients: introspector ? [{ client_id: introspector.id, client_secret: introspector.secret,
+      grant_types: [], response_types: [], redirect_uris: [] }] : [],
     jwks: { keys: [
       { ...rsa.export({ format: 'jwk' }), kid: crypto.randomUUID(), use: 'sig', alg: 'RS256' },
       { ...ec.export({ format: 'jwk' }), kid: crypto.randomUUID(), use: 'sig', alg: 'ES256' },
@@ -59,6 +63,9 @@ export async function startProvider({ oidc, port = 0, host = '127.0.0.1', resour
     scopes: ['openid', 'offline_access', ...knownScopes.split(' ').filter(Boolean)],
     features: {
       devInteractions: { enabled: false },
+      // only luamcp's own client may ask what a token is
+      introspection: { enabled: !!introspector,
+        allowedPolicy: (ctx, client) => client.clientId === introspector?.id },
       registration: { enabled: true }, // MCP clients register themselves
       resourceIndicators: {
         enabled: true,
@@ -68,11 +75,12 @@ export async function startProvider({ oidc, port = 0, host = '127.0.0.1', resour
         getResourceServerInfo: (ctx, indicator) => {
           if (indicator !== current()) throw new oidc.errors.InvalidTarget();
           return { scope: state.resourceScopes, audience: indicator, accessTokenTTL: 600,
-            accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+            accessTokenFormat: format, ...(format === 'jwt' ? { jwt: { sign: { alg: 'ES256' } } } : {}) };
         },
       },
     },
-    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600 },
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600,
+      RefreshToken: 86400 },
   });
   return Object.assign(state, {
     issuer,

@@ -32,14 +32,25 @@ function jwt(issuer, k, claims = {}) {
 }
 
 // An issuer: metadata at the RFC 8414 path (or only the OpenID one), a JWKS
-// of `keys`; `broken` answers 500 everywhere; hits counts each path.
+// of `keys`, an introspection endpoint answering `answers[token]` to the
+// client `rs`:`secret`; `broken` answers 500 everywhere; hits counts each path.
 async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) {
-  const as = { keys: [], broken: false, hits: {} };
-  const server = http.createServer((req, res) => {
+  const as = { keys: [], broken: false, hits: {}, answers: {} };
+  const server = http.createServer(async (req, res) => {
     as.hits[req.url] = (as.hits[req.url] || 0) + 1;
     if (as.broken) return res.writeHead(500).end();
+    if (req.url === `${tenant}/introspect` && req.method === 'POST') {
+      let form = '';
+      for await (const d of req) form += d;
+      const basic = `Basic ${Buffer.from('rs:s%C3%A9cret').toString('base64')}`; // form-encoded first
+      if (req.headers.authorization !== basic) return res.writeHead(401).end('{"error":"invalid_client"}');
+      const token = new URLSearchParams(form).get('token');
+      return res.writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify(as.answers[token] ?? { active: false }));
+    }
     const meta = () => res.writeHead(200, { 'Content-Type': 'application/json' })
-      .end(JSON.stringify({ issuer: claimIssuer ?? as.issuer, jwks_uri: `${as.issuer}/jwks` }));
+      .end(JSON.stringify({ issuer: claimIssuer ?? as.issuer, jwks_uri: `${as.issuer}/jwks`,
+        introspection_endpoint: `${as.issuer}/introspect` }));
     if (req.url === `/.well-known/oauth-authorization-server${tenant}` && !oidcOnly) return meta();
     if (req.url === `${tenant}/.well-known/openid-configuration` && oidcOnly) return meta();
     if (req.url === `${tenant}/jwks`) {
@@ -141,5 +152,46 @@ test('OpenID discovery when the issuer has no RFC 8414 document; metadata naming
   } finally {
     await oidc.close();
     await liar.close();
+  }
+});
+
+test('opaque tokens through the introspection endpoint the metadata names: active, for this server, from a trusted issuer, not expired; cached; a server that refuses luamcp is 503', opts, async () => {
+  const as = await startIssuer();
+  as.keys = [key('a1')];
+  const good = { active: true, aud: [RESOURCE, 'https://other.example'], sub: 'ada', client_id: 'c9', scope: 'files:read', exp: now() + 600 };
+  as.answers = {
+    'tok-good': { ...good, iss: undefined },
+    'tok-inactive': { active: false },
+    'tok-other-aud': { ...good, aud: 'https://other.example/mcp' },
+    'tok-no-aud': { ...good, aud: undefined },
+    'tok-evil-iss': { ...good, iss: 'https://evil.example' },
+    'tok-expired': { ...good, exp: now() - 1000 },
+  };
+  try {
+    await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs', '--auth-skew', '0'], async (srv) => {
+      const call = (t) => post(srv, rpc('tools/call', { name: 'whoami', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
+        { version: '2026-07-28', extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'whoami', Authorization: `Bearer ${t}` } });
+      const ok = await call('tok-good');
+      assert.equal(ok.status, 200, ok.body);
+      const me = JSON.parse(JSON.parse(ok.body).result.content[0].text);
+      assert.deepEqual([me.subject, me.client_id, me.scopes, me.issuer], ['ada', 'c9', 'files:read', as.issuer]);
+      assert.equal((await call('tok-good')).status, 200);
+      assert.equal(as.hits['/introspect'], 1, 'an active token was asked about twice');
+      for (const [t, why] of [['tok-inactive', /not active/], ['tok-other-aud', /not meant for this server/],
+        ['tok-no-aud', /not meant for this server/], ['tok-evil-iss', /issuer is not trusted/], ['tok-expired', /expired/]]) {
+        const ex = await call(t);
+        assert.equal(ex.status, 401, `${t}: ${ex.body}`);
+        assert.match(ex.headers['www-authenticate'], why, t);
+      }
+      assert.ok(!srv.stderr.includes('s\u00e9cret') && !srv.stderr.includes('sécret'), 'the secret reached the log');
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'sécret' } });
+    // the wrong secret: the server cannot ask, so nobody is let in
+    await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs'], async (srv) => {
+      const ex = await post2026(srv, 'tok-good');
+      assert.equal(ex.status, 503, ex.body);
+      assert.match(srv.stderr, /introspection at .* failed: HTTP status 401/);
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'wrong' } });
+  } finally {
+    await as.close();
   }
 });

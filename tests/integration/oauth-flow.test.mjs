@@ -157,6 +157,7 @@ async function flow(sdk, url, as, logs) {
     await client.close();
   }
   for (const tok of provider.issued) for (const log of logs()) assert.ok(!log.includes(tok), 'a token reached the log');
+  return provider;
 }
 
 const newProvider = () => startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin' });
@@ -202,3 +203,23 @@ for (const [name, sdk] of Object.entries(SDKS)) {
     }
   });
 }
+
+// opaque tokens: luamcp cannot read them and asks the provider's
+// introspection endpoint (found in its metadata) as its own client
+test('opaque access tokens: luamcp asks the authorization server (RFC 7662 introspection) with its own client credentials', opts, async () => {
+  const secret = 'introspector-secret-' + Date.now();
+  const as = await startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin',
+    format: 'opaque', introspector: { id: 'luamcp-rs', secret } });
+  try {
+    await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer,
+      '--auth-client-id', 'luamcp-rs'],
+    async (srv) => {
+      const provider = await flow(SDKS['v1 SDK 1.32.2 (2025-11-25)'], srv.url, as, () => [srv.stderr]);
+      assert.ok(provider.issued.length >= 2 && provider.issued.every((t) => t.split('.').length !== 3),
+        'the provider issued JWTs, not opaque tokens');
+      assert.ok(!srv.stderr.includes(secret), 'the client secret reached the log');
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: secret } });
+  } finally {
+    await as.close();
+  }
+});

@@ -1,0 +1,160 @@
+/* http_introspect.c — opaque access tokens: luamcp cannot read them, so it
+ * asks the authorization server (RFC 7662 token introspection) with its own
+ * client credentials, on the worker that holds the request (never the
+ * engine's loop). What the answer says is checked as a JWT's claims are:
+ * active, meant for this server (aud names --auth-resource: the
+ * specification's audience rule holds for opaque tokens too; an answer
+ * without aud is refused), from a trusted issuer, not expired. A token let
+ * in is cached like a verified JWT, until its exp. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_internal.h"
+#include "io_http.h"
+#include "json.h"
+#include "log.h"
+
+#define INTROSPECT_TIMEOUT 5.0  /* s: a request waits for the answer */
+#define INTROSPECT_MAX 65536    /* bytes of an answer */
+
+/* RFC 3986 unreserved characters as they are, the rest %XX: a form value. */
+static void form_value(buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+        c == '-' || c == '.' || c == '_' || c == '~') {
+      buf_putc(b, (char)c);
+    } else {
+      buf_putc(b, '%');
+      buf_putc(b, hex[c >> 4]);
+      buf_putc(b, hex[c & 15]);
+    }
+  }
+}
+
+/* A string member of obj (malloc'd), or NULL. */
+static char *member(json_span obj, const char *key) {
+  json_span v;
+  buf b;
+  if (!json_object_get(obj, key, &v) || json_kind(v) != '"') return NULL;
+  buf_init(&b);
+  json_string_unescape(v, &b);
+  if (!b.p || strlen(b.p) != b.len) { /* a NUL inside: not a value we compare */
+    buf_free(&b);
+    return NULL;
+  }
+  return buf_take(&b, NULL);
+}
+
+/* Does aud (a string or an array of strings) name resource? */
+static bool names_resource(json_span aud, const char *resource) {
+  if (json_kind(aud) == '"') return json_string_eq(aud, resource);
+  if (json_kind(aud) != '[') return false;
+  size_t pos = 0;
+  json_span item;
+  while (json_array_next(aud, &pos, &item))
+    if (json_kind(item) == '"' && json_string_eq(item, resource)) return true;
+  return false;
+}
+
+static bool trusted(const http_server *srv, const char *iss) {
+  for (size_t i = 0; i < srv->opt.nauth_issuers; i++)
+    if (strcmp(srv->opt.auth_issuers[i], iss) == 0) return true;
+  return false;
+}
+
+/* The answer's claims as a principal, or NULL with why. */
+static principal *judge(http_server *srv, json_span doc, long long now, const char **why) {
+  json_span active, aud, exp, nbf;
+  if (!json_object_get(doc, "active", &active) || active.n != 4 || memcmp(active.p, "true", 4) != 0) {
+    *why = "the token is not active";
+    return NULL;
+  }
+  if (!json_object_get(doc, "aud", &aud) || !names_resource(aud, srv->opt.auth_resource)) {
+    *why = "the token is not meant for this server (aud)";
+    return NULL;
+  }
+  long long skew = (long long)srv->opt.auth_skew, e = 0;
+  if (json_object_get(doc, "exp", &exp)) {
+    if (json_kind(exp) < '0' || json_kind(exp) > '9' || (e = atoll(exp.p)) <= 0) {
+      *why = "the introspection answer is malformed (exp)";
+      return NULL;
+    }
+    if (e + skew <= now) {
+      *why = "the token has expired";
+      return NULL;
+    }
+  }
+  if (json_object_get(doc, "nbf", &nbf) && json_kind(nbf) >= '0' && json_kind(nbf) <= '9' &&
+      atoll(nbf.p) - skew > now) {
+    *why = "the token is not valid yet";
+    return NULL;
+  }
+  jwt_claims c = {0};
+  c.issuer = member(doc, "iss");
+  if (c.issuer && !trusted(srv, c.issuer)) {
+    free(c.issuer);
+    *why = "the token's issuer is not trusted";
+    return NULL;
+  }
+  /* without iss: the issuer whose server answered (the first) */
+  if (!c.issuer) c.issuer = strdup(srv->opt.auth_issuers[0]);
+  c.subject = member(doc, "sub");
+  c.client_id = member(doc, "client_id");
+  c.scope = member(doc, "scope");
+  /* no exp: kept a minute, then asked again */
+  c.exp = e ? e : now + 60;
+  c.payload = strndup(doc.p, doc.n);
+  c.payload_len = doc.n;
+  principal *p = principal_from_claims(&c);
+  jwt_claims_free(&c);
+  if (!p) *why = "out of memory";
+  return p;
+}
+
+principal *http_introspect(http_server *srv, const char *tok, size_t n, long long now,
+                           const char **why, bool *unavailable) {
+  *unavailable = false;
+  char *found = NULL;
+  const char *endpoint = srv->opt.auth_introspect;
+  if (!endpoint) endpoint = found = http_keys_introspection_endpoint(srv);
+  if (!endpoint) {
+    *unavailable = true;
+    *why = "the authorization server's introspection endpoint is not known yet";
+    return NULL;
+  }
+  buf form, body;
+  buf_init(&form), buf_init(&body);
+  buf_puts(&form, "token=");
+  form_value(&form, tok, n);
+  buf_puts(&form, "&token_type_hint=access_token");
+  /* RFC 6749 2.3.1: the credentials form-encoded, then Basic */
+  buf id, secret;
+  buf_init(&id), buf_init(&secret);
+  form_value(&id, srv->opt.auth_client_id, strlen(srv->opt.auth_client_id));
+  form_value(&secret, srv->opt.auth_client_secret, strlen(srv->opt.auth_client_secret));
+  io_http_request r = {endpoint, INTROSPECT_TIMEOUT, INTROSPECT_MAX, &srv->auth.stop, form.p,
+                       id.p, secret.p};
+  long max_age;
+  char err[256];
+  principal *p = NULL;
+  if (!io_http_blocking(&r, &body, &max_age, err, sizeof err)) {
+    log_msg(LOG_WARNING, "authorization: introspection at %s failed: %s", endpoint, err);
+    *unavailable = true;
+    *why = "the authorization server could not be asked about the token";
+  } else {
+    json_span doc = {body.p ? body.p : "", body.len};
+    if (!json_validate(doc.p, doc.n, NULL, NULL) || json_kind(doc) != '{')
+      *why = "the introspection answer is not a JSON object";
+    else
+      p = judge(srv, doc, now, why);
+  }
+  /* the form held the token, secret the secret: neither outlives this */
+  memset(form.p, 0, form.len);
+  if (secret.p) memset(secret.p, 0, secret.len);
+  buf_free(&form), buf_free(&body), buf_free(&id), buf_free(&secret);
+  free(found);
+  return p;
+}
