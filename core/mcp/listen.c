@@ -288,13 +288,18 @@ void listen_open(server *srv, inmsg *im) {
   buf_free(&body);
 }
 
-void listen_list_changed(server *srv, const char *method) {
+void listen_list_changed_if(server *srv, const char *method,
+                            bool (*sees)(const principal *who, void *ud), void *ud) {
   unsigned kind = strstr(method, "/tools/")     ? WANT_TOOLS
                   : strstr(method, "/prompts/") ? WANT_PROMPTS
                                                 : WANT_RESOURCES;
   drop_if(srv, is_dead, NULL, false);
   for (listener *l = srv->listeners; l; l = l->next)
-    if (l->want & kind) send_to(srv, l, method, NULL);
+    if ((l->want & kind) && (!sees || sees(l->s->who, ud))) send_to(srv, l, method, NULL);
+}
+
+void listen_list_changed(server *srv, const char *method) {
+  listen_list_changed_if(srv, method, NULL, NULL);
 }
 
 void listen_resource_updated(server *srv, const char *uri, size_t n) {

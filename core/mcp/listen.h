@@ -32,6 +32,9 @@ void listen_open(server *srv, inmsg *im);
 /* Deliver a change to every listener whose filter has it: a list_changed
    method (params NULL), or notifications/resources/updated for uri. */
 void listen_list_changed(server *srv, const char *method);
+/* The same, to the listeners whose caller sees(who, ud) holds for. */
+void listen_list_changed_if(server *srv, const char *method,
+                            bool (*sees)(const principal *who, void *ud), void *ud);
 void listen_resource_updated(server *srv, const char *uri, size_t n);
 /* The client cancelled the listen request `id` of session s: it ends
    without a further message. True when there was one. */

@@ -35,6 +35,29 @@ void notify_list_changed_here(server *srv, const char *method) {
   listen_list_changed(srv, method); /* and every subscription that asked for it */
 }
 
+/* Would who see a change in the lists of ls between a and b? Without an
+   identity everything is seen. */
+static bool sees_change(const principal *who, const notify_change *ch) {
+  for (size_t i = 0; i < ch->n; i++)
+    if (!who || !registry_list_scoped(ch->old, ch->fresh, ch->lists[i]) ||
+        registry_visible_differs(ch->old, ch->fresh, ch->lists[i], who))
+      return true;
+  return false;
+}
+
+static bool listener_sees(const principal *who, void *ud) { return sees_change(who, ud); }
+
+void notify_lists_changed(server *srv, const char *method, const notify_change *ch) {
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    outlet *o = srv->sessions[i]->standalone;
+    if (o && !o->dead && sees_change(srv->sessions[i]->who, ch))
+      jsonrpc_write_notification(output_of(srv, o), method, NULL, 0);
+  }
+  listen_list_changed_if(srv, method, listener_sees, (void *)ch);
+  /* the other instances judge nothing: their clients are all told */
+  if (srv->peers.list_changed) srv->peers.list_changed(srv->peers.ud, method);
+}
+
 void notify_list_changed(server *srv, const char *method) {
   notify_list_changed_here(srv, method);
   if (srv->peers.list_changed) srv->peers.list_changed(srv->peers.ud, method);

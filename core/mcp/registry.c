@@ -253,6 +253,14 @@ static bool encode_list(lua_State *L, int list_idx, const char *key, int list, r
     }
     free(entries);
   }
+  if (ok) {
+    r->entry_hash[list] = calloc(cap, sizeof *r->entry_hash[list]);
+    for (size_t i = 0; i < all; i++) { /* FNV-1a */
+      uint64_t h = 14695981039346656037ull;
+      for (size_t k = 0; k < latest[i].len; k++) h = (h ^ (unsigned char)latest[i].p[k]) * 1099511628211ull;
+      r->entry_hash[list][i] = h;
+    }
+  }
   bool any_scoped = false;
   for (size_t i = 0; i < all; i++) any_scoped |= item_scopes(r, list, i) != NULL;
   if (ok && any_scoped) { /* kept: each caller's pages are cut from them */
@@ -314,6 +322,42 @@ bool registry_pages_for(const registry *r, reg_list list, int version, bool mode
   free(entries);
   free(skip);
   return true;
+}
+
+static size_t list_count(const registry *r, reg_list l) {
+  switch (l) {
+    case REG_TOOLS: return r->ntools;
+    case REG_RESOURCES: return r->nresources;
+    case REG_TEMPLATES: return r->ntemplates;
+    default: return r->nprompts;
+  }
+}
+
+/* The next entry of l at or after *i that who may see: its hash, or false. */
+static bool next_visible(const registry *r, reg_list l, const principal *who, size_t *i,
+                         uint64_t *h) {
+  for (size_t n = list_count(r, l); *i < n; (*i)++)
+    if (principal_has_all(who, item_scopes(r, l, *i), NULL, NULL)) {
+      *h = r->entry_hash[l] ? r->entry_hash[l][*i] : 0;
+      (*i)++;
+      return true;
+    }
+  return false;
+}
+
+bool registry_visible_differs(const registry *a, const registry *b, reg_list l,
+                              const principal *who) {
+  size_t i = 0, j = 0;
+  uint64_t x, y;
+  for (;;) {
+    bool more_a = next_visible(a, l, who, &i, &x), more_b = next_visible(b, l, who, &j, &y);
+    if (more_a != more_b || (more_a && x != y)) return true;
+    if (!more_a) return false;
+  }
+}
+
+bool registry_list_scoped(const registry *a, const registry *b, reg_list l) {
+  return a->scoped[l].n || b->scoped[l].n;
 }
 
 void registry_pages_free(reg_pages *pg) {
@@ -555,6 +599,7 @@ void registry_free(registry *r, lua_State *L) {
     free(sc->app_only);
   }
   free(r->scopes);
+  for (int l = 0; l < REG_NLISTS; l++) free(r->entry_hash[l]);
   for (size_t i = 0; i < r->ntools; i++) {
     free(r->tools[i].scopes);
     free(r->tools[i].name);

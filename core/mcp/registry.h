@@ -88,6 +88,7 @@ typedef struct registry {
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
   reg_scoped scoped[REG_NLISTS];
+  uint64_t *entry_hash[REG_NLISTS]; /* each entry's encoding, hashed: what changed for whom */
   char *scopes; /* every scope an item declares, space-separated (for the resource metadata) */
   /* the capabilities this app declares (and subscriptions/listen honours):
      prompts and resources always when watching, since a reload may add them */
@@ -130,5 +131,11 @@ const reg_prompt *registry_find_prompt(const registry *r, const char *name, size
 bool registry_pages_for(const registry *r, reg_list list, int version, bool model_only,
                         const principal *who, reg_pages *out);
 void registry_pages_free(reg_pages *pg);
+/* Does what who may see of list l (its entries whose scopes who holds)
+   differ between a and b? */
+bool registry_visible_differs(const registry *a, const registry *b, reg_list l,
+                              const principal *who);
+/* Does some entry of list l declare scopes, in a or in b? */
+bool registry_list_scoped(const registry *a, const registry *b, reg_list l);
 
 #endif

@@ -259,15 +259,18 @@ void reload_now(server *srv) {
   static const char *const changed[REG_NLISTS] = {
       "notifications/tools/list_changed", "notifications/resources/list_changed",
       "notifications/resources/list_changed", "notifications/prompts/list_changed"};
-  bool resources_said = false;
+  /* one notification per kind (resources and templates share one), to
+     whoever can see a change */
+  notify_change ch[3] = {{old->reg, fresh->reg, {REG_TOOLS}, 0},
+                         {old->reg, fresh->reg, {REG_RESOURCES}, 0},
+                         {old->reg, fresh->reg, {REG_PROMPTS}, 0}};
   for (int l = 0; l < REG_NLISTS; l++) {
     if (!list_differs(old->reg, fresh->reg, (reg_list)l)) continue;
-    if (l == REG_RESOURCES || l == REG_TEMPLATES) {
-      if (resources_said) continue;
-      resources_said = true;
-    }
-    notify_list_changed(srv, changed[l]);
+    notify_change *c = &ch[l == REG_TOOLS ? 0 : l == REG_PROMPTS ? 2 : 1];
+    c->lists[c->n++] = (reg_list)l;
   }
+  for (int k = 0; k < 3; k++)
+    if (ch[k].n) notify_lists_changed(srv, changed[k == 0 ? REG_TOOLS : k == 1 ? REG_RESOURCES : REG_PROMPTS], &ch[k]);
   /* resources/updated for subscribed URIs whose content may have changed */
   for (size_t i = 0; i < srv->nsessions; i++) {
     session *s = srv->sessions[i];

@@ -137,6 +137,10 @@ static void dispatch(void *ud, void *msg) {
     im->reply = NULL;
     return;
   }
+  if (im->who && im->s->who != im->who) { /* what it is told of, it may see (notify.c) */
+    principal_unref(im->s->who);
+    im->s->who = principal_ref(im->who);
+  }
   switch (im->m.kind) {
     case JSONRPC_REQUEST:
       if (atomic_load(&im->s->ended)) break; /* raced with DELETE: answer nothing */

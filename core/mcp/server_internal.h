@@ -175,6 +175,15 @@ void notify_list_changed(server *srv, const char *method);
 void notify_updated(server *srv, const char *uri, size_t n);
 /* The same for this instance's clients only (what the bus delivers). */
 void notify_list_changed_here(server *srv, const char *method);
+/* A reload changed the lists of ch (from ch->old to ch->fresh): method to
+   the clients that can see a change there (a caller whose scopes hide
+   every changed item is not told), and to the other instances. */
+typedef struct notify_change {
+  const registry *old, *fresh;
+  reg_list lists[2];
+  size_t n;
+} notify_change;
+void notify_lists_changed(server *srv, const char *method, const notify_change *ch);
 void notify_updated_here(server *srv, const char *uri, size_t n);
 /* }====== */
 

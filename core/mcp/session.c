@@ -21,6 +21,7 @@ void session_unref(session *s) {
   if (s->on_free) s->on_free(s);
   for (size_t i = 0; i < s->nsubscriptions; i++) free(s->subscriptions[i]);
   free(s->subscriptions);
+  principal_unref(s->who);
   free(s);
 }
 

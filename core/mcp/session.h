@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "principal.h"
+
 #include "outlet.h"
 #include "protocol.h"
 
@@ -29,6 +31,7 @@ typedef struct session {
   atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
   bool ephemeral;    /* one stateless HTTP request: never tracked, gone with it */
   char peer[48];     /* the client's address (HTTP, after --trust-proxy); "" over stdio */
+  principal *who;    /* its last request's caller (a reference; the engine's holder's), or NULL */
   void (*on_free)(struct session *s); /* transport cleanup, may be NULL */
   void *transport; /* the transport's own per-session data */
 } session;

@@ -5,7 +5,7 @@
 // real authorization server comes with discovery of its keys.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
-import { APPS, FEATURES_APP, TEST_TIMEOUT, WAIT, run } from './helpers.mjs';
+import { APPS, FEATURES_APP, TEST_TIMEOUT, WAIT, removeTemp, run, tempApp } from './helpers.mjs';
 import { exchange, mcpHeaders, post, rpc, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -298,6 +298,37 @@ test('a task and an MRTR requestState belong to the user whose token made them: 
     const answered = resultOf(await ask(alice, 'tools/call', retry, 'ask_name'));
     assert.equal(answered.content[0].text, 'hello Ada');
   }));
+
+test('list_changed after a reload reaches whoever can see a change: a change to a scoped tool is not told to a caller without its scope', opts, async () => {
+  const files = Object.fromEntries(['app.lua', 'scripts/files.lua'].map((f) => [f, readFileSync(path.join(AUTH_APP, f), 'utf8')]));
+  const app = await tempApp(files);
+  try {
+    await withHttp(app, ARGS, async (srv) => {
+      const reader = jwt({ sub: 'r', scope: 'files:read' }), nobody = jwt({ sub: 'n', scope: 'openid' });
+      const streams = [];
+      for (const t of [reader, nobody]) {
+        const session = await openSession(srv, t);
+        await post(srv, rpc('tools/list', {}), { session, extra: bearer(t) }); // the session's caller is known
+        const get = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session, extra: bearer(t) }) });
+        assert.equal(get.status, 200);
+        streams.push(get);
+      }
+      const changes = (ex) => ex.events.filter((e) => e.message?.method === 'notifications/tools/list_changed').length;
+      const script = path.join(app, 'scripts', 'files.lua');
+      // only read_file (files:read) changes: the reader is told, nobody is not
+      writeFileSync(script, files['scripts/files.lua'].replace('"Needs files:read."', '"Needs files:read (v2)."'));
+      await streams[0].waitEvent((e) => e.message?.method === 'notifications/tools/list_changed', 'the reader told');
+      // then whoami (no scopes) changes: both are told, in order
+      writeFileSync(script, readFileSync(script, 'utf8').replace('ctx.auth as JSON', 'ctx.auth, as JSON'));
+      await streams[1].waitEvent((e) => e.message?.method === 'notifications/tools/list_changed', 'nobody told');
+      await streams[0].until(() => changes(streams[0]) === 2, 'the reader told twice');
+      assert.equal(changes(streams[1]), 1, 'a change nobody could see was told to nobody');
+      for (const ex of streams) ex.abort();
+    });
+  } finally {
+    await removeTemp(app);
+  }
+});
 
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
   const oct = path.join(dir, 'oct.json');
