@@ -211,7 +211,9 @@ static const struct {
      "\n"
      "Load every script of the app as serve would, print 'DIR: ok' and what it\n"
      "offers, or every problem as file:line: message on stderr. Warnings name\n"
-     "what a tool's schemas say that is not enforced.\n"
+     "what a tool's schemas say that is not enforced. With --auth-resource and\n"
+     "the other --auth-* options of serve, also check them as serve would and\n"
+     "fetch each issuer's keys once (a line each).\n"
      "Exit status: 0 ok, 1 a problem, 2 a usage error.\n"},
     {"new",
      "Usage: luamcp new [--widget] DIR\n"

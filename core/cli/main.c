@@ -301,7 +301,7 @@ static void check_options(options *o) {
   load_client_secret(o);
   bool auth_any = o->h.auth_resource || o->h.nauth_issuers || o->h.auth_jwks || o->h.auth_scopes ||
                   o->h.auth_introspect || o->h.auth_client_id;
-  if (auth_any && !o->http) cli_die_usage("%s needs --http", "--auth-resource");
+  if (auth_any && !o->http && strcmp(cmd, "check") != 0) cli_die_usage("%s needs --http", "--auth-resource");
   if (auth_any && !o->h.auth_resource)
     cli_die_usage("%s: the --auth-* options need --auth-resource URI", o->h.auth_jwks ? "--auth-jwks"
                   : o->h.nauth_issuers ? "--auth-issuer" : "--auth-scopes");
@@ -446,8 +446,11 @@ static int cmd_check(options *o) {
   buf_free(&notes);
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],
          r->ntools, r->nresources, r->ntemplates, r->nprompts);
+  if (r->scopes && !o->h.auth_resource)
+    fprintf(stderr, "%s: note: items declare scopes (%s); they apply once the HTTP server has "
+            "--auth-resource\n", o->args[0], r->scopes);
   app_free(a);
-  return 0;
+  return transport_http_check_auth(&o->h);
 }
 
 static bool is_help(const char *a) {

@@ -15,6 +15,7 @@
 #define LUAMCP_HTTP_INTERNAL_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -289,6 +290,9 @@ void http_keys_free(http_server *srv);
    a key not (yet) known. *unavailable: its issuer has no keys at all (503). */
 jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long long now,
                             jwt_claims *c, bool *unavailable);
+/* luamcp check: wait for each issuer's first fetch and print what it gave;
+   false when an issuer has no keys. */
+bool http_keys_probe(http_server *srv, FILE *out);
 /* The introspection_endpoint an issuer's metadata named (the first that
    did; malloc'd), or NULL; waits (AUTH_KEY_WAIT at most) for the issuers'
    first fetch. */

@@ -396,3 +396,26 @@ char *http_keys_introspection_endpoint(http_server *srv) {
   pthread_mutex_unlock(&srv->auth.fetch_lock);
   return ep;
 }
+
+/* luamcp check: each issuer's keys fetched once, waited for; a line each. */
+bool http_keys_probe(http_server *srv, FILE *out) {
+  bool ok = true;
+  pthread_mutex_lock(&srv->auth.fetch_lock);
+  struct timespec until = at(now_s() + 3 * AUTH_FETCH_TIMEOUT + 1);
+  for (size_t i = 0; i < srv->auth.nissuers; i++) {
+    struct auth_issuer *is = &srv->auth.issuers[i];
+    while (!is->from_file && is->gen == 0 &&
+           pthread_cond_timedwait(&srv->auth.fetched_cv, &srv->auth.fetch_lock, &until) == 0) {
+    }
+    pthread_rwlock_rdlock(&srv->auth.keys_lock);
+    size_t n = is->keys ? jwk_set_count(is->keys) : 0;
+    pthread_rwlock_unlock(&srv->auth.keys_lock);
+    if (n)
+      fprintf(out, "authorization: %s: %zu key(s)%s%s\n", is->issuer, n,
+              is->introspect ? ", introspection at " : "", is->introspect ? is->introspect : "");
+    else
+      ok = false; /* the fetcher said why on stderr */
+  }
+  pthread_mutex_unlock(&srv->auth.fetch_lock);
+  return ok;
+}

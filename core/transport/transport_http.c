@@ -590,6 +590,25 @@ bool transport_http_instance_ok(const char *name) {
          strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
 }
 
+int transport_http_check_auth(const http_options *o) {
+  if (!o->auth_resource) return 0;
+  http_server *srv = calloc(1, sizeof *srv);
+  srv->opt = *o;
+  char why[512];
+  int rc = 0;
+  if (!http_auth_init(srv, why, sizeof why)) {
+    fprintf(stderr, "luamcp: %s\n", why);
+    rc = 1;
+  } else if (!http_keys_probe(srv, stdout)) {
+    rc = 1;
+  } else {
+    printf("authorization: ok — tokens for %s\n", o->auth_resource);
+  }
+  http_auth_free(srv);
+  free(srv);
+  return rc;
+}
+
 int transport_http_serve(server *core, const http_options *o) {
   engine *e = server_engine(core);
   http_server *srv = calloc(1, sizeof *srv);

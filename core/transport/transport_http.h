@@ -72,5 +72,9 @@ bool transport_http_instance_ok(const char *name);
    runs the engine on the calling thread. Returns 0, or 1 when the server
    could not start (the reason is logged). */
 int transport_http_serve(server *srv, const http_options *o);
+/* luamcp check: the --auth-* options as serve would take them, each
+   issuer's keys fetched once (a line each on stdout; why not on stderr).
+   0 when they work (or there are none), 1 when not. */
+int transport_http_check_auth(const http_options *o);
 
 #endif

@@ -11,7 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, run } from './helpers.mjs';
 import { post, rpc, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -191,6 +191,26 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
       assert.equal(ex.status, 503, ex.body);
       assert.match(srv.stderr, /introspection at .* failed: HTTP status 401/);
     }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'wrong' } });
+  } finally {
+    await as.close();
+  }
+});
+
+test('luamcp check with the --auth-* options: each issuer\'s keys fetched once; a wrong configuration or an issuer without keys is exit 1', opts, async () => {
+  const as = await startIssuer();
+  as.keys = [key('a1'), key('b1')];
+  try {
+    const ok = await run(['check', ...args(as.issuer), APP]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`authorization: ${as.issuer}: 2 key\\(s\\), introspection at ${as.issuer}/introspect`));
+    assert.match(ok.stdout, /authorization: ok/);
+    as.broken = true;
+    const down = await run(['check', ...args(as.issuer), APP]);
+    assert.equal(down.code, 1);
+    assert.match(down.stderr, /the keys of http:\/\/127\.0\.0\.1:\d+ cannot be fetched: no metadata found/);
+    const bad = await run(['check', '--auth-resource', 'http://example.com/mcp', '--auth-issuer', as.issuer, APP]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--auth-resource http:\/\/example\.com\/mcp: an absolute https URL/);
   } finally {
     await as.close();
   }
