@@ -44,6 +44,7 @@ typedef struct options {
   const char *as_scopes;     /* --scopes LIST: its scopes */
   /* new */
   bool widget;
+  bool auth;                 /* --auth: tools with scopes and ctx.auth */
   /* pack */
   const char *out_dir;       /* --out DIR (default .) */
   bool server_json;          /* --server-json */

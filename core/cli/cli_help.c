@@ -216,12 +216,14 @@ static const struct {
      "fetch each issuer's keys once (a line each).\n"
      "Exit status: 0 ok, 1 a problem, 2 a usage error.\n"},
     {"new",
-     "Usage: luamcp new [--widget] DIR\n"
+     "Usage: luamcp new [--widget] [--auth] DIR\n"
      "\n"
      "Make a new app folder DIR: app.lua, scripts/hello.lua (a tool, a resource\n"
      "and a prompt), a README, and .luarc.json pointing the Lua language server\n"
      "at luamcp's annotations (mcp.d.lua). --widget also makes widgets/hello.html\n"
-     "(a view using the view helper) and a tool that shows it. The folder passes\n"
+     "(a view using the view helper) and a tool that shows it. --auth also makes\n"
+     "scripts/notes.lua: each user's own notes, behind scopes (ctx.auth, scopes).\n"
+     "The folder passes\n"
      "'luamcp check' and serves at once. DIR must not exist or be empty: nothing\n"
      "is ever overwritten.\n"
      "Exit status: 0 made, 1 DIR exists and is not empty (or cannot be written),\n"

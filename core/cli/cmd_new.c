@@ -1,6 +1,7 @@
-/* cmd_new.c — luamcp new DIR [--widget]: a new app folder that passes
- * `luamcp check` and answers a client at once (a tool, a resource and a
- * prompt; with --widget a view too), with a README and a .luarc.json that
+/* cmd_new.c — luamcp new DIR [--widget] [--auth]: a new app folder that
+ * passes `luamcp check` and answers a client at once (a tool, a resource
+ * and a prompt; with --widget a view too; with --auth tools that know who
+ * calls and need scopes), with a README and a .luarc.json that
  * points the Lua language server at luamcp's annotations (lua/mcp.d.lua,
  * installed as PREFIX/share/luamcp/mcp.d.lua). It never overwrites: DIR
  * must not exist, or be empty; each file is created with O_EXCL. */
@@ -129,6 +130,42 @@ static const char card_html[] =
     "</body>\n"
     "</html>\n";
 
+static const char notes_lua[] =
+    "-- notes.lua: per-user notes. Over HTTP with --auth-resource each request\n"
+    "-- carries a token: ctx.auth says whose it is, and `scopes` decide who sees\n"
+    "-- and calls what (a caller without notes:write never lists add_note).\n"
+    "local mcp = require \"mcp\"\n"
+    "\n"
+    "local function owner(ctx)\n"
+    "  -- nil over stdio and on a server without authorization: one local user\n"
+    "  return ctx.auth and ctx.auth.subject or \"local\"\n"
+    "end\n"
+    "\n"
+    "mcp.tool {\n"
+    "  name = \"list_notes\",\n"
+    "  description = \"The caller's own notes.\",\n"
+    "  scopes = { \"notes:read\" },\n"
+    "  annotations = { readOnlyHint = true },\n"
+    "  handler = function(_, ctx)\n"
+    "    local mine = mcp.state.notes and mcp.state.notes[owner(ctx)] or {}\n"
+    "    return #mine == 0 and \"no notes yet\" or table.concat(mine, \"\\n\")\n"
+    "  end,\n"
+    "}\n"
+    "\n"
+    "mcp.tool {\n"
+    "  name = \"add_note\",\n"
+    "  description = \"Add a note for the caller.\",\n"
+    "  scopes = { \"notes:read\", \"notes:write\" },\n"
+    "  input = { text = mcp.string { max = 1000 } },\n"
+    "  handler = function(args, ctx)\n"
+    "    mcp.state.notes = mcp.state.notes or {}\n"
+    "    local mine = mcp.state.notes[owner(ctx)] or {}\n"
+    "    mine[#mine + 1] = args.text\n"
+    "    mcp.state.notes[owner(ctx)] = mine\n"
+    "    return (\"%d note(s)\"):format(#mine)\n"
+    "  end,\n"
+    "}\n";
+
 static const char readme_md[] =
     "# @NAME@\n"
     "\n"
@@ -146,15 +183,26 @@ static const char readme_md[] =
     "- `scripts/hello.lua`: the `greet` tool, the `mcp://@NAME@/about` resource, the\n"
     "  `welcome` prompt\n"
     "@WIDGET_LINE@"
+    "@AUTH_LINE@"
     "- `.luarc.json`: points the Lua language server (LuaLS) at luamcp's annotations,\n"
     "  so `require \"mcp\"` completes and a misspelt field is flagged as you type\n"
     "\n"
     "Saving a file while `luamcp serve` runs reloads the app.\n";
 
-/* text with @NAME@ (and @WIDGET_LINE@) filled in */
-static void fill(buf *b, const char *text, const char *name, bool widget) {
+/* text with @NAME@, @WIDGET_LINE@ and @AUTH_LINE@ filled in */
+static void fill(buf *b, const char *text, const char *name, bool widget, bool auth) {
   for (const char *p = text; *p;) {
     if (strncmp(p, "@NAME@", 6) == 0) buf_puts(b, name), p += 6;
+    else if (strncmp(p, "@AUTH_LINE@", 11) == 0) {
+      if (auth)
+        buf_puts(b, "- `scripts/notes.lua`: `list_notes` and `add_note`, each user's own, behind\n"
+                    "  the scopes `notes:read` and `notes:write`. Try them as someone:\n"
+                    "  `luamcp call --as ada --scopes notes:read,notes:write . add_note '{\"text\":\"hi\"}'`.\n"
+                    "  Over HTTP, tokens from your authorization server decide:\n"
+                    "  `luamcp serve --http 127.0.0.1:8080 --auth-resource https://YOUR.HOST/mcp\n"
+                    "  --auth-issuer https://YOUR.ISSUER .` (luamcp's docs/auth.md)\n");
+      p += 11;
+    }
     else if (strncmp(p, "@WIDGET_LINE@", 13) == 0) {
       if (widget)
         buf_puts(b, "- `scripts/card.lua`, `widgets/card.html`: the `greeting_card` tool and its\n"
@@ -179,10 +227,10 @@ static bool make_file(const char *dir, const char *rel, const char *text, size_t
 }
 
 static bool make_filled(const char *dir, const char *rel, const char *text, const char *name,
-                        bool widget) {
+                        const options *o) {
   buf b;
   buf_init(&b);
-  fill(&b, text, name, widget);
+  fill(&b, text, name, o->widget, o->auth);
   bool ok = make_file(dir, rel, b.p, b.len);
   buf_free(&b);
   return ok;
@@ -250,13 +298,14 @@ int cmd_new(options *o) {
     fprintf(stderr, "luamcp: new: %s: %s\n", sub, strerror(errno));
     return 1;
   }
-  bool ok = make_filled(dir, "app.lua", app_lua, name, o->widget) &&
-            make_filled(dir, "scripts/hello.lua", hello_lua, name, o->widget) &&
-            make_filled(dir, "README.md", readme_md, name, o->widget);
+  bool ok = make_filled(dir, "app.lua", app_lua, name, o) &&
+            make_filled(dir, "scripts/hello.lua", hello_lua, name, o) &&
+            make_filled(dir, "README.md", readme_md, name, o);
+  if (ok && o->auth) ok = make_filled(dir, "scripts/notes.lua", notes_lua, name, o);
   if (ok && o->widget) {
     snprintf(sub, sizeof sub, "%s/widgets", dir);
-    ok = mkdir(sub, 0755) == 0 && make_filled(dir, "scripts/card.lua", view_lua, name, true) &&
-         make_filled(dir, "widgets/card.html", card_html, name, true);
+    ok = mkdir(sub, 0755) == 0 && make_filled(dir, "scripts/card.lua", view_lua, name, o) &&
+         make_filled(dir, "widgets/card.html", card_html, name, o);
     if (!ok && errno) fprintf(stderr, "luamcp: new: %s: %s\n", sub, strerror(errno));
   }
   /* .luarc.json: the language server's settings for this folder */
@@ -274,11 +323,15 @@ int cmd_new(options *o) {
   if (!found)
     fprintf(stderr, "luamcp: new: warning: mcp.d.lua (the annotations) not found next to this "
                     "luamcp: add its folder to .luarc.json's workspace.library\n");
-  printf("made %s: app.lua, scripts/hello.lua%s, README.md, .luarc.json\n"
+  printf("made %s: app.lua, scripts/hello.lua%s%s, README.md, .luarc.json\n"
          "next:\n"
          "  luamcp check %s\n"
-         "  luamcp call %s greet '{\"name\":\"Ada\"}'\n"
-         "  luamcp serve %s\n",
-         dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "", dir, dir, dir);
+         "  luamcp call %s greet '{\"name\":\"Ada\"}'\n",
+         dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "",
+         o->auth ? ", scripts/notes.lua" : "", dir, dir);
+  if (o->auth)
+    printf("  luamcp call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
+           dir);
+  printf("  luamcp serve %s\n", dir);
   return 0;
 }

@@ -220,6 +220,7 @@ static int command_option(options *o, const char *a, const char *v) {
     return o->answer_sample = v, 2;
   }
   if (IS("--widget")) return o->widget = true, 1;
+  if (IS("--auth")) return o->auth = true, 1;
   if (IS("--out")) {
     if (!v) cli_die_usage("%s needs a DIR", a);
     return o->out_dir = v, 2;
@@ -265,6 +266,7 @@ static void check_options(options *o) {
   if (o->answer_elicit && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-elicit");
   if (o->answer_sample && !client) cli_die_usage("%s is an option of call, read and prompt", "--answer-sample");
   if (o->widget && strcmp(cmd, "new") != 0) cli_die_usage("%s is an option of new", "--widget");
+  if (o->auth && strcmp(cmd, "new") != 0) cli_die_usage("%s is an option of new", "--auth");
   if ((o->out_dir || o->server_json || o->url) && strcmp(cmd, "pack") != 0)
     cli_die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
   if (o->url && !o->server_json) cli_die_usage("%s needs --server-json", "--url");

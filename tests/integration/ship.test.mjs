@@ -82,6 +82,29 @@ test('luamcp new: a scaffold that checks, calls, lists, reads, prompts and serve
   }
 });
 
+test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers', opts, async () => {
+  const root = await tmp();
+  const dir = path.join(root, 'notes');
+  try {
+    const made = await run(['new', '--auth', dir]);
+    exits(made, 0);
+    assert.match(made.stdout, /scripts\/notes\.lua/);
+    assert.match(made.stdout, /luamcp call --as ada --scopes notes:read,notes:write/);
+    const check = await run(['check', dir]);
+    exits(check, 0);
+    assert.match(check.stderr, /items declare scopes \(notes:read notes:write\)/);
+    const add = await run(['call', '--as', 'ada', '--scopes', 'notes:read,notes:write', dir, 'add_note', '{"text":"hi"}']);
+    exits(add, 0);
+    assert.equal(JSON.parse(add.stdout).content[0].text, '1 note(s)');
+    const denied = await run(['call', '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
+    exits(denied, 1);
+    assert.match(denied.stderr, /Insufficient scope: tool 'add_note' needs the scope notes:write/);
+    assert.match(readFileSync(path.join(dir, 'README.md'), 'utf8'), /docs\/auth\.md/);
+  } finally {
+    await removeTemp(root);
+  }
+});
+
 test('luamcp new refuses a folder that is not empty, and writes nothing there', opts, async () => {
   const root = await tmp();
   try {
