@@ -233,6 +233,24 @@ static principal *cache_hit(http_server *srv, const char *tok, size_t n, long lo
   return hit;
 }
 
+/* --dev without --auth-resource: the page may call as a made-up caller
+   (Mcp-Dev-As: SUBJECT [SCOPE...]) to try scope logic. It can only narrow
+   what this open server shows (with no identity, scopes do not apply);
+   with authorization on, only a verified token names the caller. */
+static principal *dev_identity(http_server *srv, struct mg_connection *conn) {
+  const char *h = srv->opt.dev ? mg_get_header(conn, "Mcp-Dev-As") : NULL;
+  if (!h) return NULL;
+  while (*h == ' ') h++;
+  size_t n = strcspn(h, " ");
+  if (!n || n > 256) return NULL;
+  char subject[257];
+  memcpy(subject, h, n);
+  subject[n] = '\0';
+  const char *scopes = h + n;
+  while (*scopes == ' ') scopes++;
+  return principal_made_up(strcmp(subject, "-") == 0 ? NULL : subject, scopes);
+}
+
 /* Three dot-separated parts: a JWT (anything else is opaque). */
 static bool jwt_shaped(const char *tok, size_t n) {
   size_t dots = 0;
@@ -249,9 +267,13 @@ static int refused(http_server *srv, struct mg_connection *conn, const char *why
 
 int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who) {
   *who = NULL;
-  if (!srv->auth.on) return http_token_ok(srv, conn) ? 0
-             : http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
-                                  "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+  if (!srv->auth.on) {
+    if (!http_token_ok(srv, conn))
+      return http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
+                                "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+    *who = dev_identity(srv, conn);
+    return 0;
+  }
   if (token_in_query(mg_get_request_info(conn)->query_string))
     return challenge(srv, conn, 400, "invalid_request",
                      "a token goes in the Authorization header, never in the URL");

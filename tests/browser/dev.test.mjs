@@ -5,7 +5,9 @@
 // driven as a person would: pick suggest_gifts, fill the form, run it, see the
 // result and the gift board widget render its cards (and its heart button and
 // "Tell me more" reach the host); then a new script is saved into the app and
-// its tool shows up in the open page without a reload. No console errors.
+// its tool shows up in the open page without a reload; then the page calls as
+// made-up users (Mcp-Dev-As) and a scoped tool is listed only with its
+// scope. No console errors.
 // Screenshots: tests/out/dev.png (and dev-dark.png). SIGTERM ends the server,
 // which must exit 0.
 //
@@ -304,6 +306,30 @@ test('the developer page: forms, results, a widget, hot reload', { skip: SKIP ||
     await giftsItem.click();
     await view.locator('.card').first().waitFor({ timeout: 15000 });
     assert.equal(await view.locator('.card').count(), 3);
+    // }===
+
+    // {=== a made-up caller: a scoped tool is listed only with its scope
+    await writeFile(path.join(appDir, 'scripts', 'zz_admin.lua'),
+      'require("mcp").tool { name = "admin_only", description = "For admins.", scopes = { "admin" },\n' +
+      '  handler = function(_, ctx) return "hello " .. tostring(ctx.auth and ctx.auth.subject) end }\n');
+    await page.locator('[data-tool="admin_only"]').waitFor({ timeout: 20000 }); // anyone: scopes do not apply
+    const callAs = async (subject, scopes) => {
+      await page.locator('#caller-text').click();
+      await page.locator('#caller-subject').fill(subject);
+      await page.locator('#caller-scopes').fill(scopes);
+      await Promise.all([page.waitForNavigation(), page.locator('#caller-form button').click()]);
+      await page.locator('#conn[data-state="live"]').waitFor({ timeout: 15000 });
+    };
+    await callAs('ada', 'notes:read');
+    assert.match(await page.locator('#caller-text').innerText(), /ada \[notes:read\]/);
+    await giftsItem.waitFor({ timeout: 15000 });
+    assert.equal(await page.locator('[data-tool="admin_only"]').count(), 0, 'a caller without admin lists admin_only');
+    await callAs('ada', 'admin');
+    await page.locator('[data-tool="admin_only"]').click();
+    await page.locator('#run').click();
+    await result.locator('.text-block', { hasText: 'hello ada' }).waitFor({ timeout: 10000 });
+    await callAs('', '');
+    assert.match(await page.locator('#caller-text').innerText(), /anyone/);
     // }===
 
     assert.deepEqual(problems, [], 'no console errors');
