@@ -193,9 +193,12 @@ static jwt_status check_header(json_span h, const jwt_policy *p, jwt_alg *alg, c
   buf s;
   buf_init(&s);
   jwt_status st = JWT_OK;
-  if (p->require_typ && !(jwk_json_string(h, "typ", &s) && (strcasecmp(s.p, "at+jwt") == 0 ||
-                                                           strcasecmp(s.p, "application/at+jwt") == 0)))
-    st = JWT_TYPE;
+  /* RFC 9068's at+jwt; without require_typ also what most issuers write
+     (JWT, or nothing), never another kind of JWT (dpop+jwt, logout+jwt...) */
+  bool has = jwk_json_string(h, "typ", &s);
+  bool at = has && (strcasecmp(s.p, "at+jwt") == 0 || strcasecmp(s.p, "application/at+jwt") == 0);
+  bool plain = !has || strcasecmp(s.p, "JWT") == 0 || strcasecmp(s.p, "application/jwt") == 0;
+  if (!at && (p->require_typ || !plain)) st = JWT_TYPE;
   *alg = ALG_NONE;
   if (st == JWT_OK && jwk_json_string(h, "alg", &s))
     for (int i = 0; i < ALG_NONE; i++)

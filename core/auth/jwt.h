@@ -54,7 +54,7 @@ typedef struct jwt_policy {
   const char *audience;  /* this server's canonical resource URI */
   long long now;         /* seconds since the epoch */
   long long skew;        /* seconds of clock skew allowed each way */
-  bool require_typ;      /* typ must be at+jwt / application/at+jwt */
+  bool require_typ;      /* typ must be at+jwt / application/at+jwt (else JWT or none pass too) */
 } jwt_policy;
 
 /* What a verified token says. Strings are NUL-terminated and owned. */

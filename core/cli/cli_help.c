@@ -90,6 +90,8 @@ const char cli_usage[] =
     "                      instead: nothing fetched\n"
     "  --auth-scopes LIST  the scopes it supports, for the metadata (a,b or \"a b\")\n"
     "  --auth-skew S       clock skew allowed on exp, nbf, iat (default 60)\n"
+    "  --auth-plain-jwt    also JWTs typed \"JWT\" or untyped (Keycloak, Entra ID),\n"
+    "                      not only RFC 9068's \"at+jwt\"\n"
     "  --auth-client-id ID this server's client at the issuer: opaque tokens are\n"
     "                      checked by introspection (RFC 7662); the secret comes\n"
     "                      from LUAMCP_AUTH_CLIENT_SECRET or the first line of\n"

@@ -176,6 +176,7 @@ static int http_option(options *o, const char *a, const char *v) {
     return o->issuers[o->h.nauth_issuers++] = v, 2;
   }
   if (IS("--auth-skew")) return o->h.auth_skew = number_arg(a, v), 2;
+  if (IS("--auth-plain-jwt")) return o->h.auth_plain_jwt = true, 1;
   if (IS("--auth-introspect") || IS("--auth-client-id")) {
     if (!v || !*v) cli_die_usage("%s needs a value", a);
     return *(a[7] == 'i' ? &o->h.auth_introspect : &o->h.auth_client_id) = v, 2;
@@ -302,7 +303,7 @@ static void check_options(options *o) {
      specification's authorization is for HTTP) */
   load_client_secret(o);
   bool auth_any = o->h.auth_resource || o->h.nauth_issuers || o->h.auth_jwks || o->h.auth_scopes ||
-                  o->h.auth_introspect || o->h.auth_client_id;
+                  o->h.auth_introspect || o->h.auth_client_id || o->h.auth_plain_jwt;
   if (auth_any && !o->http && strcmp(cmd, "check") != 0) cli_die_usage("%s needs --http", "--auth-resource");
   if (auth_any && !o->h.auth_resource)
     cli_die_usage("%s: the --auth-* options need --auth-resource URI", o->h.auth_jwks ? "--auth-jwks"

@@ -274,7 +274,8 @@ static jwt_status verify_now(http_server *srv, const char *tok, size_t n, long l
   pthread_rwlock_rdlock(&srv->auth.keys_lock);
   for (size_t i = 0; i < k; i++)
     list[i] = (jwt_issuer){srv->auth.issuers[i].issuer, srv->auth.issuers[i].keys};
-  jwt_policy p = {list, k, srv->opt.auth_resource, now, (long long)srv->opt.auth_skew, true};
+  jwt_policy p = {list, k, srv->opt.auth_resource, now, (long long)srv->opt.auth_skew,
+                  !srv->opt.auth_plain_jwt};
   jwt_status st = jwt_verify(tok, n, &p, c);
   *which = NULL;
   for (size_t i = 0; c->issuer && i < k; i++)

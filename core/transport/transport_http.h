@@ -31,6 +31,7 @@ typedef struct http_options {
   const char *auth_jwks;
   const char *auth_scopes;
   double auth_skew;
+  bool auth_plain_jwt; /* also JWTs typed JWT or not at all, not only RFC 9068's at+jwt */
   const char *auth_introspect;
   const char *auth_client_id, *auth_client_secret;
   const char *cert, *key;  /* TLS (PEM files), or NULL */

@@ -330,6 +330,23 @@ test('list_changed after a reload reaches whoever can see a change: a change to 
   }
 });
 
+test('--auth-plain-jwt: JWTs typed "JWT" or untyped pass too (issuers without RFC 9068), other kinds of JWT never', opts, async () => {
+  const REV = '2026-07-28';
+  const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} } });
+  const ask = (srv, t) => post(srv, list, { version: REV, extra: { 'Mcp-Method': 'tools/list', ...bearer(t) } });
+  const typed = (typ) => jwt({}, { header: { typ } });
+  await withHttp(FEATURES_APP, ARGS, async (srv) => {
+    assert.equal((await ask(srv, typed('JWT'))).status, 401, 'RFC 9068 only by default');
+  });
+  await withHttp(FEATURES_APP, [...ARGS, '--auth-plain-jwt'], async (srv) => {
+    assert.equal((await ask(srv, typed('JWT'))).status, 200);
+    assert.equal((await ask(srv, typed('at+jwt'))).status, 200);
+    const bad = await ask(srv, typed('dpop+jwt'));
+    assert.equal(bad.status, 401);
+    assert.match(bad.headers['www-authenticate'], /not an access token \(typ\)/);
+  });
+});
+
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
   const oct = path.join(dir, 'oct.json');
   writeFileSync(oct, JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));

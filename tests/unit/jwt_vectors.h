@@ -25,49 +25,49 @@
 
 /* public keys of JV_ISSUER */
 static const char JV_JWKS[] =
-  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"uNO6KX4OQ4BG"
-  "iTrwAtcBjGiKGUUkRzQqvIwYpjDiS9LCdF11QJa_pye5vsIoUw2CSaoX5PrJ5FVtPTkoAhCVQL7z74q0UFb9NkFMLkdCJF_8DeFY"
-  "CXBP2pfZzfiLQrQbUqjqyzEWX59B6QvoMgPbnkVRRv30zJGS-wqsY28eDmBOpuSk_mpjRTFiiVZOCildNmGlXKyRPYTM4tSVhA0m"
-  "hhlNtxlRZqzMmZnSE7nTqHsyqCGwkIpDtxv_4u57wM5NIYyH4C1rlGTTfcpFL_1xLcb-HsPSBVmCw1cCMY10HFmZqkjjxvk1-7LF"
-  "2dMc0yRcXPctOtpMmJ0OqCdggSifPw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-ps\",\"kty\":\"RSA\",\"n\":\"t-3Cra1"
-  "moKU3YrtOnRCb1Kax2agPX6QmxMvfMI1MrN00voqbFAwtL55iGnfVvYbxqwPMS_51xzOTprHsg2f8YdInwkb4eQkXM8jqmy8Vp79"
-  "N4eCAX8rwjDJ0MXrAZCh21LAACoiuUqhMZaVVY-mhdikkeaan9kLNWFRo1k3ydfVovKqdWmskghPrveqz6dqVFLqkdBO45n8CckZ"
-  "c-Z0pUPPoWN2zUYCF5CYedk_Kr8q6VimB0-ZQiz4Zeal2q3XPPMf86TX9DNhNkwAidvtVrhu0dVE71gBKhLacXQJKXjjZbVhZJrh"
-  "v9WawL-HFMXtrxrI8Rx6y3OT840uqdOw6Qw\",\"e\":\"AQAB\"},{\"kid\":\"ec-1\",\"use\":\"sig\",\"alg\":\"ES"
-  "256\",\"kty\":\"EC\",\"x\":\"HixWJ6yqeRU6QLlDdFX5aiDwZ8ML3mLMFblZC9W8qbA\",\"y\":\"tW-vzyV73agqSHI_8"
-  "au-s7MmycIkUuCQBsFxllRkIXA\",\"crv\":\"P-256\"},{\"kid\":\"ec-384\",\"kty\":\"EC\",\"x\":\"Xbb3nSd17"
-  "_0ksfvNGAp07_6YX9ka4nhIeo_KQqEK-4_dgSI-i_0F4M7hlCmYUwvD\",\"y\":\"p_kvssb3Ez7xJvxeq5WIacbLVSZKnj-gTM"
-  "UDLs5Co1wbag-ZtCwD8V1bOlQlnrwL\",\"crv\":\"P-384\"},{\"kid\":\"ed-1\",\"alg\":\"EdDSA\",\"use\":\"si"
-  "g\",\"crv\":\"Ed25519\",\"x\":\"mcejnZG4UL_iMIq4Mj7ZzMHz_v3uQCu1n5xBLulSzhE\",\"kty\":\"OKP\"},{\"ki"
-  "d\":\"hmac-1\",\"alg\":\"HS256\",\"use\":\"sig\",\"kty\":\"oct\",\"k\":\"gKX3kPkXw2Jp0FIu9JtgAHQ0CiJ"
-  "FlK0aeFVCqBwsu3c\"},{\"kid\":\"rsa-weak\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\""
-  "qphIi33RgdD2gsQ54yaodv5jnFZpjLwtFgFEedxwgW0fqTMZrkWXJ74ro79c1sm3Tn0gC_WaxcARDWMpR1hvlkToNq3kjs4dN7l2"
-  "AoeGmRrry-K7tGjL5R0TXErAfeC6D7gdAVYo-Kg5gSLk4vSaUArYKjemAeAAbOg2ETAT3oc\",\"e\":\"AQAB\"},{\"kid\":\""
-  "rsa-enc\",\"alg\":\"RSA-OAEP-256\",\"use\":\"enc\",\"kty\":\"RSA\",\"n\":\"0q6i519AQb-XpkQMOy4-cap2o"
-  "IE-DGgP6cM_15HyMDjEkK1n9OukCLL73zxgScvqEOWRbtxY26xupo17ziKf3DCS7x5a6AETsxa7SIFxzMm1jJs46s1WHbKqzaCeS"
-  "Rc1r27vYL8iiJshXZlfUq4UMSRIHdq8imNZbWKywWCV1zmH1D0F6fEGWfE-6NRnhUeA1LqmFtpnW61iVYfpbpGb6lnwln-JGayaC"
-  "dmm3s4CnXgMyinj4zgFvGErOEwMk-lB2gvAN_GBT_0nhFEWVyFWOYHPz-d_JpSvt3oqtYbj6hq0S6vkYDsr6DXkznwjBmZh4yI1y"
-  "84A5jzwv5nQDgu-Lw\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"2eyvvYE0ppsR"
+  "R-KkTrouK_REE1SZUR6QTMp-dkklMH3oL0vAKQZo__o-2xwBMJ0dHQkj393qaZ_i6HrXCzqB1ff_NbVRCO5ffNpH67OCuZEwCRbR"
+  "sx5Wy2eT8nrXSsLjKdGC5NIxr8vqc3N7blcGn8GWJ1xpJtfB1502_u9fIB5m6tF7j0jrQeI_UICpgWjwJRGlXV8eRMmgskmcIMda"
+  "TNUa2z8m7VlKT1ZnrNDxrfTzFstrDwDHjE3nkFFnnwnbhafnACXTtE8PChfZDZGzKjT30r5Z8sLnQkIRkENvSlAiJMzvZE_VLH-W"
+  "yMXrtS0NSzlhAVfn2Y2QtwIt62v3WQ\",\"e\":\"AQAB\"},{\"kid\":\"rsa-ps\",\"kty\":\"RSA\",\"n\":\"udYYMqy"
+  "2EKr8Q8EmJQnPqALpdrH2X59RG1vVlEyjst6fQXCC5c1ktO4FPl0MyYiXBocoTwXhh51fssOyvNjHHGsPGntYrJL1OgLEhGziY7j"
+  "mvZyvPTsLQDkUhP007vdo2KDOVUjnXolknKla8RpCNn7gGcyvdtQJAsWvLb0HARQemcqsebVGEXc4GBQ2nhBgvDn4r7xtZX_bhKe"
+  "qLnKbM0wnIYtbzayP_tdoIkmlZwY_q7khYIICvAKRyUzWF7YAfcAy0MVmBLw5Ty6zh3hWtx7ssJD7JXRpq3F6Hkky5Hx7k4exGIH"
+  "lW64LqQkGc7JzDk4H2vDthiJD2Sh4WU7c5Q\",\"e\":\"AQAB\"},{\"kid\":\"ec-1\",\"use\":\"sig\",\"alg\":\"ES"
+  "256\",\"kty\":\"EC\",\"x\":\"i7RG2uWwuQvjMPLjMQqnxQjsm_CY_2o5yl9GY38eZKg\",\"y\":\"lz3aGDWiF76mdq4h1"
+  "VM8eziCgEIdmFBnF43EHUILa7A\",\"crv\":\"P-256\"},{\"kid\":\"ec-384\",\"kty\":\"EC\",\"x\":\"My31h4MaM"
+  "IKYjxc9nbDHxUec5FFPCxYkvT9HLOkf5fGUCx6Se_kpsGrP6bzPOQcV\",\"y\":\"AB2BCqgLJYU0eEKzSA_tDCFndol-dHsixG"
+  "Ltnpp4i4pZLOiVG6qfk8xvaAuNDsKp\",\"crv\":\"P-384\"},{\"kid\":\"ed-1\",\"alg\":\"EdDSA\",\"use\":\"si"
+  "g\",\"crv\":\"Ed25519\",\"x\":\"9SX_SnaaS0jM5lp6jQ6ERA8f1GPo_Hpe_sm1q_N3H84\",\"kty\":\"OKP\"},{\"ki"
+  "d\":\"hmac-1\",\"alg\":\"HS256\",\"use\":\"sig\",\"kty\":\"oct\",\"k\":\"F67TUmGhZnpIyIjCefIuCW1B2bT"
+  "kBWJ55Xxdphz-UeM\"},{\"kid\":\"rsa-weak\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\""
+  "xkUE9NHzHbzmxc9AxpWnhWqTyPaM2uCn2XrT9tz49encj-LIoQg-Q0Gv4GEN5ndXIc8Be_MzpXlpkFBjb1AjPVcmnHoJtaThnrFJ"
+  "zqrLGvMqM52dx7SOCTJmIl7rldYBoJGNUsSDWgOAEwS915uusuKxyOSxhTqanvuJ3oeQJ48\",\"e\":\"AQAB\"},{\"kid\":\""
+  "rsa-enc\",\"alg\":\"RSA-OAEP-256\",\"use\":\"enc\",\"kty\":\"RSA\",\"n\":\"ke2ln1uxAhNX8KHVoA72kxGuE"
+  "Ua3xKp4drnR3VzTtVyWIxF17qfy8Bnh37Eeoj9xO7kynOSAEK1SHVsXd-v_lU3oPjLnZtR069hDA8RtDW5EgVxpZVj7549X4tHpX"
+  "yKvSwe8JMCbAhO7tlGVSlvgYoQayeqp07x9RUGrniRyV3DIfXlSMbccCXXUWry0qVqB0Ah-TSjHHwAeHjmOovEzT7WdsjG9KgeVZ"
+  "uRhYjgaFdEGq_WJdcAFk0PbZiM39Ii2GnE_ubBHDtREwZh8A9H7IZ_ZVI77lf-h1SNHHAAi92pHyv1U3SPTqzJu_6KBdWh2dlKm2"
+  "rp9D2o7xI-cYEYAPQ\",\"e\":\"AQAB\"}]}";
 
 /* public keys of JV_ISSUER2 (one RSA key, kid as2-rsa-1) */
 static const char JV_JWKS2[] =
-  "{\"keys\":[{\"kid\":\"as2-rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"sJYw7v3j"
-  "uNAQjfI8t1o8HjNBOfWeb7GIoS5woOyTTeR_qAJdK4sgzO34Pzk4zAy_KlbJ2TAugvUyf9DnvONE-ToLHcECA2eR4abZZwyvELwO"
-  "uEmIb_A1dHwi1CqAHyXhAhpOwEm6LHlCPhvSa0K8qv1QvIcb6ElSEkMZs8akQ2cAsLcq9Z5NI6pyBN9FOt8A04uFZgraXJvWahAJ"
-  "LUUsAseQqwNSFBoGJEUYeQAAm4aNMEuneS9smugl6cs0G3bgkE7XEDL4Zfz08laFixH8sOAMI0jahoYRuCkZM6wxu4PbrVsLTvT1"
-  "6iRdbU7gMJkpBdX3oKBm5DT44j-YrXHrzQ\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"as2-rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"xmh9GsUq"
+  "GONMFzokmhMUGbIHlJXo5QJL0Ia-uKkkhv7-o-mFHsoPOQ-5lXqoKCH3jHc6gh97MSP6lsdhhOqq9boJC98_jzrvCXgyusVyu8Yl"
+  "Nt5gal1XPHAdm3XUz6GGUs-tMnBkqXhraCk00d5kmSxcCHW7uJoxwu6r_eKuBXn_LVD4kJZ8gVzra6GW0N_Ts_9Z29VK1VMO2prT"
+  "gQyf0MGxCQLL2d6TX4cQF0ftGqQr8z6QHMwbPEsffCWVQrgZDa6BZawSamLOVhjT_T9uLDzqEOzNBZz8xp7dcM7CKsW1gvEcX12j"
+  "rdhsTRrOPhorh60YRfVhHm62Z80swNzaVw\",\"e\":\"AQAB\"}]}";
 
 /* JV_ISSUER's keys after rotation: the old rsa-1 plus the new rsa-new */
 static const char JV_JWKS_ROTATED[] =
-  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"uNO6KX4OQ4BG"
-  "iTrwAtcBjGiKGUUkRzQqvIwYpjDiS9LCdF11QJa_pye5vsIoUw2CSaoX5PrJ5FVtPTkoAhCVQL7z74q0UFb9NkFMLkdCJF_8DeFY"
-  "CXBP2pfZzfiLQrQbUqjqyzEWX59B6QvoMgPbnkVRRv30zJGS-wqsY28eDmBOpuSk_mpjRTFiiVZOCildNmGlXKyRPYTM4tSVhA0m"
-  "hhlNtxlRZqzMmZnSE7nTqHsyqCGwkIpDtxv_4u57wM5NIYyH4C1rlGTTfcpFL_1xLcb-HsPSBVmCw1cCMY10HFmZqkjjxvk1-7LF"
-  "2dMc0yRcXPctOtpMmJ0OqCdggSifPw\",\"e\":\"AQAB\"},{\"kid\":\"rsa-new\",\"alg\":\"RS256\",\"use\":\"si"
-  "g\",\"kty\":\"RSA\",\"n\":\"tic268l9GS1RUQ_j5GQDqXQTUq9QCMuaoLv_m7_4sIJcVoaTrHQHbbnH_DuuEUk-WePFWS93"
-  "i5kLtOghDBF4eoE1SWl7S0a12bTuyv3zfltcK1nX_3HxHb86eMMkKJcGjTFRvxe3X_6UdXQWH_h8rzbNzW0XUFjavij5DoLxczGq"
-  "wmjatWo-AFHVmwvG03xJ-yjnN-c0NM-1ZeMCRRSh43DQxkKTrsT6UYn3rEuzr0jSYTerRcYjIlC1gMl_p16ADDKiNaiPq63Vi5Rt"
-  "fy8e753PjfbSJ5rPSg7ZYnCGGFkSZCtmO1DA9n5EBavYgsrvap9ITAkvW0pg_vyA3tfEEQ\",\"e\":\"AQAB\"}]}";
+  "{\"keys\":[{\"kid\":\"rsa-1\",\"alg\":\"RS256\",\"use\":\"sig\",\"kty\":\"RSA\",\"n\":\"2eyvvYE0ppsR"
+  "R-KkTrouK_REE1SZUR6QTMp-dkklMH3oL0vAKQZo__o-2xwBMJ0dHQkj393qaZ_i6HrXCzqB1ff_NbVRCO5ffNpH67OCuZEwCRbR"
+  "sx5Wy2eT8nrXSsLjKdGC5NIxr8vqc3N7blcGn8GWJ1xpJtfB1502_u9fIB5m6tF7j0jrQeI_UICpgWjwJRGlXV8eRMmgskmcIMda"
+  "TNUa2z8m7VlKT1ZnrNDxrfTzFstrDwDHjE3nkFFnnwnbhafnACXTtE8PChfZDZGzKjT30r5Z8sLnQkIRkENvSlAiJMzvZE_VLH-W"
+  "yMXrtS0NSzlhAVfn2Y2QtwIt62v3WQ\",\"e\":\"AQAB\"},{\"kid\":\"rsa-new\",\"alg\":\"RS256\",\"use\":\"si"
+  "g\",\"kty\":\"RSA\",\"n\":\"n5xfMtSQTVsiBN2561ciKtKBOgRz0fbnH1Z-jMIw3qwUYq4AOT6x167BzW7rKHWZOVL5Jgzs"
+  "JlWtGRCQ8cdz-UR0eJB0GMjCmgw7YxBXoPRSKFmeg1RMmycGi7XRasHRg6zRHt-_DDZCFdeuXdV4h0QSzYgDL2zuvyoFvAZLAce6"
+  "AA9M_AS1FhEzKV-6TDolHsoUJMit6t9OPNqa30cVpOlSRO3HhcRUBj7GMPhpcU49hPj1MUZS_cqaNkxMmUh5pzvuIF_WbfjBfaI8"
+  "n9F_4CgzZUMBX08RNSrvAlrbilHmBOBrT-WviPOkRncZfeBZroYoeMnNbg75UKFF53-DRw\",\"e\":\"AQAB\"}]}";
 
 struct jv_case { const char *name; const char *token; jwt_status want; const char *jwks; };
 
@@ -76,139 +76,139 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDAxIn0.JX38wlg12eBnVYprJpicF2nYeq4FhYgCv9muRijXAEDpsV9T5A0Wfy1BJh7M1gDz9AeXmYn4mJTl8Qod01To"
-   "BXcGt2xQhvPtpNeUhgkKOYpTM7N9c_Cq2q4-VdU13Elf3vJRHnEqYG_l3XGyISGTeRKFaiWzz7IMtvkQJUhCMos1wdtnvXcdb6pz"
-   "wWpn-DE2lYDZFHiieocMPIK-qskwNqyXoig-I8tcnJOWVTr0EdCrVjM8g6f1pqEE5AvUfDv3YOz6QHzNrRFtYTuTt3flEWQPLj4B"
-   "aAR8aDvEgN0eGn6lMQt4MTQZAKIXlqgSlSPGxunVtgJDEUtH7NGKpj77DA",
+   "IjoianYtMDAxIn0.1IZWF-Bq5cCiox8FIBBhflOIRymAE5DlBcumx_OyrwUq0jw8zh-xr1o-4aeF0v9dSaWr3cjzZxnsSLZy7IhL"
+   "zU_F3fiU2Fg6KOOX9T8DgTod1kTyXk-FX4tTd3kuxklPeogJCb1eYrs_NRdboCy2kqV6MKk7I2mb9gKTzuy-7TxvikD6wvI1a8H_"
+   "uanHo9tDRR8o2l0GIEOovYFBPcXpuvj2nMUoTScDUHf7QjRoqU28VUn0XQ1j7nB5qCRNJhS5GeicIx3D0AWw1hs1Ukir52q4o4Gj"
+   "wwfIVFGXoGXVZxeHwk5xZNFb2b6YnFilVUmOP-QCdRHw63VaHeZsQcDy6A",
    JWT_OK, NULL},
   /* PSS, MGF1 with the same hash, salt length = hash length */
   {"valid_ps256",
    "eyJhbGciOiJQUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDAyIn0.qGPpIwqMOwaoLntndF8WmH_pLWKd4-02tAfFbYBjVr_feftGORJH4lBvcfNI4GGFgXrNcVxs9s7AWU6P7ti"
-   "lqTQ5PB00SjjmIciQTBWXDs___lPnDRUShi9WGuN4yowgolWf7-pUtzkHoBOTru9WQgcftQMYGhf3X7lNT6r4DDT6BG1k-e833cz"
-   "cDVuXNp6mvxsCwt13HKjTB3D3DQJtHZoNCprSpsR1XToR18CaVl6zJEkQn1gz3Z0qyD0OgsSoBzCVbxN1v7r_WV_WZyzi5a_qEPC"
-   "c37q80z5PsTMuG7R2xc9uTbcRC9K7GfYbCBSeeC9kXNZCPvRduMyL1uBRig",
+   "pIjoianYtMDAyIn0.nPjGYkiPCyWkQbequpNf2HZFdwAXVJ-cXt99rEP_cXiwGjfddRpO9NeCBXEMTFkMDGUJcQ_kUFzCmym0hq3"
+   "9os1uvsFIEKtiff_EzDPdNeGH8SYJyNoBxSh8qFk3-ufu0mvN06pcNwVgvKk2ny9WosSMrv39azPxDrFdHyFDbtlumPwcS6i0cz5"
+   "LpeUiFPbFBkSMs1AAgA2H_4zmDr58EhnW7VqcnMFyo1NDQYYWYhVs6oJF2-1WwkD5diZANQkJiYfaKhWUXdC3LG2YpsTAtE2HYlF"
+   "sHAQHL1v8vXqN1SDsw2af2PLbfPZTtLirelf2i6u1qZJW6yryLXfP7QK16w",
    JWT_OK, NULL},
   {"valid_ps384",
    "eyJhbGciOiJQUzM4NCIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDAzIn0.tlIhICSlOoYpf21YHKsb6cL1byYsW4SZtvHzWVjn-K9FPMkf5KOzxm1aejehaOv6dKNB9ijqcSdtc7DTA2g"
-   "hCeELBH_LBUhVXLr6eFg0x458EXUubm3nPAbIk3KDm75e3MT6Zu0RTAZ2aGUYvKyBDkFx5oTiOZ8vBFhC_GuHjhTVTyXkpJSScEB"
-   "_LJmCF4bDAzzCRk4vskOtwEBxLB6avcQ7YfCJV1vtJtHY8ClzCWkllX_QbnGAhXJ7Demstqaa-eBDOn6A1A1gNXKk922knKarHUC"
-   "ORo-KuU-zRXGELR7LMgrqZtB_-RSXZ4clktM-jfEJCzhnPJAJ_OivXWsKQg",
+   "pIjoianYtMDAzIn0.rGXKiIiPDUgX4rwLDxf-fA4XU5PVL9ZQ69PathUBLtJUI_gIrmbY3AEgoXJKB69HDYbFHyqdVAlR_b8llMv"
+   "2WvnW_3azbvXGo9E4hCYBKJom94a1zTyr62HUo6lxQh7iZizgdmGyuTpNGWDLFILShTt9IPDaHEppJXJejpIFazveGIKLcPi7dyQ"
+   "Iyxj6219RcTWbtOdMrInZ21xS9z1AXFTWMlrAxhLMvJhBoj203XLzKdElY9qKn4CMFmqQIjsgBI1TF6EHCgQ--4CnEhLiaTyRF4D"
+   "_C31p0Uh1-5R-9KWE9iNDjcDCLSiV6iOUhlj0phUOmidiP_R7ysu9I-yF9Q",
    JWT_OK, NULL},
   {"valid_rs512",
    "eyJhbGciOiJSUzUxMiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1wcyJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDA0In0.S7Y7-tcUvPZ62LMwVOSqUu0A66g6ZwlRvNYQM1G7Qd-RP-IBILvvtRII4d6T04rEADAikmKg4J2JGfMLVJK"
-   "cs5cfWryLCaZz99mzvqHcrTbhB8RZfEET_D_2pumrTQqX79q4w3VAp5cA03a1yo_22TVoRX7csAAGCN5FSLSXKj6Gm8sPpi8uE-u"
-   "zJhwtmnK1Htb5olCj6HBK0lM6QrM9CcLBUX1c1Y2l6DR5-VUV7IEbHCipvIlbyXZiH950tkt0JSjbbE4EL7jUn4rmHN68YsYOaCp"
-   "KelXgiJ-lidhvs4Vu_Ze4y-W5bRcwQVyRVC2eFGWVhGH0oQYVceNDfRs4wQ",
+   "pIjoianYtMDA0In0.IjpKOa8cUyadQKhwa946ucN5Ly0bkLQrRADjOIWfRhmzdPs21TIZ6SI1ISFoWtNBmay9hbGqO1xmPX1zJsf"
+   "_RqEnCD83boEjU8tCRRlVi1vFwb4vPwxLwfDt8WaOzDc8HkZzMP_b8mkj36b0HDWEXjDaPiVSkZFJnkhJAhWO6w5Ze2xzzD6yQcE"
+   "yHK5x5_XNd2eHixAumP8X5eRi0MvbLFpSGNeFg5bZyac_S7RJXc_0SlNDjmCcqMpKa6R7aTKaqjFdlzq6JOWoE_ne0tTkBDC3pjV"
+   "l8cRkDq7sSG76Pp9nLWvPNFNzki9JNJ42qxtsIA_QLhnaDIIP5eKBLQ4yvQ",
    JWT_OK, NULL},
   /* signature is raw r||s, 64 bytes */
   {"valid_es256",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDA1In0.7yx95vdXfF3CKniz5AqeGvJsdqjIRSshCit7qDxilqBx6J3VNTDSS4RcQe63uO2mZJPm9Iph5hDba3ceU3ggR"
-   "w",
+   "joianYtMDA1In0.WHrTLlhipaogP-pUkalVPSLEde4DnGkA4SPP2K1JGde1jbKhUYsplkOKMUtmEyuzmB1LCFECKOk0svyKpdH7G"
+   "g",
    JWT_OK, NULL},
   /* signature is raw r||s, 96 bytes */
   {"valid_es384",
    "eyJhbGciOiJFUzM4NCIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTM4NCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDA2In0.qrScYWQe3PMmY2J6ISdDLBeIhaHD7E3mt_QAZra8YFTlBRTSwB4me79NBMtih_19zP6qlb7lNfYBKOS6izD"
-   "VJb1-GCM21RVHetMirtwtzoTZaGQiHSgxjNHitTGN-Bw0",
+   "pIjoianYtMDA2In0.cB6jMdYtDi6RijEYqiQ1kNTsskoRhAwFvQLqqYClN1dM618blPNVwA6gBu8zLbsAyJfb5vyMrbYMeEK-g2s"
+   "t-C19hyutk-zKu7qkdKs2KTeh7xxNhsUlAEyXnzoheq5p",
    JWT_OK, NULL},
   {"valid_eddsa",
    "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVkLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDA3In0.NGpEH1_CKol7NR-9S1sRuflZmUid6B4qnfBdGQgM0Puzh-vDh8FjmmScn8LcyIu8JwwH1luRLns-2glJkHRDA"
-   "w",
+   "joianYtMDA3In0.2rN4Os4q6y4CzbgrDjqCsGlL7t4iV5Ft-cLsPhJ_m5Uul-F2t2kxAL5dYdp26yI9hz_1ZCIZldfRneZcN9PTB"
+   "g",
    JWT_OK, NULL},
   {"valid_aud_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOlsiaHR0cHM6Ly94LmV4YW1wbGUiLCJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNw"
    "Il0sImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQw"
-   "LCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAwOCJ9.NGzNhZ1Gh3j7mYxVWKlHdTJpBIL6xz6BO3I__eJZEj_aQWBEPiMhWk1"
-   "DznPCyv5eH-poSxoCEv4uQlQVmolCVsYRKdmbHCAQDxu0GTf8qBGSLFL86FZoivrBBLdzIoV90VOGq1wZgpcu_vK3YtGNiVygb6u"
-   "doubDh6xmA0gEvLojOwzV3NvrsJNNyp0q_9ClTMzs0ASmDiQ1kP4e6yITD_NVzLu5Pj3q8uU-xN6D_dWdTAX9-JRvoKRnJmp7bKg"
-   "pqIwn09nEss_vgJoBaHM7F_OL4ZXTjrSr-rmpXkFWJ16cCfXZ2dukVRFBWUMfExZOo35VFZmastes-ArUmtaa-A",
+   "LCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAwOCJ9.p9tvU6_DpDyZslkBDJUEEQLx1-WZRRdVsVIE8vxTlCie72DjsnZ5cqc"
+   "v4mrnm6mRWg3Brw3D5HxbX_WB_io3j6eTvd37brnMp6-HjIhil1isJZuehlRnu2PsPMXiFSkMNkMJYwAWvncz4ctPRTAoMgeNISU"
+   "M1jRK_tWdgFL7pdJDOWDFYB3_SqF7X-lo9AEK5evujHNnsK58BhWQszvQwVAfZGJwrAbeReEo6_XjvL5EjYRFRzZZYkgWBr7Gq_P"
+   "hdxsKwbeirulQHuyIsSxreos1xDHh0MoXwPPCfaeHn-UmG5Wm2BUBMduPFWdG5RLMAcOR47EKOIr9sC0xbfs9nQ",
    JWT_OK, NULL},
   {"valid_typ_application_at_jwt",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImFwcGxpY2F0aW9uL2F0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2Fz"
    "LnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50"
    "X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgw"
-   "MDAwMzYwMCwianRpIjoianYtMDA5In0.cNkhV6KnhXizGgv8xAvC7lwdFMQ--rXZU8ih20lGkkyWoeP59Wi2dw9epkik7GvALEG0"
-   "wi9CFy5-E_tjxHKXKylKv11S2_UXgD99XG-KaY7d3ucyQaRBfI6gkRsHLbbwpykf9ypTiz1YhMiPKNUX2j6dL24RZ81hx888fE_h"
-   "wl1QaVW_XPdF-UyTQ1x80_pxTvkaGuMCTaKpPxyDMrudvHss091RyXUpX4YPiIqJysgDpvTKYW1X3bBSvco8ysZPvfHtCF_cTgKu"
-   "4KGBZPa2pE4K5XbP7v1rV9EGysUsZFnn1FH8WJ5clMD8m1tkNAwQ7YTC6eWa8Yg1vteeZVagiQ",
+   "MDAwMzYwMCwianRpIjoianYtMDA5In0.ngyXOjW9BEGKncPn3vNKBHmHls2jwIxoTgW1IwtA5LVs_jU3Ycx1DVdzwNp9z4fk8tP_"
+   "bMZdaZ8PdKySFEHWTnGF19b2pEpismBCFDQ88feBtFRtJuIF2M9MvKH7UWbpezPvv-cu3sz5IUlLbxeMt5S_5eh1ImRrxkkiaR1N"
+   "Z24WeNkp4OfFLRoO9x1m0qzMzJ9xg7LouVt-HryHpD3mz-cabkssyHr4DgtssaWm84xlYfAPkw5Heit_ANaIXy0zyetPYSRXPTMH"
+   "pzHcAlgtAnTKT1hLbU1TGN0MU4t-kqAtHT1GnZc-aWPvwAu0KIlVIKqXBEVu53KmARjMpwdqrg",
    JWT_OK, NULL},
   /* no "scope"; claims.scope should read "a b" */
   {"valid_scp_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
-   "LTciLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEwIiwic2NwIjpbImEiLCJiIl19.n2DwPW2"
-   "6nOBxybwsH3CYJ5o-m__R_AafMOAdUPAa6QJtuJfvsWsrRcIGkHxK-A4yNOuxJx3XEajMgm9psvUiggXgaHxH-codV1KhKpmRSdz"
-   "1qnXSWbYt9S9CFfnpjVBRjB66jct6LAU_GzEM30PtSXgw4iNaRI0Y2MRIooGpMkrExfHizKNc8iSo8LQa9_c9LiUQpclGJ5fnb1z"
-   "ttmtFxYKBU2XTwxHXThc1ieqF7B-sM8RSAROse1F7D5ZDPQ8XQcu04AAYs1gHvK1TZZkwwEGMtHzBLr6D5N9p8Z2iRVnanT_swu4"
-   "Xxh3abRjyT5gBITCQtslcWtJQIedEj74NpQ",
+   "LTciLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEwIiwic2NwIjpbImEiLCJiIl19.DKNdPh5"
+   "QUuefS29fqIfw_pamrqY1TPxKkc2vz1aBMAkRP61EOfFw3pX5gTmaBDNM9AgZzCPC_Wmy1GfSvJhHeke4zvtvKknsXY0pjxP0fvJ"
+   "Q5XgIs51puTRD1mvLRaH3wFOC3vUXO9g7CYZz5kVEpX260Tlr9kwHOEf-yhMYaLiWOOcsOm2GjcEiTekm05h1njcFLCq6Cjj3Hr-"
+   "sIICmJKoS8vDeiCkrp2DdVCztU4rIfoGBHvN3HhS_xU9vOHGZrWs0htngjdjrIS3pDYoDpxUwkAIjbLIt4gQhyPjFC2SwmvmbxJ4"
+   "WzgI2S_qy4cfVoprWKX7q_lABNDLmsEFDhA",
    JWT_OK, NULL},
   /* no "client_id"; claims.client_id should read "client-7" */
   {"valid_azp",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwic2NvcGUiOiJmaWxlczpyZWFk"
    "IGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAxMSIsImF6cCI6ImNsaWVu"
-   "dC03In0.dvSf5-SFhvbVfloMSZSHdd1E1N_CAbh1Ct0E03RpMFBos7lbEaMMw_AVP531wPpElQsNLV2U3dbQ30KMm8d7jII71g5A"
-   "a35GD64YDFcIV92VQ2WXM70GNFHDo5nh4Uwv9nMROqQPaNCJOtdGNc5PsuQzqOKyq4GMLftxmmZI7f0PlORmg-aRcmXW3gYgXFp4"
-   "AwttB1HOk2HlMXfLTICiUP9RcgeelO-LDczQlmKbDJjpV8KHuibZkgrd6AQMPdQi18mbxMMBKzb56nB3sPPwVRDI5AxMcgrqHzH5"
-   "rZLfpNlVfJk8ikrX1jJqNGWENlb87Lo5a_iOE75ZCfXKJymo_A",
+   "dC03In0.SwnRcB0ipV90ewXxwR8XmVDGwEQNhlms2RrO4YNV3O8SmZBd7MnO_s6rwxg1rxenF2A5mq49DFJzAG-iPpIuaFfnQK-0"
+   "J5r7gnx2l0TL0aA0CHNaZEs7Cvj-pbvywigPSU_MHUMber0QnMw47vBXxIc9rCWvE8DVnHf1HEOVvPtPnrgl5sS_K67Rlzuxz-TS"
+   "Knek5LpbOHAD6dDfA5xBhW6_Wdjz4GIKsCKXkZOKWDGVxwBtRnD6Cm2DHM7V_fOhH5wpR85NlB59CHmHxJaW-rVd1U-0IZ6qGY5n"
+   "jP4Fq53CuqhyCQohKgrI1dkmtr0xGtnPqomawtWYPumbzyH8jg",
    JWT_OK, NULL},
   /* JV_ISSUER2 with its own key (JV_JWKS2) */
   {"valid_issuer2",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImFzMi1yc2EtMSJ9.eyJpc3MiOiJodHRwczovL290aGVyLWFzLnR"
    "lc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2l"
    "kIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDA"
-   "wMzYwMCwianRpIjoianYtMDEyIn0.FJtUDyMS4ZNLEZT-xLrhhXUi_6a00DHWqLvl_VrkE6Uqg0XMhzOPOaMQXZk3aFgHZb-g3-t"
-   "MVg18ILhkQd3pymARHhUc2tO2fskYsu9QKgdYNbC59jVP9DexzUUpJ7bsl9V0iQ5Fidz583Fcxk6nGDtaifGUjDyiTBO1f5lv5x-"
-   "tzTfVKH0lcHK8bHfm0z_BIKVAgm1M_0F49_9R8hiSOCcint1buqoHDjGgywIL49awNdsYfcML7ZhGdrpYoUjb83Nv8ugbEHhqd1b"
-   "TpRKw3u0TaWkUlM5fLp5Cxs6lVyDFhXkotBKs_-FdstsOpWv-yj2qvDxb0ovZ8nWbJwrekA",
+   "wMzYwMCwianRpIjoianYtMDEyIn0.vFM7FWzapCdXK5OCQxOClRPVFXHQENmOC-2Nu1g3XrSpeT27jiPtuQU9MasGRkPgNboi1Zn"
+   "h8qeUk7BuHlMrmn-eMRJf3TD_IXhtcYQ-hqjSJ9NSPIWQjF4dO1zq9Z697Dktnk1Y49Y60amU-17d-WP8nMlxkZ-02RxR5IKrRTa"
+   "ktW_iuXF3utFNr5OjAwQ91oFGPmYe7w5ECDVaIY5AcJcWL5ej7cv1zj_wEjMJXQyaRdWcYSk36kV2lbJtYqLAmhU3s7TJhmJhbnE"
+   "EQef5t0QOI0-rRZIJILVcW5vWmGUYIlNa1kAbc4sy2L-DhkLPIKVwgdq7B_PQM5VZ06kKLg",
    JWT_OK, NULL},
   /* no kid: the verifier tries the keys that fit RS256 */
   {"valid_no_kid",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXI"
    "tNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZ"
-   "pbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEzIn0.Hnd"
-   "0TKU4yLs-D-NgIaZm8fyH5WfhDP0md3DVAPNv7T6G60yqBOb7ORo3RJGWd-orl-dNixVSKC-Kfqqns8auLsyuJPwKrYWqXisASmq"
-   "6iv9jx48i8wLzPo-oje60XL6ckXjbsi_vqPqMYu2hi73NP04SsJBBfldIygZlMDgm9mR2A4UX1Ae2MgfzGuCHtZ_sVSTjAh16Esw"
-   "0uuPqPwL1uPbWp9DtjilQ0r0ywOU7wKmanpBR1WxUHzZqV-pvlpqyYA-FKhCWaggcs0_qhrIW_DypevEJEBkQlJ7NBnwA3pjlOZz"
-   "wcjQWXsrv818IXztdTo6cpLGrUgee-o6DovNWjQ",
+   "pbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDEzIn0.VSg"
+   "abIoR-LCY0Zs5RQYlHnKp_dKB4jh3CglV8jjczG8H_FcDS6Ls7kSUuXf42f9aZdeD9A5oI8ZJ2nkICV0DC_0Qy6jRREDk7T4z2si"
+   "JbY6qAigPgKsMfjKvGn-IdTZ8FIuiGXMF50A2HrIJBR0dFO2mXJpDbKnX1raAddEnmb6zDUOuIWDumvv1cP6eApBmJCIM6SdKfIJ"
+   "4u_iIJNHxGGpM1PTdMiqM4ndKVZqDaEXLDwY40TuopQmossBw57C70fY-S0ENs74HM5qbIfArMdSLkwCZWyZJIPmhOR0ybDVndJU"
+   "T6uW_rTtSkjiHXlkGJgnu9KrIZW56xFBEF1KRqQ",
    JWT_OK, NULL},
   /* exp = JV_NOW-30: OK only because the test uses skew 60 */
   {"valid_exp_within_skew",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk0MDAsImV4cCI6MTc5OTk5OTk3MCwianRp"
-   "IjoianYtMDE0In0.RnyAnmKXXtqEuQhh4OQ-jMbRKu1wo8IAi6gHtHKF-ErwWnMEEmqJmPmDp1tvuIR681-cCdKzdGniCDspFD8c"
-   "glubY3x4CqmNj5HgQK5g6qr3hslV_Y6lIpwBmXO3E-R_GBAHFzEZek_oui3AV3gzAmpLmgRLJfwiWaLdDYSqPH7oFRU1H90eoI-I"
-   "ynvKFNXSZAiGPh8GbrlE4exan0L2dG-VGLC9a1ddtA4MlQG5H-EEMWu59DcgfgneRA38qIY1Rw41bAtCoZO75prfrvTGK5vleiMr"
-   "jQ-tRFEweBzTwaJ9aSltC2P0AbBoPWfDH-vZ7rJ4vOz9BZu4TF3lAF7e1w",
+   "IjoianYtMDE0In0.OULEhZsICXgfq12w4xgBRADlxduVUlq-ArGTgcA6ZzXZp-C0nDxxjDUnasvfRPGn42Z7WBdLlanZXiZ1IhtB"
+   "BdLztPWalt8kwl8p-IeZOQQ6HZYK3jy8ScWXXhxqEpuy0hR3zBoJH7Jumwz8ewcVBo54ZqEJcyuL93gebTRp3CjS-Iy9hDYPR3LA"
+   "uMv4kqLilt0HCN92-cQ28Us8GLfcNvUUKqY1uoV-Q-86sDma5WmMHJAq075-rVLuhLfrkqP9m8ndi-1vdrRJntc4OIJS8NDvqyiG"
+   "CPEFPhTWHEZcbZJWkqH3JQYPI-Zn8EVxw9rlUfsz9qws8_yjOAq9LNMhwA",
    JWT_OK, NULL},
   /* nbf = JV_NOW+30: OK only because the test uses skew 60 */
   {"valid_nbf_within_skew",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDE1IiwibmJmIjoxODAwMDAwMDMwfQ.aqL49IQ1Qwu8nQF4b7ovCpmtbQKRW-UHatLYDQPiqH04R-BG4ChFQ9AY6_J7e"
-   "sBo_rnjOyYKuQE8h2gTqp3sww5BCuV9kdg54Gl_0AitOv_oAwzCA9mxc_g8oTd1n_jlvyxF86TXSkuy0plm6zsOf4pN1kXL8RgCU"
-   "JkEKBb1aKW1P8mYZvFNNl-Ljs-YP2RxcRPRxJbCzQmfUzgURLmXAgCP19fHw2UGU-_JgHiCdmdxwHPtBqNzAu5F-bbT-uBqAFwrj"
-   "vybe4x9ItQVanlHgRuUAhsWdqZe_FtlIBxsv3ZjVN6EmryvQXx1_Mkt6WFv0e2RH8WsvS5EjbevMXfMmg",
+   "IjoianYtMDE1IiwibmJmIjoxODAwMDAwMDMwfQ.g6UmwQzrs0No2QksoSh2zvJYcPU3kTklZ_qSkayuie0TXjchz53SUz2gITjP5"
+   "Z8jjjGjY2D2-xwXFDucy5HBc-f2JxbEctTvyfHXVhr5l2eP6C0xoQA3oQOhAa6HevICCRJ8z05SoK0DjEIr6pn5V2-w7bhcBVY85"
+   "k_wTwkfzg0ErnAjcICXZVrkZMMIQ93ru0Fbk30VGh-uuuOurfwCtBo26hWEnakWZYstgqlplkPRXB7UAqU9TUhh1YBwVSO8o3wnd"
+   "-L0ws-nuofsDAgb6hpKjD2oFOoahGeJySIlinulVjpTm8JQ02BHiLOpT5ideXUEdJ_uKADJcDiFXTnS8Q",
    JWT_OK, NULL},
   /* alg "none", empty signature */
   {"alg_none",
@@ -222,389 +222,399 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDE3In0.wEfFEmMBU_gly10xbu2ZJsM1KpekDmCHl4RIKnv5RZQ",
+   "IjoianYtMDE3In0._b_yODpFCTpBEckI8YY27z7rhIQEa_A5d6uA3ihnznk",
    JWT_ALG, NULL},
   /* HMAC with the JWKS's own oct key: symmetric algorithms are never accepted */
   {"hs256_with_oct_key",
    "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImhtYWMtMSJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDE4In0.KUIQw3eD7oZWGvOXFCwV1_Dyv2gB5t4lnMgiYINVJu0",
+   "pIjoianYtMDE4In0.TMsTO14aAfj_8BylQ2zbwiveMsybUn0Us9NuxJPAc2g",
    JWT_ALG, NULL},
   /* kid names the P-256 key, which cannot verify RS256 */
   {"rs256_kid_ec_key",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDE5In0.YS7ti4mhHfXJtV08utPDXDPWSrTy7934AjUVA8uenOj2bzocm3-vH1I2sDyRbNWg9fNlAPHCgq96zED-zsz1q"
-   "he2lnHJjw8XX1cSzWUFuAneNh-QYAO_rlwVaS6FwjSar1mbSuebjmFMqLG7jMUIoYNolHaCXK0MhdevxszLHiyCtnBFGYW95Zvkr"
-   "3cLGgd5_gnxMjC65NesWQNLJr_Qc23vGi-JkvAvQcF5EdI0gGIFvGJslQmtt9HFN-iauKh9lFCdklg7PKIe5-woR_3dQv9t0MegZ"
-   "yponhm6vr3ihcWAXrsKfONuyt1VNAP0SrR-9KcMzQSw7ICmUcDgXM4I1A",
+   "joianYtMDE5In0.D7oH1BjIYen9T2g69MffhH8gmifEUSXSGeDi1t-wGlKNMFNWb2WkG8o1eYdh-9GnjkH8j1AFMlLzRvkglUwVR"
+   "mwpDiwCYNHBIdVUndwiaDUzl0pNq2PkYFNMy3Ait4rXXnJtxNNDQsDIkrUtG0Y6YLymgX3HLO0NSHTBu4gTUQT11oQU49UBYbTHy"
+   "poKCuCwPXDLDmP3XmGe6cBH4kbB9fcGBa7xxpcqoWr3tus44Znq3vufgj_6R_4-pWCz2i4eg9wL1VgNzRxOZiGnMDu-50dGEW7Je"
+   "EOthMzWbR9k4TNejO1p5xRuHp_Pet9QQWJSofy3I8OmmjarvHcoE0Ji4w",
    JWT_NO_KEY, NULL},
   /* signed by ec-1, but kid names an RSA key */
   {"es256_kid_rsa_key",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIwIn0.DiVzscMos-FrQkoQ4MUULQ2eHxrrzm73x5Ghh0pQJ0PjRL2puVr-ALqcHzmykYf8ypCdA7JhKQla-ao8j1UH"
-   "cg",
+   "IjoianYtMDIwIn0.p3dm5mU_zx4CuDeSz6pBPMVz5VcEEha17fUPEpqFuRE0hgZSpeMShcivPTavevMBYlxnr6Ufc5uyCeFTClbQ"
+   "Pg",
    JWT_NO_KEY, NULL},
   /* a PSS signature by rsa-1 under an RS256 header: the header's alg decides, so it fails */
   {"rs256_header_ps256_signature",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIxIn0.cs9Q4OIhnC3HYvFkJcdiWQkMx7AzR7e-h4MhJBen6tOBNJSXM2eD7aagqGno3bgZLrtpUpbx1iAo03zgIhCc"
-   "fRVBxZkROo24ccdbcxa4gw3bwGzoJE7qlR33174daliHVKwDdWiRJm9MPFYxk2DCldIpd7AZdhfnloAsyyzKVj3sbHKqsCwCe8hW"
-   "mmbhNyv19baGTb3YYGSvOkqvVBiiw3GZ9CTBSl78xxWaMH_50QtOTb1SQoqcAx9EDLKE9pJ8hTJ0DE1qUetdi48v9aN0TLo1ZHTn"
-   "lfYqaLKQ6O98_aFDNEZ2HFDE5MLa9iCIv_Dj25NvHPdJqx7Ekxny4dj67Q",
+   "IjoianYtMDIxIn0.gheJoa0C22Bid8cuFuQuonhxV9bMV15iL3WDX3-GDBo0lzakPim3FLmh0Au0uQoMA-CMgdWFURRHQtctylfP"
+   "h8Sw13udrO5NhqUYFO9PD69z119LmUONf7GjPJF2S_VoM5GsCvxcGK-pDMU1xsYs52uquo0gqE11YOtoFMlp8-8cDHk3CcK-AKcb"
+   "63aqK7YaqZF69YsFAK7fL3FsmMI1RdpxqyzMuUfiX1XZSAF4gz2NGUQPg8Y0ULWe0Rv_9ICUyIVf9SFA95LhR4doOMD3NZMWXSgJ"
+   "tsnTJYzOgqfVde0HD0iMjF6OwlBQZ765s7dpdXefJj9HeXjQbKz8qOiqsw",
    JWT_SIGNATURE, NULL},
   /* ES256 needs P-256; ec-384 is P-384 (signed by ec-384 with ES384) */
   {"es256_kid_p384_key",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTM4NCJ9.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXB"
    "sZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW5"
    "0LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianR"
-   "pIjoianYtMDIyIn0.zToJeZuv6bpFV5Av-DN-3KB2uydzg2bpEHHISkTc63wuzVSf2_gqEcSOEDX3I41riXorcmdgDQw7d_Arb0O"
-   "49I1iQUV1gJ0zZKWTbTbr_4eOOKTqLgdf6dkCxnjxfS92",
+   "pIjoianYtMDIyIn0.HY_KWXBsXBQ6ZinkE7QamCqKW-kwOBCjOMy3QTF89K31L37bCiNl701m7aYof9FBEhZdXn0wwMEEkukZp4Y"
+   "hi0L-0hwUIgSyy0V0hE_5wDVm6icvkmzhvC_DWL3qjD1g",
    JWT_NO_KEY, NULL},
   {"rs256_signature_flipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDIzIn0.A0BAIL168giqdTr7vSOvtfQm9vMWNks4gNC9otK5wh5IKNYC0jexlzGNAZMrbXIJKcjqZ1b9A6RjW-3Vfn9S"
-   "PMqBlNILA4t13Sppe1_qIflVoziHBLjZbwkpK4kKCzBiJFqwaic9VzlgI-3VkFyA_E02M1DhCVFdz2RSF8gO0Nw0HLRs_9KMFoZn"
-   "Jh3iWn-YiK0ET3EP-H8REpuxBGOl4l0INMLTjpdFI0r59TbsBX-I45N6nVTM01TuVRzsg6bDzZGz5po8-c8aAmdxwdsVxVumfN_U"
-   "Zv7CLn-9Oe1iJqBWCSo_JLm98GHASp7U9I7CqXvzsL9kpbeS58PF1RE-TQ",
+   "IjoianYtMDIzIn0.rharnh-k3cXYoOXwN5PN9H59Ylk_oc0k1kbc15PcQyi0omvUXvsqHKn6b9wnerPXUyuwvtYXSWJhLJewa_Ff"
+   "n_7M7hDJhz-cSA3MAQ4uL06pvVfHbgJJ5k5hOT1aIfD2N6znKfI77-Cl9JnPsc5YKAqJTu0DqsSd7OKHeMiTxwFlSjJEP30HukgK"
+   "7aPKrBbg54V1OacKh86uvFW914D2I4oK6Ofu9bOcjDtWv_2DCp7rGHitOGzKkPQ3nlTaTH4h2ZfQ5O-FzXCfdkXPpGqV4cw-OXGE"
+   "qSeqaykTq83m3r6H40lfsI_3kQYWLtVOCooaXvFMYXWmI_WOUoAiq6wkpA",
    JWT_SIGNATURE, NULL},
   /* payload replaced after signing (sub "admin") */
   {"rs256_payload_altered",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6ImFkbWluIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVudC03"
    "Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6"
-   "Imp2LTAyNCJ9.A0BAIL168giqdTr7vSOvtfQm9vMWNks4gNC9otK5wh5IKNYC0jexlzGNAZMrbXIJKcjqZ1b9A6RjW-3Vfn9SPMq"
-   "BlNILA4t13Sppe1_qIflVoziHBLjZbwkpK4kKCzBiJFqwaic9VzlgI-3VkFyA_E02M1DhCVFdz2RSF8gO0Nw1HLRs_9KMFoZnJh3"
-   "iWn-YiK0ET3EP-H8REpuxBGOl4l0INMLTjpdFI0r59TbsBX-I45N6nVTM01TuVRzsg6bDzZGz5po8-c8aAmdxwdsVxVumfN_UZv7"
-   "CLn-9Oe1iJqBWCSo_JLm98GHASp7U9I7CqXvzsL9kpbeS58PF1RE-TQ",
+   "Imp2LTAyNCJ9.rharnh-k3cXYoOXwN5PN9H59Ylk_oc0k1kbc15PcQyi0omvUXvsqHKn6b9wnerPXUyuwvtYXSWJhLJewa_Ffn_7"
+   "M7hDJhz-cSA3MAQ4uL06pvVfHbgJJ5k5hOT1aIfD2N6znKfI77-Cl9JnPsc5YKAqJTu0DqsSd7OKHeMiTxwFkSjJEP30HukgK7aP"
+   "KrBbg54V1OacKh86uvFW914D2I4oK6Ofu9bOcjDtWv_2DCp7rGHitOGzKkPQ3nlTaTH4h2ZfQ5O-FzXCfdkXPpGqV4cw-OXGEqSe"
+   "qaykTq83m3r6H40lfsI_3kQYWLtVOCooaXvFMYXWmI_WOUoAiq6wkpA",
    JWT_SIGNATURE, NULL},
   {"eddsa_signature_flipped",
    "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVkLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDI1In0.hkP2AbGvaBh5wNyv0xLeibXka7WaEV3UJrQzTFqg6304TDgOgiu9f0obOCu1gGX1yuZ-jMn0JwE3j9DhU_NjC"
-   "Q",
+   "joianYtMDI1In0.lRxTEDh8qqjfYVKhLuS8qzr76F9aEcCVSl8MhuxPj9eqf1RKX-sct65Gb_Fo-TAJi03udUMj4IbMGiAfnVL0B"
+   "A",
    JWT_SIGNATURE, NULL},
   {"es256_signature_flipped",
    "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImVjLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZ"
    "SIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50L"
    "TciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpI"
-   "joianYtMDI2In0.FYzFB6Pn77G2bynChHzMnGBt3m0RiXPE5JLYJjhJJHe0efgJkUPX9ZwaHOw3XNOujWfSNmSYtPHTgANXceru3"
-   "A",
+   "joianYtMDI2In0.LjzlgwlZpRzIB8G2HvujUtebJMcL-9Q0XvreIgmGmHIGmVbkBD7YWE58ll34Z2cNKCc2iY31_mQqOxIBSRpw9"
+   "w",
    JWT_SIGNATURE, NULL},
   /* signed by a key in no JWKS, claiming kid rsa-1 */
   {"rs256_rogue_key_kid_rsa1",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDI3In0.VMMgVQU3QOfxwDz5uhAlasked4Na3eMN_fhvUuKeDqGHNa0I2MAONP9Y8qrRDOeMuippWcE8oHpDtN7tnAPg"
-   "_QzBzPkdz3dv10vhp4HyI9YkZ8wVzNpOjBto0dE1-91s2rN3xiNoPFqPo2xAM_U7a6BvSfkBLthpr1q6E9TPWpOcttBPGl6hvbR4"
-   "XXFluotSWs42xMYfwUu6nkBMr2v4BjW1BmpGHfDvrvbPR53V2j9gGM0dE4RW7HlJ1JSA57pzPFcy8hDUBpCzOGyLRfQas7HEoyMe"
-   "c_mifZxYWfGCCuFxyswjsT4xNQBPa8GgLaOlyPydyzooWRI4U2jQSR3XNg",
+   "IjoianYtMDI3In0.CwFUJZr53T_8AVDgpakTvlJkbkefxQupqTu_RSCZ1tTRw-DMx0SmoMcZ8VVYuAz5lMLNB1bu1MiqP2qsccPZ"
+   "NgMfrhAy6d9EsdlojZBvfresSqWs5U_n_ReEtRKPuQ_RbuRjsTYo7IsVdyb8PcvglymfaYeylPdgXB7E_1gGp3YKYLtGgvU-G5Jr"
+   "HvvkMgymMaPwjfIRI9AMudYT8Ljm8XjA1aBrs66McKS6W7gWDJDDdzyt_iC9S9dwQXyqT2STyf-lCqdpBlESSeT8i2G6Ec8EVv-F"
+   "_0Bn9NKhnRv7nY6LCQTl0Y8bzBCnZxpg07eyzTJvtgaaO33FLo1wA2AuVw",
    JWT_SIGNATURE, NULL},
   /* validly signed by the 1024-bit key, but that key is skipped when the JWKS is parsed, so its kid is unknown */
   {"kid_rsa_weak_skipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS13ZWFrIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhh"
    "bXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xp"
    "ZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwi"
-   "anRpIjoianYtMDI4In0.DtNQyg00CNS-8MQNsaCMts2cjqwxL7j8foHSCc95dRnvntqNlB5Ff46aBC_2sJDgpaViLUkiZbjvZwJq"
-   "FavWgLn2gbAtnEsuyex_LVf7QU3K3J2-Szu35WSQOeIyAf3ye889Xmeg4hSxs9dmJBalcwp3oVsFaSeVTH5wXL4i5c0",
+   "anRpIjoianYtMDI4In0.QzZFPj5fipG4h0gi4HjucOSvNyIl4L54L0s-m8VTGkuZylKEXU1NNkurfSu55BfmrJMxOPhhMzJsvgg7"
+   "pUllGkSzRnRaSXc8A2F41qBWt-9h7leV5L3B-qZIhv55xCEXSS_3I-CB7xuV3UAW8Sa9kOzniLMFANzin8R8MitcxJU",
    JWT_UNKNOWN_KID, NULL},
   /* validly signed by the "use":"enc" key, which is skipped when the JWKS is parsed, so its kid is unknown */
   {"kid_rsa_enc_skipped",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1lbmMifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDI5In0.ZKzIFA4KC65FVrUZ7mlcasoILRWyxa4xKQH5HYn5J_ZTpBRKPAmryVQx4iOgaC5UoO_O9KmhXpwypjMiP"
-   "uXphPC6zws-yTFeq9ze2Zw-9M9re0RoPygbCW0_2RFTUlnoz5F202Wux1TsBbM-Am99zBo7Xmvwl8Ze3y6I8-puvbJVpPtyzyNhH"
-   "zawfPN-Rmj2jSubc404sownvgBGE7gGjSG4Jcc00cUmXzAgyqWXTIEmF8sjD2Ji23o-BHBKthaVRA1CzdWPabWsxW2QABOOfUFIT"
-   "03OKKt-KpDeGXetNZibJGfc2HEydbJkH9s9anOL5eqJhsfx3EfQx_5NSAlRWQ",
+   "nRpIjoianYtMDI5In0.Yoji5PeYzo7ntw7gqs-tF3kkXlte1DQtSau7H6l_6xziKXeAlWHA2WaD1CS1m269zHMTuhIZW9vtZvSLC"
+   "bARh5BkmFDF-sRJYPuwzZga0c4P-CSYTdD6AketqXdPzOMENhfPKHyuaoaR8c8v3g_LaDrFxzgYBDxRJWGih7FNpRMS7zux3VUis"
+   "M_LJstOnDfjbMvEXY_VXrZXBjklVxqFRsGG1eLGxcgAn2Qz15Ga67xtT4cGesiwDOZ0q0ic08GvfTdNwRHPczk5ntxzYcCWFhcXo"
+   "vkSkQ-rEzer-acz0nK_pb8VOvryo_Xlkmhw0XOflfxlu6oTaF2fF0fdhwuupQ",
    JWT_UNKNOWN_KID, NULL},
   /* rsa-new is not in JV_JWKS (refetch the keys) */
   {"kid_rsa_new_before_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1uZXcifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDMwIn0.IjVxn_ss0vQtAlIaBvH3WxHqKSPYjuhfjm_UglAA7ZpcNt-Xa3diu45wbW_BVhTUKiaSZeiwfU2yKQqFM"
-   "i7K50s0PXO9A0H4XAw93HH_MiYwMy9W3_wigg6lq9I_F_5sBul8jo8UyQECFc7M4Dj2gmIFG9sntQefbEq7CsXrgCbROJlHB8NmH"
-   "-7vOYrigfLpVtDPEXoX-TjfS2enseKnBTBkQ1dGb_r1TXLkOQpdlBFLe5OLdQo8tAElMjuRiqm_lLa_cxiA2qBE6_Hu4vJfhuTH_"
-   "J6go81DF2C8i6Ewy3ZK90H_-uP0tDwDcSdCTUH2y-tVsKgRvwKmbNhQHf4A7w",
+   "nRpIjoianYtMDMwIn0.is60ajV2OTJIXZGllKWfQPobm_EkLGNIR_T3bnVvIXxgq4KMYK1qOKC-g030pTx7f-6eilSAhyoXk2vYR"
+   "zlG_d_xFPi4pnt_R0DKh44nNyCLX_5yIh0Q3j4MK_LG0HZ0JKFWw0aT4UFnaAzzQn5neS8N5SHrtZBC8J3bd0lFoG_pVB2lFBbys"
+   "6llyEt2Rsusnp93Od4vIYjUpMG0pQgB3qczzszWICdTWEjp5cRmeBJSN3mOLVQvwg2vAW6qOdZruw0m5p6LABua6SxjKB-DT_9ya"
+   "M1IrEjWdCx88xOpO29qOZPuQTc35Jnug69P1LuDnJt5XY7rc5eHZsbqkJ3EFA",
    JWT_UNKNOWN_KID, NULL},
   /* the same token, with the rotated key set */
   {"kid_rsa_new_after_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS1uZXcifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
    "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
    "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
-   "nRpIjoianYtMDMwIn0.IjVxn_ss0vQtAlIaBvH3WxHqKSPYjuhfjm_UglAA7ZpcNt-Xa3diu45wbW_BVhTUKiaSZeiwfU2yKQqFM"
-   "i7K50s0PXO9A0H4XAw93HH_MiYwMy9W3_wigg6lq9I_F_5sBul8jo8UyQECFc7M4Dj2gmIFG9sntQefbEq7CsXrgCbROJlHB8NmH"
-   "-7vOYrigfLpVtDPEXoX-TjfS2enseKnBTBkQ1dGb_r1TXLkOQpdlBFLe5OLdQo8tAElMjuRiqm_lLa_cxiA2qBE6_Hu4vJfhuTH_"
-   "J6go81DF2C8i6Ewy3ZK90H_-uP0tDwDcSdCTUH2y-tVsKgRvwKmbNhQHf4A7w",
+   "nRpIjoianYtMDMwIn0.is60ajV2OTJIXZGllKWfQPobm_EkLGNIR_T3bnVvIXxgq4KMYK1qOKC-g030pTx7f-6eilSAhyoXk2vYR"
+   "zlG_d_xFPi4pnt_R0DKh44nNyCLX_5yIh0Q3j4MK_LG0HZ0JKFWw0aT4UFnaAzzQn5neS8N5SHrtZBC8J3bd0lFoG_pVB2lFBbys"
+   "6llyEt2Rsusnp93Od4vIYjUpMG0pQgB3qczzszWICdTWEjp5cRmeBJSN3mOLVQvwg2vAW6qOdZruw0m5p6LABua6SxjKB-DT_9ya"
+   "M1IrEjWdCx88xOpO29qOZPuQTc35Jnug69P1LuDnJt5XY7rc5eHZsbqkJ3EFA",
    JWT_OK, JV_JWKS_ROTATED},
   /* the old key is still published */
   {"old_rsa1_after_rotation",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDMxIn0.UN0w8SKqPAGU1pdutnDMVFsNvfzSWYHTGqK1A3aTgMs0RAPbZKFoVCv1xU5cBgu0KsZA3bV2-DDfRToQbPl8"
-   "aouM5BHQxGJXDzPyfQMSd-i_oycoqba0Qe1hSh9Fk8P34u1p2CXc2qSdaQXUp9zGO8zDCwv2cgSLyip9I8J-PCMhrxvYf12ebEjr"
-   "9jK0inJdpG1-jjNM_sYyZQQmPLwCekXu_gGsFW-aPpfxKCsiaADcsIM47v6aDtYLxLIE-89KbyAwkULnOZzydqr5o9acCytR44ML"
-   "hMe05M3lcsvNhH4aA1OkFGV9CC9XZYRe9DAxNjY9VVlfjTFmidPpULK0IA",
+   "IjoianYtMDMxIn0.qNuaVWJPDWbn3V3h5IZIE0mt4wlFrHgNw3uo1J_9N6D9BFspSGOWfbFKjsFhOqwsxzbAyTARq7NL57OLXthZ"
+   "cGprRofszcp-RkQ8LgTN4y_Bl5VWw_oD-Tx9kq22tBFoOBtZY7Y-8y3EZm7rp_zi3XQq7Z9H7jJcHwtbOe_x8QNLkpG_WiCHAH-Y"
+   "pR54n1M2rowGAyDbyH-kDjPwGeWKqjHXyeCSGgMF3faU40PRKpWug9k0bbsYZM4LlZWOV7A60FzPiu7fqawRSbsHIbwcOdEMLEJR"
+   "bCwedRNo-RTfwEMXib3XUqtaHvpqjfLngMdLMhqVUTUUarXf3JdJTj5Tgw",
    JWT_OK, JV_JWKS_ROTATED},
   {"iss_wrong",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2V2aWwuZXhhbXBsZSIs"
    "InN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDMyIn0.fKf0dpcXR84A6gyKOwlnbAVd8RTg8l1w2NS9a_IeT4a-FFYPl6c_I3gS6jQrhR5ZUlbdEY2d872iuChpxoOYyG51"
-   "I4Slj-56uRJ7kXvgLVYl_TwlW2Whl5BhxrZrL9P0qJbedKvp2R-RM1eNX6j1a9DzBeGaYSI8xLrM487814rPEc45dJJCiflAE3u_"
-   "QM4dXxlOaHppSBSCWrknKyHgQuvCNzLe64TZvJr4pB8v5vHJ_yP1OOc1TcAmlSRZmVFqWqYvstAtPf6kT5ivApUwL8qrOpbeAwje"
-   "G9hw7AjaWAKqofwEWAenwlCJmdXXtjnj9-LbyjLvti4LL2h7SrW_eA",
+   "anYtMDMyIn0.yTCSsn-gysaYjtl6z3cplDpO8bp2_dl3NUa4WNLdbsDxmwzHCRc5XeVCU1ygjIfTxIQmzunggsoa7A8oOMa-WQZE"
+   "RV5TZtqryVxS6flZvYZ6iBOqaK-mtoBd6GzeNeT2_wdyNq0ZanqE9i6ZUzrn-m0EZxOWHgYOI9v6S6zXlqh9TeXyxofKqlU5WodN"
+   "UHFzpa8V6hAQKxIpIr5j2vxDpJQ63ApRnMUCV80FHiSa4eE0sofAE8AIdGxNKNN2uWjIJ8Y3GifVyUifOMMgnHfqUikvL0VAXVoM"
+   "fFYQRZ42x5dHpksFnETsp3-XQnCc8up_2BxJ7lW38RBBLOB69mrm5w",
    JWT_ISSUER, NULL},
   {"iss_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6"
    "Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndy"
-   "aXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzMyJ9.rbVUzGTEQs8PodNdqSDyRiIt5QX"
-   "TxVez1weYVz-Wxf0BWL022oImvTcxTxY2Tj1SQ7oKDykCfCMJWnfdLnOUInWkJYW79lkIIOKFNZhNU3NJAoSiR6sgy3IHxYdnpdd"
-   "qAzy5LDpgidvTKji1kInTqUoQ_ustdr7sWqG_RtBkMxnHrzak3mapqVyuKampPeRK1QZN-Iw9qXmL8bCL07agjOG4YfUbDFwlV8U"
-   "5hrSmpXI3K-46Ic3aO8jL6Ai6ql71zpT7SKPFlXamTu6UvmOt85HD-gdUZvn6m_kis9wYytPGHD00YFApbCLN6YMyIVboFvTd7HN"
-   "MMe-q3OA3A4tUFA",
+   "aXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzMyJ9.hVDR-Eoo6Tq8UUuhAg3bcjUcbXw"
+   "shoC6jYYIT45ulVNE6M2BNFGRwmd9WGt3RG6S2BusGWbRj0q6nldyZ9oRU1HWpP36M6z5JDvOkxtLkizF8II83snzyxSfLZvI_Ez"
+   "CcjCt37Wdfuh5_95IviK1fiegrMnisXkUsdtSIPe6tS015RcnwUxDkfe0aEjIwSi8TWbOYsyosYPf4T_dw42TeXdL2S_TFPYctN1"
+   "2miNAsLg6MV8VTxqn23-_7D8MbYGtWmzzUYOOO5aRurOf8yB5NPOeWSJWgvJ5KVhgtouuan8KDLeU67oTf5_E6UOq9RCuAbFsVP7"
+   "nCbQR3IOoJ84ELA",
    JWT_ISSUER, NULL},
   /* claims JV_ISSUER2, whose keys (JV_JWKS2) have no kid rsa-1: keys are per issuer */
   {"iss2_signed_by_issuer1_key",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL290aGVyLWFzLnRlc3Qu"
    "ZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoi"
    "Y2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYw"
-   "MCwianRpIjoianYtMDM0In0.RJKysGFobuWJGDBAO82w62rxy28PssszFs9X7cN5FHR21-hgNXH7xpUCmjURtq9h0v_Us2rSNpJ2"
-   "Vq5YdbRyZGNzBMjx4VORO-x2nfWta_Al-BUeLE4gOPLhA3090XVBhDfBvjjwlAeA7SU9LYlRYFjxcmgpzXGwuvtbq6KEbkuzWLUC"
-   "87F8-1sx0PU7HJQPn9s4RgBQtfNKkuN4EOBBOmThB2_6mxl41GmSP6ztSJMuvqCtCaa1KbYB-HsW149Kk78W6dkvcO8EeUS_KLnk"
-   "lqNev2mtS2kkB9kVqiNzncEFAn3MlyYfuZqroZFRYsYS5kLrmV2Et-MCHIma_CSb2g",
+   "MCwianRpIjoianYtMDM0In0.vAVKzqTGHCsBNd6-lwBpbBEXVVZRUmuoc97HQ6tUcK5r7HiVbkoDn4KGbMYbw17by3jvkRWvjpJf"
+   "lYUJT0KT5PfNfs1Uf2mSMxvGHhwcmiFKuLbjvIADYZFsmoTw9fhiP9FP2sLoVDCmEKuBRuKLYb9QMAplwt53WFNNEJShjY3GBEy_"
+   "u_6qkMZxnbp1rBwYJ5JAjPgZV-0gK5SqOxd7fZWwX1DaROQZjGky0GfS6WhtC1leyQaUW6JjIFeIuFGCMi6vYld9QlRU-iuyyTGc"
+   "QhOZV7wyzV82o1RAQpDrkOQ1o1-g2Z2JliunZgb0vqkH2RG3yqIZsHTVs-jEu3mArw",
    JWT_UNKNOWN_KID, NULL},
   {"aud_other_resource",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL290aGVyLmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDM1In0.E92Fs_L-_joQCkLr5jkk9OfmsZfr_VrK_qwug0T_1CWFYrB2zID1HziGjvs2rnSWee4UiPe0JhO_QZPKMX3iFph8"
-   "zjuyKSpQ-y5fiDVU5pEVHa_BCBL283ndczpt33xPcpBbqdSDUFAa1oph3RkhuHrs1BeRQjBXUnmxDlFDWRWaU7L9UiJ3vNK2C9Qt"
-   "WeMjter2ZeXVo-dBOVMUxthAgHuMoseHShYoCSys17Sjl9OMFfGa7v7p5sLLYHOhKSXAM8sB_CHHDjcX-abL-yLj7rs8eoyqAZIF"
-   "ir7-QlKP6mJtni-JTMYdqjTHpq-GqTEc8zhQ4rK8T_D1nHDNA9ep5A",
+   "anYtMDM1In0.PKgpV6cW72Np0e4-Me412dkKH7dDjgJLP0SOhpE0v_CwM-YHsuwwS5Bze-NJ8wNzd3E2dvWYyjQB3onax5BQNLXJ"
+   "suBbv4TkUYsXxh9iEGoqduEuMwUlE7YrsGmnn98zPyBtgewyK9SQu5rCDchfL4b_hcFciXdiGvnWrDqjR3ZKV7F5dOc7HPeU7_dV"
+   "Gv9iLR8YtTO7m2WouGadqsJedF0_qg_cF5LU9QygIaGtUTJFzOR9txuQyBA65yxsYduPez1hdoGITn_tQV1qcsRlTkWUHUYTeiAO"
+   "wVLK6XnKmCnXo3tmjpxsXliLR6kZb5ds7mG3fbLZVKPN4TatQs_jCw",
    JWT_AUDIENCE, NULL},
   {"aud_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJjbGllbnRfaWQiOiJjbGllbnQtNyIsInNjb3BlIjoiZmlsZXM6cmVhZCBmaWxlczp3cml0ZSIs"
-   "ImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAwLCJqdGkiOiJqdi0wMzYifQ.AhhfFvVuOpA7NVAvAH2ChCxVmVEjc-2S7"
-   "f8yM_qmqXLqINEZ752Nv2JRo-JZ2l1OU574IGoC9potMDYss5b9Z4aMJGApF3tqmciMC2Cs7ixgEx3w4UzRbjkj70GDZYS5Uyxwv"
-   "SZMdw3tbhp6Tnzy3zkZ9nQTQf9xA0Ap71VQClFiAI2gWxi1-B3nVkSD0hhNgtHygfkskpMwHqLmio18mi3vKjTnUTRNXA_EOrYPo"
-   "_XGklZaKvlyPI2Tf-2Agthdix-D6hTaNpkQt_FW0BSz-rTlKe8fj-LJ-MfCe25r1gyUr6Ibe8ZmzzH7QGGFPKdaikAisV3VfOj2K"
-   "RAoPZvHkw",
+   "ImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAwLCJqdGkiOiJqdi0wMzYifQ.a_kZdmdUJgf2g1aKfs9GYAxJHfWlALo1C"
+   "vLE-8af_OX0ybmQaNkK6SbjR04PR9r2j30OVmnDyiDD25smWgytWSDkj0encrvsyhn5i9_3HmZur8j3twZH84yqdKgDmPLNOP1eD"
+   "nSQuCF8TsDuXJMiMDFFvW18tO7Vc5S75hwbjIyxAiLHJ16mbSuxKEHF87YI7CjQpbAKwFLqPW_wSml220i47Ulkh063nE4tMPl0A"
+   "2PnbpEaTIXV7MnMz2duLdC_QQaceP8vg7EPWuGdZkXkSFyvXtwtBbr2LpBw5eELEpUedWx8MxRGOk-A4Yn1qIz5Cht4UNZEkD8Pa"
+   "kJFo9negA",
    JWT_AUDIENCE, NULL},
   {"aud_array_without_ours",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOlsiaHR0cHM6Ly94LmV4YW1wbGUiLCJodHRwczovL290aGVyLmV4YW1wbGUvbWNwIl0s"
    "ImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJl"
-   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzNyJ9.WRFjaQcutco7VDu1cr7RBpBj4LXk3iCQa73KeD4OPMCocXOwzw97ab3S-jM"
-   "peZL8Bx2wXnFhI6hrTJ4Ti-5IvGV5jGHjKcOA0A8fngvQ2d_lBeNv5y_u43s1zB-PhUOBi2mRJhkwi6EvymZTHV0D1cmKl2bN_VZ"
-   "77rBhdSAmZctJGzlralMyQghaQ4RNkV9fn90l6AI5oypaYaJNv22gZY9qKSbtUgDt3b1IVRgGzlpeRNfojH3HjJmF9q6N2Slo76l"
-   "GvXK8I5C6j50z6HI7mioJ4xMyaA7XzonaS3-lOsUCBDYsZS_RzduDJPs2I6uZqIxFYYrZ7SGvQw5BC_1K2A",
+   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTAzNyJ9.KcpYgNh5mHNRK9d1u_criuPyXHFxX10BEX5tD6dosJt_mKy9w-9EJZA_ren"
+   "0lFrhjP02TCnGndkxiYA0n-jC3rLMF1bKvqblIsXfMIbA62LWcxPfBNY5t8usUvvbWe7SRfEAHsuZAB_hGAOmW3eLCMpb1DiNk_b"
+   "x9zD5q50JJPfkUo-R0TnKEqKZZvaOfL7NzaNtheVWxZr71W8YS7GM-tvgMGmS6Fy6jtx264seDxES2jMeGKAVoSHsyyzy-B9Yy_P"
+   "pS_BEWHt7fGGthAM1jJfHb8Zz4eIAvNxTCvDXoHeWDsCIqsOLflOW_oocUzIV21nTdtG58vYncbMxNBz6FQ",
    JWT_AUDIENCE, NULL},
   /* our audience is a prefix of it: exact match only */
   {"aud_prefix_extension",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwL2V2aWwiLCJjbGllbnRfaWQiOiJj"
    "bGllbnQtNyIsInNjb3BlIjoiZmlsZXM6cmVhZCBmaWxlczp3cml0ZSIsImlhdCI6MTc5OTk5OTk0MCwiZXhwIjoxODAwMDAzNjAw"
-   "LCJqdGkiOiJqdi0wMzgifQ.BRk1Fh6-uLM4F3_xctjx_Y1mZdXWjPlZxMo1hU60F2DscirUNjnsfPy3RxAkuzLtbMncdqr7ZK3-k"
-   "lF631slqElE55FZruJ0wlk1H8hzRz2xSIBFa11J6qmS0EWSjVG9OhLmJ1cuOO8OabkNNS6jj8lqG_GHViS-3dRsSkJqWtir1Jt2p"
-   "uEFZxdWCTgdUb4WlOQ_8hrBf6D1pTyVqcYHnDg-lxezTrHYj79ratF6x3nL1u7bLwXHm-S7ZUkuXHzmOe1y9Yv2Iibn9rEqcDwCG"
-   "8mUkkGdzyFw5Js0BRfaZnjrtBHMF9laiEUqme8-VeXSlxSoP0vK2u02Y_SFrp0LlQ",
+   "LCJqdGkiOiJqdi0wMzgifQ.qpUUWGfrPb9X48_vaK2REFnA1FfRULKUoIpwtGjspePQ8rx7mpTM4rKdicKRS1hykus-bEmHHfXYr"
+   "1yVpYqNx0JwJkC9QZXkNXFMWb7_6jtIUd6_0igAZT5I_7JviQ_LJaR7h--ZrUifPCxgndtDwdsTHEobje9LOaI_RR5rq17l5byrA"
+   "IaIZmNN_AUu8hNUlRQ6KYZOh7lnTfHJN21qo-WgxNzJQgnexA5HkIs_W5bO3_TIxRxrE3am7z36uRf17hqTO_QR0b5xQbGjJq5kZ"
+   "W3WCNSfpSZMpuhrmsxmPswe1Iy6CyPrRFxqcKI5MVf78Sojpp8oQRfSI6gHoO1xgw",
    JWT_AUDIENCE, NULL},
   {"exp_past",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTI4MDAsImV4cCI6MTc5OTk5NjQwMCwianRp"
-   "IjoianYtMDM5In0.YaCDuGH27pkgCdBav8jC5IOls3JCY8Ya4ihuIvH35frXkh7cQDotPtoPhGNymbmIqJNORSOFMD6Tlza-kHTC"
-   "vVGPbjQm9tPIy0N-GeMHNzkPqcXhd_V7a4u_VgVc2o1v0yEMlpzj_qUbRY9soSiu3FEfApHvRtZHbhMD-URPL1ImqVW8J8qeF3TM"
-   "dTYNVU20j1dQx9MJkRMfyfDFeShr-kTkzqjUiY4ZB5uKE2sowMXtQcchvwAs9CKO8E8tXeRgDs9U6hQEN3NkOEYwKySdsWM4JGch"
-   "8wtUASzrWFLEJYV9PdlcBFMlvDo1cipGvvUG217quxc-deduMKn9mHzZIw",
+   "IjoianYtMDM5In0.Y1DUN_aBLa-NkCFOQtCsMPIcdT5D289WwEFv13IcPKbxYkjkvhNfQSZ9LNhGuIJ66hHYaYtXzWAHfQ18ibrm"
+   "eNxg6OEdOo2nMkEk_AhSqX3JXYfYSPxjLglOerEpwQaUkMMkqU-votPIHo9SDV6SZRw4X04YuET_rRBWFrQNm9F4C1KVT_xlu53s"
+   "ijBOTpKfUN9K4Pvo7DaO_09cdb9SJO-ZTCQ73FgC38AP5iJ1DsmgBH8L6uQWvO__WEo97DWMdEQuEa3HgAhlv4lKGSlcirh3ijVP"
+   "cvY-dM1_-xTkzNwyuu8h2vOCuaUCMMR0DVMisAmzrdxyEuHQXOs8hGP9JQ",
    JWT_EXPIRED, NULL},
   /* RFC 9068 requires exp */
   {"exp_missing",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
-   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImp0aSI6Imp2LTA0MCJ9.AP24we5"
-   "2E6FZJt-V29q6-c7g00VlQBEQrffdRi_CdE89k4U3EyrE31E-KSHDYdEVr1-haPf4DVo7ztxYNM-iidUr-EknlKzfGcVzuWV1FEH"
-   "ql0wgoioSp8o0TUkHK8ARH6M_VPRgUqzJCOxwQoFUTH7Fp2HGraauaxvtzHXGN1_e6EPZ8HCLnF_x0i5oS6HZwdaNTL9B11iafk9"
-   "gdocl8GZy9svxrFw_DI9b83n29vU3EtXXAMoxGzJBptb4YYFOtj0-kDtwAQHqa0rPpbMIJEgoEYDQACTNRQ0yUvKIGnXSIRxZadY"
-   "tOB9SM9FqvHqPYF42OptQHsoHKdP6oDaQRw",
+   "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImp0aSI6Imp2LTA0MCJ9.lW-KJpw"
+   "WUt38jyUWcssrgGA3lNgwxOT3JxnR6znctFAlRRMGije1rnyhyv5Ivs-wCqoHfxU_bebOivU_he1VS7x2cCjdStAVhzbx5EG9txT"
+   "rQsFY6-kPbLYGipX0UW4O7urmFsCE2wOlh39JsnECljrAiKHaSr0a0mNXkwvZpuzqs0Nz8Edya6Cl5pVJ6qsCYDaHovoYk9AtxJ_"
+   "mgIMWjMei8uRlVVk-n1h6k0bKU1AZU3y354OyzX1XN8iwuKJmzcKJ686JYvKpXP962MIiywEFMYGQ20o1L5OBgYh_g1ORocwm77w"
+   "hhEmPFOQkCfnLAhhYYJh3wA1mJllNRh6-9A",
    JWT_EXPIRED, NULL},
   /* exp is a string, not a NumericDate: treated as exp missing (JWT_EXPIRED); JWT_MALFORMED would be defensible too */
   {"exp_string",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6IjE5MDAwMDAwMDAiLCJq"
-   "dGkiOiJqdi0wNDEifQ.IJXey9Kk4FMqBUHNjG4-ikYo1_jPs3e-OcLy5sO3Q5Bwz6BIVTVh5QBnClQSBjdlmQ83pbRn7msgOO_9n"
-   "iXuEpDO_lWcF_tn_KIxcV6Lm5VDdlE5D_2g4k7TTpo7CH1BE6jGj9HfFvCejuOOP0g79akoh_AiQdtBy6uQHivYZg-gRiZceNmM6"
-   "g6WVypIdXQmyaEr0nZCnnv6nBNXTb16DmKcUyMBw9hpej2kG7wpJSeiTZQtN60NFEwu302fNpdESVI9HZvqeRzEX-D_swN6QLuTy"
-   "yunpTqPx6xrZk6ukaY9BbQqsQTxeyeY86rlAxhVFrREPwsQbPXdUkjV8Wqsfg",
+   "dGkiOiJqdi0wNDEifQ.haIrIN2Q-Ww_qZLzz3FI1V2BYpsxRzQHVCCs3XpALcpEn1Fg2oR0-Y191FqB4y45Dreav8Vk01R5ot19Y"
+   "DdMprK-HMMWgsfNMF4oMulPIUcyU6eiYSiVxrkDHuXzhDwsbqyQ7Y7Hpaf_eYj6Q3NxaSNbMw4c0RyzFoTZhQ8Bayuy_rzjVR16w"
+   "rEi1z6A8LQ_3B7pGVzwjAZ49gn3zw6pq4I97hvABcVu6POsRcO8UVKVlEG2IccU-bJrCKQiDGK5sklcYja-9HqwcDFXtcM-qpR82"
+   "yKS9YGVUjGc12zsKQDEqI4_xFFcEttYZFQd0zA2x2VmtsHn_yQALMIaEfB0zg",
    JWT_EXPIRED, NULL},
   {"nbf_future",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwNzIwMCwianRp"
-   "IjoianYtMDQyIiwibmJmIjoxODAwMDAzNjAwfQ.PUJWIjHsEqnjVbEwElpnmij01m6LXEOs9o7SZJD-U5yPGW0omUm6QM7ZBp7jO"
-   "KWoORdApnOMtcdi6NRPYl_xyBZZkg2R2ZvnmNWvvFBk-14alwaasXYVBRqzNuOGTDatKNWWzKxW4FzDg7Frv_UG0qRIoz6nXG2nU"
-   "XJMf8oy6XDBC9mjr_5JQLIU0fnSSoKNmpi4PTJmaZEkij-w38flPd3OB31hr8hwMafeE06I2HOkgcgxlhVxJqGTnhsjpnJzosWP-"
-   "3KNBurF1m6V_CJVRSvAtVcQxYvzAvLBxiQQ1D1Cg4c_KkdnxYsYjvxImMfcW3Fu--CPvLoBfMC6yGWfnA",
+   "IjoianYtMDQyIiwibmJmIjoxODAwMDAzNjAwfQ.dKD6b32R6Ycbij8549i5TLGTsJd2q6j3vbWcHr3QMlyRfiwPNtlTYAHll4KKi"
+   "ELpbAP-FHfUxZbDhydsTRFbTb2WAY10_DGirlJK6n1OswnlWSylg7efFBaNpKXtm0sKXh5gsa4qLrxVZVwUu9bti2xWw00ODzPZZ"
+   "mqwT3efyjQtpu1xzPxtEeWacaVv34E5GQTd8lFZQAW14l4Sg34rYaw7fL2fDHUPcn9QZcMP_qwtYZcycEPnKJa8gujFmluEaAtQA"
+   "FOGqfWQUmI7LkTV1DGfgtMYm_kWbzI8MwS0jY2Q5glGExUG5JG5X696BrOTvNersnacDjFcl3jmMnVB6A",
    JWT_NOT_YET, NULL},
   {"iat_future",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE4MDAwMDM2MDAsImV4cCI6MTgwMDAwNzIwMCwianRp"
-   "IjoianYtMDQzIn0.KxcF5msnY3AJpdLTpQ1SnY0oAzAoiIBUFv0rPfeXh2z9iSO6P45lHjYHlkk2qmFhVz6NO49mtIDpJC-RDb1Z"
-   "0LlBnh-WlElztA0Gexdlaoo6xtZpE0SO2xHQQ70LQZcONSQVDgAkE2tX2mXgHIfNjQvDlTzRUr8UJRreXyNtAXE4Dd2-FegxKUtW"
-   "Lm4opKJuZiL4KbcNq-Ipy6YjlGrrzhTKkNSQ5ijsRdMWG-QPDsLOBcpXuX02L1lyLUBBhXn1LCF_SSnsKVOWbSgyohYTSZ69DhtW"
-   "j96lm50m2GoeOB1OxZ5_Zrx_XyIkWCSz960WQVzpKQzfCUvST404qGBAbw",
+   "IjoianYtMDQzIn0.kQrW7NXPSW7pN5FEIG8Ba3dbSTLNnhMWt5piHzKmk80JuRYpKJxnWe8gR1xO9j5QotxW2WGcnYP00YsJzUEU"
+   "T9PANM3H7ibYUIDYIjfmIXEJSEQa5Zj2Uz9vONa79hRbaO1OLYIR6gnCcM8H49aH9PP-IO1vCHzsBGwj9xEACQxjUmE7iiWGcOjK"
+   "NNPEu3QGrwwmPk-lAubORo7Zsw9YMuB7M8B0byu1SVLchCBgMO_TIUtsy3gVMym5FuqhIz_gWd35jXLck3ZioqGQM8bcV_QGg4DG"
+   "7cnta8BSCKrEP8rYpaRUkqp4RMN5bKIQvobEW2Fz8Dx9FMddrt1Y37rFLA",
    JWT_NOT_YET, NULL},
   /* present but no NumericDate: fails closed */
   {"nbf_string",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDQ0IiwibmJmIjoiMjEwMDAwMDAwMCJ9.cVumSvwD_oWPooI513IEfYPbvKxcL6uZWmSVwbvk7bFAHqnl6LHDBWmHdE0"
-   "BDvg1irbphY8T0bbMRvygS2mCfultxVEVyQEEaF0xF_vTYJqdYHB4rxfv8nnpxrKvYy1eKkvC0Fi464d0DAd-OyVriVRzhTw9kWn"
-   "9hdPP0ZE95Glrw1Hmw3IQdc6vEeUZrPdBKlcJDbsIi9aU4tQDnAF5y4UT1CJo40nVa3KiAgQ4TEohtAEK-lOSnPbeD-MqFa5FaRK"
-   "xHpSGQHmM7faduThC_vQ_z_pBZ98H46e4RHAgIOsxykcDOKqw0aiyFwZH2SDOK0tPyLJACcpKTGQe_t_9YA",
+   "IjoianYtMDQ0IiwibmJmIjoiMjEwMDAwMDAwMCJ9.jRFg453e9Qn6zsIVvccoznS3Tvqx0SuLn02Tpik1Mv3RT4NZ1DmffeGWp-o"
+   "K01EwC3P1eejQjyyLDpCj8_fNJtI5-X8fSQ3jOHKIA9VVRvq42uOZQi11tGYOEGGKVh2_MNpnRpgKz9Y2tTdQhZlXkmJQukO_Dsn"
+   "10K8kTVkIcYuGMsX64VMkyDZw5C8NSd-faDTbr5GTTyJPFAljKtfLWk7e7_6sEkhr9H71hz8KI3GpxCEmqHm9UjUMPcTBXU71t5O"
+   "YtEdIhlYqZQr3cCmMrQIBHtUcFUUuQuk8_ds9g6nN7HzRfTxHY_cdk7RZJuBxZjCzHcibBF63p57yLVUOLA",
    JWT_MALFORMED, NULL},
   /* an exponent, and past any date: fails closed */
   {"nbf_huge",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDQ1IiwibmJmIjoxZSszMDB9.poeeLZhM2lmXOtMYy8mPyhWq5VZjC8QPlhEnWMnnHnMhL4K1Sl_PN8d83iMLBbXuEWI"
-   "tltgLJUq8PGY2Nq1_FjkLvH5S_G6T-kfz6cLZS6lsckLKAF4vR3mcVOT67JNp8AUH2z8LUDzg4hEmDtxAf5oMiiMphP2DH6Gd7vj"
-   "1RTtb6c-3pF2DKr0PiqddU2rmpo2pKMf-FOwG6QvyEVqC-_f9efi-65sAQEdqPEikCZDZ1N_31BGk0jYB-kf6qo3mKYU-7-lCG_I"
-   "fHsyj3h8Cq0kexcnFDQUfmShSoZDrAds6oe7x35Vl_QGfHsCce7MZqHZTwjLDwb3fYT_2PAWcYA",
+   "IjoianYtMDQ1IiwibmJmIjoxZSszMDB9.AMaYshxLMJ-WMoIJBwMNduqhnJFLoP-fR6cGEJvBF73AnAGDPiZKI9LwHHXH7MCt177"
+   "KiHdFHSct5FAttoaLuGdCm_3_2v-jnQmDM6FNwVGiA3rkxqgZuFObLMd0mJRb0nF84CWzRmE6so_h0FjPNhgnjIkrBCukhk1C0ex"
+   "QWkKbHT40yN2ZOPV3V96sZZgaive8YvHokdK1BdxGeXTDdqb_mmv0gy4V3SF0jfCsOQX-lQQkVqYYuUn2OKnW6bljgyTuoGtwa2a"
+   "Lufa8x4_yKGKLnAdo0VSoasz-gXwOs7AooEg0f99mrCHAhYWiPfwFChStKUiPd80xTrkpb3RU2Q",
    JWT_MALFORMED, NULL},
   {"iat_huge",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjEwMDAwMDAwMDAwMDAwMDAwMDAwLCJleHAiOjE4MDAw"
-   "MDM2MDAsImp0aSI6Imp2LTA0NiJ9.EsYKVZa8WD9mw6cLOymE3VklAoWM1jGd8JBIWYpM-s9R0hsq2XpG6UEJBdbHnBnxrSvgD7w"
-   "LiXH-vZgMMpCjhA6OvSZXvWYhveg8W1rk45fCeb194jARdXhZP3RAcOY9HqrWGd8HQ55PpWZuBnrsSI7RloSsdk0cKFOXfXGkoMC"
-   "joLx1mne17MrNDZsgdMDiRCFINShXg4q1iC2KZaKW3M9zP4IYw1N_6Yil4wsI-1MHal41TXidPaM9pBNjUAh3adZJzoKZD8iCCm8"
-   "kFAyBTm1ojksj5_EjUxTXWbkw1VF4z714XZH8WSYYDU-vPdYqFUOQf3jEDfGE9Z9bQL3Z3A",
+   "MDM2MDAsImp0aSI6Imp2LTA0NiJ9.fd-VmIL62XkLEwOrZu8whKjs4TfHO6qWJyp4rNdwVCqviqomU3d3kzF33A3CdvS7I7ht1Wj"
+   "GIMeFF2BzcdkSJOwCizKtHuRAd9OfPiqIviOwN_JvlkVuhJ3J320NmWMNSwCbMSXs_l0ZNCLBsaB0oiP91opoyCipVqUOJWCy08f"
+   "ZTQgcCIwvGegFiA3GgVPOvSi-BPylGchEw_JbZruZ4fi0E3Kzn92ahlvMJOarPV95vn4y6U0wR1alUHU7gLdNUO8yLFP52Wo5rzX"
+   "eRXtHc77y8VKJKjlNt89_Pz4HmHgeY_ME34tX5zD7s6pc761LdKLldbSMNjAf49Y2p5u1hA",
    JWT_MALFORMED, NULL},
   /* read as a C string it would be "admin" */
   {"sub_with_nul",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6ImFkbWluXHUwMDAwLW1hbGxvcnkiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50"
    "X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgw"
-   "MDAwMzYwMCwianRpIjoianYtMDQ3In0.DslLqYWLluIiNlEfCYo5WenUFqxuUZ3OhVYjR3BsayfDiG1rJOjaX-QT2eX5jdXT5kgx"
-   "HgRPfBB4JZqibhxoLwiH1N7OUUKZYUf5EOoQG443N-K0Ba5MUIUXwfksbwApbQQvaEOSt6f1BEq-ylkbnKmzPAFiBSm5MWmrN7sK"
-   "nXrR8FSBrvIv5dF2MlwHAapBZup_NhlQGGaRK2kLqE09PrQ6iwtWMA--CTaMVIAxyYgrAT5u53wUstxBues9dur8U6SlZYsDgjfV"
-   "-6JgYTAx2j71rF6RhVdTcUHx5RQI7yN0K7-wHvKOuKgyon1n3kY8XBircBP03C2ohHb_cj_tnw",
+   "MDAwMzYwMCwianRpIjoianYtMDQ3In0.RDuFR4P7XB_Vgn95OX2BHru5EgM_Yok5tv_75bmWy8h5Lh2xbkCi-g2gf0l9CRx7xCIj"
+   "g3NBihCjzul-1Yr4wHnna2t6MYCW9mClGDiPmarcqnhprScbUdoetia5LSqSQktlYrOMdK-_mkeU24RnyHra_bGomROE8i1fQoln"
+   "01DNzybBvVxVr73ZFdJj0o7a1owg0xmso0qxkmYAoirf5ZkJTQkwLPt1gIMuIY57W4WpQL9uuwQGBAeYid-T0WghlT8VHbr5a6tr"
+   "fN63kR0N9x5cXFnamCM36BsbJlj55frlc1804APxb8rpxDkHOSAIMtWiEX3J-QWacVVBVLA-TQ",
    JWT_MALFORMED, NULL},
   {"iss_with_nul",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZVx1MDAwMC5ldmlsLmV4YW1wbGUiLCJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIs"
    "ImNsaWVudF9pZCI6ImNsaWVudC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJl"
-   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTA0OCJ9.FqKmofJ-gauGcPc7A9iHBkza0qv87SjfBabLrYz_V2tvMRn_JTKhgY54kIm"
-   "t7xcMuNrI6C9xxCFSRIs4v451XzbbOzNoqDWDXadyuG4bE0gM7BcdKhPK0eVzk5iAVyDXzfBGaBByNy3dj8jriuPQDdH0FGP0AzF"
-   "aPf26Ze28bUyzhGKHmJCHg3R3sBAv-Ll2zjfvP3RT0taZPGbAFjfUCsqp5IPyXBTw8rjrCNpolYv25CqaoOo6jg-WW9tg5jWVl5r"
-   "J_FFfdvK3jOKl_qNLIufQl9e8hS_BdNRx4fIfR4RcFZZxMNsHtHkVaRM0uwcQ74nlEvhDYoiyqLjEML-RBw",
+   "eHAiOjE4MDAwMDM2MDAsImp0aSI6Imp2LTA0OCJ9.JvQtodDEXAarVhfNmWIzj5VUGpM9my9vmp5V5xldonV55mnlNENStdtbA9_"
+   "knzTd_6USRdlDHamLtVTBgEpF29WBnk-Y-9EiK1bq-YtrXi1Qg96V3lCnUtXrE3BulYXOSWewdrCd7tTh0P4aUH9O35KuGOt0VFc"
+   "mTBlubUz3_37ixCtCN4LArtqcjYHE7QE9ziNlPQqSxrOF7IBo-wmJa87qtJyF_IZokAXboEORUbJEFkjsp-kyatgdMcSq4GTAa68"
+   "405QiGiq7m30St0eS-EpPzAEW0fLroKrecrTE_VbNZcl99n0lVjzHYfqiKcOmzBzAwBHdRHzW1HQvI1O6nQ",
    JWT_MALFORMED, NULL},
   /* a NumericDate may have a fraction */
   {"exp_fraction",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMC41LCJq"
-   "dGkiOiJqdi0wNDkifQ.Flm5TDv6QghjJ-DAZJKtc6IRYhzcIEa7EPrW4vNVEhtLNzTDlmJipW1mFkVRdYtHJo7Zdgx1iOvAQroTH"
-   "z4TYrd9Nb72vC6hzxuTyrSeH61y3m4Ot3p-bU90GdUZt6n2IRab_bxiRhdY4s4iy2skt5XpyWr5ulZri_p2YDyKhv_g1y1xieBBr"
-   "fWQHtkDxFoW3cRi3JA20WtVQzmjyDrKj9iFYeAOzAz-3wSAZY4uTH0QwdjRFuH7r36f9yjgXmDLAESvCw2qPTewjtgMqfBKSwNCL"
-   "EvfBYjviGe_d_FWs0Qe7xFZa3R52PF6PybMbCRVVrt-q_f3bAc1az4QN8dW-A",
+   "dGkiOiJqdi0wNDkifQ.Q6lobVkxhsj-sQhu5tpG9Vv3yUIgQkGAfp8MoWHltKpOkBamHHBHAqhgEgW6igN4d7n3VKcnF7dLeb0zo"
+   "KIQCUvQyK3DaGyN7fm_oSJhIv-f_vuRuCq1gzaTbuUpkJv7LVnR3LPV_LOxehoMtXuyGGgkAQ4LJ7SasaE9qe_43Ad7FcYLHZtUR"
+   "fAZAmuYN-tKentPYYDxs11ndLoBSZ8_KWllGGS23M7iqKsO3mBGMpaLLPONIOzTAOse_nHS4RXXERJ3ZCsJp-SlvKuXJPmU2hdcT"
+   "R0Uz-ZKlZMpLvvlb79AmxSNM7usb9Z_iej_QqKbBktv96Iea6pEdWbxYNMyCw",
    JWT_OK, NULL},
   /* JWT_TYPE because the test sets require_typ */
   {"typ_jwt",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIs"
    "InN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTci"
    "LCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoi"
-   "anYtMDUwIn0.T4ZMKQ5TX2o2vmotsKlmfXb40gQ_wGDDThn4zCvUe-XZoXtwxYKKLfleueGgDSQGZ_1V9Ju78ofjWIOc7FCKKal5"
-   "R8giVbQxEDPFAGaZH1THRcxX7SgWLNS1-q6TD9Zv-ROHoq2VLdKRMoc86nlC6Zp4kxNWLDQFf0BCbDRdpKbqW9OJfufsv8D-vDVV"
-   "cMTw9GAvd9txX1t9j34f6qWQB7iY1MY-h4qinNIPOUQ2-kte9RmK5SciMdGn1qS_Lgsf6nusu0ojDXnZ2IopuL1hE-Kx2MQcdPCJ"
-   "YkyW2M5FJyld8niRgAjUsN5Vv23Ib_qJwaAEPaS9-8PJvgQS9sI3fA",
+   "anYtMDUwIn0.zXPEberxZa_vkJ1KmFPuTGw6JrwQMVuer8YbtycpcIH6Io1RLqQiij4ZlCtgSfYWBiJg_zsY1oVqMR9sUthMcog2"
+   "f6MdPBAo_ut_7twFrZUScvw8DsMJD-mimCimswr8YwYlp3PoMuI5UOJ8TebWrUfxRpYEKTer9mFNDk66g_HRmOZv-hiUCEYDQdgZ"
+   "uwoMS0JpfpDoAneWNWDx12jrtdpi0pmfL1_82hQ_O8O2relZE9SLbrmtNI7OxK9eT4tWYeYWt86lbsBSxrhqPp9RJIrraT-N8RgQ"
+   "chT6VpHLsXZt9btnMiaIWkPLYdkfjbHXSIQgbjJYBtSQik9vjZDslA",
    JWT_TYPE, NULL},
   /* JWT_TYPE because the test sets require_typ */
   {"typ_missing",
    "eyJhbGciOiJSUzI1NiIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXIt"
    "NDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZp"
-   "bGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDUxIn0.IbEO"
-   "MuD_og8TxPfuGajjoqLPo5dK7GAK4P7olE2TxkQpwU9qeWMTqXE-9GhDbF_1-P14oKuyV2-XuzmxEYWlqRHYPowjndmH28Y6DPq6"
-   "8ls21_Vr6ictXEM0MSM7nvgt7VggW-udo_bjXHvMej4TSx7MfL0LlF7wiV_o-utXpYwYNNXHboe9lh1QYGfoMD66n1QULzFNgzeQ"
-   "EVspGO1pjf9xnz9GS4RMoXvpcd6yLQSTgUgOmiks-fkvHU0KI-1UtFhq_PbTDK29SA0PUMK8ihtq3-02IymGCEWK1EyPVuDkyMVQ"
-   "GjxRTiJagsc6kDrcYsbT8lybg8zoXmH56I_eIQ",
+   "bGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDUxIn0.XYik"
+   "n_WHd8ybdJtJkyonn9I-4WWYAjD61BshV34fUd4oUzxRlcExxt2U-EA4OcepC3XVZTy1JtdV05aF4O6LdnnRQJ8bHVA_l3RQ-US2"
+   "ugNkQhMrkq5V3F8whogJf5udrz3MYlYCfrZnRe5Xh2lY8oM805sJNgyQcRr5Hmb_PzOAOgJGCM0UA4rptvMpGsoKHjaxF-cwbNcJ"
+   "Uo5y7MSRC2kTUr5WsunbzJa-aIeuzmJPvsSr-xBGmIpa7iGbzHGp1XCDV2QXN-2uazJffUFBlzrsDM0d_RDfelOE1AnGLk40NnI1"
+   "mWABpLVsBjRqjTCWHgH1ZRryTwcHFu_zHLjeFw",
+   JWT_TYPE, NULL},
+  /* another kind of JWT: refused without require_typ too */
+  {"typ_dpop",
+   "eyJhbGciOiJSUzI1NiIsInR5cCI6ImRwb3Arand0Iiwia2lkIjoicnNhLTEifQ.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhb"
+   "XBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZ"
+   "W50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwia"
+   "nRpIjoianYtMDUyIn0.CDrvW2JSuRKGDWopWTKXLafGOJFkyYwbi6QPrPQRJVcESlZgbFhE2ab1DadcCduQcHisZH0VxCbSLYJyR"
+   "FNcgWDUMj_2TJalA5ZcwyLy199iPHyZwoOGBGLWQAJZbM4S2mFzXkf_IX1ECoMhUnTxgy5UgoM5gVGLuhOxmfhr2Xo4JbqQBEuVW"
+   "9vwLFFytDvc02Z7xqHCaEDcfa972y-gq5woaw-eA8wH6zVVZDhW9Xk7k-mtazzWe00zGtUfZrSrDiU8l7gsPJeDeapLguj3fc22m"
+   "WqZBFqnPlTg2-kVLjAIxGUs4aUuWWyTMalczvR6624_IkSBRO9rbj0h_E6oJQ",
    JWT_TYPE, NULL},
   {"two_parts",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDUyIn0",
+   "IjoianYtMDUzIn0",
    JWT_MALFORMED, NULL},
   {"four_parts",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
    "LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRp"
-   "IjoianYtMDUyIn0.ocbGc4qWagFRFMP2oqo0PinVCQ-mij4O41xAL9lUOw0F9RhE1pqI5vjRU-jFeP5FBgjQod3a2qOC2Hi3cXot"
-   "Mhhg-I_koFipPDk1ShHDPdzutUHLhFYwbaJkr41NfRXSgZmyCdiet2nAo_BuYhPF5FAR2rwnRi12o5gi8gPxzapVutknVmMZD2Pb"
-   "Ah3J4FADmR3XwSURtGkFu9koeqpWYO3o7se3Mp7z_z49HSTtuxVM_NEOVBo1F5W0Fk7E-VBwkeFpmRHElNJ1suTLb1XXy_DvPq1r"
-   "b4EmNagqXySCglWF29Yusko_lkADE2nlUaOnjp1uhRuZdJ8y_ziajyCzdw.ocbGc4qWagFRFMP2oqo0PinVCQ-mij4O41xAL9lUO"
-   "w0F9RhE1pqI5vjRU-jFeP5FBgjQod3a2qOC2Hi3cXotMhhg-I_koFipPDk1ShHDPdzutUHLhFYwbaJkr41NfRXSgZmyCdiet2nAo"
-   "_BuYhPF5FAR2rwnRi12o5gi8gPxzapVutknVmMZD2PbAh3J4FADmR3XwSURtGkFu9koeqpWYO3o7se3Mp7z_z49HSTtuxVM_NEOV"
-   "Bo1F5W0Fk7E-VBwkeFpmRHElNJ1suTLb1XXy_DvPq1rb4EmNagqXySCglWF29Yusko_lkADE2nlUaOnjp1uhRuZdJ8y_ziajyCzd"
-   "w",
+   "IjoianYtMDUzIn0.1Zpea8uyCyagx5IP-y_fYmNh9QUcp-Drbmc8CkR7YxBev1fesvYNZaPM-JLYw8mSnYfQQP4-X8gGix3XAH0w"
+   "SfDh3ZpPxKUWUBE9_ecaolVj7f3n3GAJZZ2IpzvcLKcNBOFdOAE1ymCuKVEgNSaJek-JgGkvpRgtu1AvMn1Say2553SgQU09EkWG"
+   "WMYTZIGym-8fJBNu1kQ5lLpNjPn8TaFAicmQWjWJ6wrlDZdLC1djf77BydVrBvhSXmM7zAIqvopqtPWCrcao9-KDCtGefPsPSgLR"
+   "jdF5dciqLPRRmGcE8Uu6bGNC5hIPOnnHDDS3zPBxbCpcyGRnl-e3hmTF9g.1Zpea8uyCyagx5IP-y_fYmNh9QUcp-Drbmc8CkR7Y"
+   "xBev1fesvYNZaPM-JLYw8mSnYfQQP4-X8gGix3XAH0wSfDh3ZpPxKUWUBE9_ecaolVj7f3n3GAJZZ2IpzvcLKcNBOFdOAE1ymCuK"
+   "VEgNSaJek-JgGkvpRgtu1AvMn1Say2553SgQU09EkWGWMYTZIGym-8fJBNu1kQ5lLpNjPn8TaFAicmQWjWJ6wrlDZdLC1djf77By"
+   "dVrBvhSXmM7zAIqvopqtPWCrcao9-KDCtGefPsPSgLRjdF5dciqLPRRmGcE8Uu6bGNC5hIPOnnHDDS3zPBxbCpcyGRnl-e3hmTF9"
+   "g",
    JWT_MALFORMED, NULL},
   /* header in the standard base64 alphabet (has '+'), signed over that text */
   {"header_std_base64_plus",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwieCI6ImE+In0.eyJpc3MiOiJodHRwczovL2FzLnRl"
    "c3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lk"
    "IjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAw"
-   "MzYwMCwianRpIjoianYtMDUzIn0.C7uJseHThPg7YBasGvXZ3OKiCNMmk3fNlb3TbaG88Mt4nvW-7kN3UahvlnGOa5tz0_P9pmnw"
-   "8ZZG3w6mi07YFbpVxoEvmG0nJfYZb-eDMGfrH5mInVZ8zK4NOZs_eqSVDqHMgEDQBidXZsjUtI00v_vZrWI9pGNMIz3DOj-pslmZ"
-   "JPRPQ7jXFqCIDeoPkQFNEmXm6BejXWnBQ4tu5a609ELxCaCCbIC1Wk30lcufYBdrz12_x78WLjj5BQ_3qrMq2A7x5lcqo0xdwHP4"
-   "fwMN2qu9TWz0r2nvNbmINLHBycC2qUBlJvlSTWroT8oPlmYX--pggraWa0s34ksY1PROpA",
+   "MzYwMCwianRpIjoianYtMDU0In0.oJiw1q6dte6_LB_Ua2Z4-eVG16KfIRLSAuzInrfgJLyUnwAljuRBG14FRw4Dkw4O6cfOtpX7"
+   "TfX_oqYUG8p1oi-gOsH0TNcnnr1WPD0iqFlHYSC9vVr0iiK7VNCxJpEA05Li3VRmSZ1a0f-SLqEDN_21Wvx7kn3kSVXs3xadxG2G"
+   "VukiTemzQljlgFKNM27-b_svW5dwhDaSnAtXL5mxnIOpifcHJXyfmYUGSANG5Do2Xx4dzshwD9d-ooW_3nStevK6Ba5zWFPxj1Yp"
+   "pwrXTlaMo2Wb_SZvEbR90n3brT9brJdzfHV37fa6qCkOk7FPGpDeOQPknw4f-gWWxB6M1A",
    JWT_MALFORMED, NULL},
   /* header base64url with '=' padding, signed over that text */
   {"header_padded",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwieCI6ImEifQ==.eyJpc3MiOiJodHRwczovL2FzLnR"
    "lc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2l"
    "kIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDA"
-   "wMzYwMCwianRpIjoianYtMDU0In0.DDqJmhEm5jmyH4zuVeol1HdaNFkTavorlfRJYta4L2kMVoZYz835W3D9XSPPrBwdyCQJMVA"
-   "8ZECwqViRjSqSFYpo2sfxZo3rAMfHs0bLJTCWRIKJ9c78hZp2GDFL7AJO3mQWgCIsz_3swDgm-lv8PzNZBKW8RKxR4KG2wiRGzEj"
-   "TAydee5aM6Fc3Z0VYbxErYOs_mKEFI_iICjAdLKcWPvliFDYM9zT-Nzj8buovk_MG0Vm5m8B6viQMRyWTGFJZnq9HvxtDgZ5L2vV"
-   "kxAfzo_W53dwuvW-sBOoo4eDv-daHKcSppUdmSwTY1mwHTIia8DUV1f4gJGG9bcEBaWeY8w",
+   "wMzYwMCwianRpIjoianYtMDU1In0.P4lFeYv2czBww91fGteOUqSVtx_JDup7SGWx9uFfyzu8Cz1coxAPa45VdWN23R0frXbhCw0"
+   "KXsPEGqlPICl-UPUNCK4zohgu1mx7RXs3xxDaEpsatHFDhOK-Q6oFBm-Rn6QYHqEWjSAc9HZuYGt2v5EYHYVlHO2B0McvULyrqua"
+   "xmYpzTsHBQl_eTRdU04ModeRVxs9jp2qtOPaUDDSNWMnYj1DYJXthWzlHy5_n7yMi-9-l-7S7IIipMHB4NWq-zaVuigX-2XupHF6"
+   "w57p8kAcjY9paSfBvT7qU4yVAl3Oclf29c3MpBB3rZVX_ntucoSFYnGLpgIgIj5oJ0V7mQQ",
    JWT_MALFORMED, NULL},
   {"header_not_json",
    "bm90IGpzb24.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21j"
    "cC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUi"
-   "LCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDU1In0.OLE-DkbBI1sucyOOtkleCo1sgpyqUWKn"
-   "rje2cX-E5EDcrIAfARioZBRhn2P_eos_w4H_1SlOdCD2TPlKl8REeXdnALBOH7e11gGITFZgSOihH3yF0I1i8fh5l4-6B8kjuVRt"
-   "_usOlaUlDbOOKAkn3TvA7sMOh5_bG6DShJOkyiot8bYNVkWBi4KBPT1HT_y0yS5vCmL7uD8IcpBSJQ_pCd7LFyfdvRO_BqWGL1LR"
-   "ShkLxU03LCtVGcyY0U0qUM1vre4fffQmUWAGoiBJL7iuxlX63I2pxoXqLmPR7t3W06jCdIkL_eJKZgRREpywMFw_w6ABWczKA-kc"
-   "w9W2rYtIAg",
+   "LCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6MTgwMDAwMzYwMCwianRpIjoianYtMDU2In0.cul4m57KV2HBTPIyXCCXcU8xpCAd1R4a"
+   "6GaVCDnA75is9pLeWa96PSZXu5s52RkI4rk405su1x9y3cMsVJnj5khx4bGdF9yGKZQrdME1rl4GrompaKq3F-FmI3HcVrmoY60N"
+   "ye2hCVZIY5s2x8gDXxouGJ8t-dOUC6S6Q657iuAgbr_hhf7Gt7oG047ZYUn32jtDskjIEUtS9iFCnnDOUPsp8IlOKqAbDjHiAVrl"
+   "2kZq9Exx7KveY0MROY2gx9boOLvEje_bwgRGJyP-99yW42y3hEGr1PorpeoDy564DOEo49kU3kItCzMPdHlECYcWniOMDv2SiJsX"
+   "v028YAoB_A",
    JWT_MALFORMED, NULL},
   /* validly signed, but the claims are an array */
   {"payload_json_array",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.W3siaXNzIjoiaHR0cHM6Ly9hcy50ZXN0LmV4YW1w"
    "bGUiLCJzdWIiOiJ1c2VyLTQyIiwiYXVkIjoiaHR0cHM6Ly9tY3AudGVzdC5leGFtcGxlL21jcCIsImNsaWVudF9pZCI6ImNsaWVu"
    "dC03Iiwic2NvcGUiOiJmaWxlczpyZWFkIGZpbGVzOndyaXRlIiwiaWF0IjoxNzk5OTk5OTQwLCJleHAiOjE4MDAwMDM2MDAsImp0"
-   "aSI6Imp2LTA1NiJ9XQ.JEsSo50VdkTD9qJ7Q3LDay0eJ_kD7t89ZQtQCxGr7fgU2M1_ukIV8hT5PXj_k1-XVghT7W81qq1niRrgp"
-   "bW8xRL57aksG-njXEfhXlItLbGeMbdFtLab-PgU4VJlVtS0Uy7KuKO99_Z5XeYzHWEgMhkbicd4WClS9KaM8ZHOxmYW_gLn2vnJh"
-   "M8_0PBkzPpBNq_Ak1GJ0bbOuL5La58Tf3NUUexcHwVDilphiemapjfn9mfLqL1Udv5C7a8rmkV6pYa_oeXaPEMsIv4mIvv4Q1v00"
-   "vTNBRDzDZAJGaBDHoX8gJBtPdpl8Bn5ONk3VRzQOYJSey-E5rEBPc2mHsDIxw",
+   "aSI6Imp2LTA1NyJ9XQ.dIGnMPhS9YHJ7n3ge9GvPS4eokg6Od8uzn3UMoKvQNZd_rYwKjwJTCyxcyQ5-jaC41xpR06LYOZK595Hf"
+   "7ekVFdknEgSqVWtwbD3dpiIisVcCqipXfo3aa4be70mUZsnkD79q-Uo3rBRnz1CoiyIcDtJDXFYHTW3A9PlCM4ovBHxLfWUpqiyE"
+   "6QKuPXTws6KntEK12wczJK8b6WfC3ExZ2Yue2N5rTQK9-DYbfKsgGwN7JjzVhvRENLTht9xMW1tfNcG6I5Bbq4k8P8Ac9ecEUaK-"
+   "U-R4N96UxwMKKPEQIv5YUYWNh8a01j8xKiT_ucT6KrtpQ9Gku8s2Rez0tBuuw",
    JWT_MALFORMED, NULL},
   {"empty",
    "",
@@ -614,10 +624,10 @@ static const struct jv_case JV_CASES[] = {
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIiwiY3JpdCI6WyJleHAiXX0.eyJpc3MiOiJodHRwczov"
    "L2FzLnRlc3QuZXhhbXBsZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xp"
    "ZW50X2lkIjoiY2xpZW50LTciLCJzY29wZSI6ImZpbGVzOnJlYWQgZmlsZXM6d3JpdGUiLCJpYXQiOjE3OTk5OTk5NDAsImV4cCI6"
-   "MTgwMDAwMzYwMCwianRpIjoianYtMDU3In0.eiE1EtFtX2uWy-fN4dBjpa8P1eSa-JkXwlZkMgcZPcSSe-TosRP_o-hIsARGaDE7"
-   "NzU6sAJrCgRcq_4mnl1WYYnpFB3P8f6uWLsccTEFE6E7YG-UMgoly5HwROgC8PwPGasyb7kkhFeCOXZ5al6_q5zUwOeFhKUaIdiO"
-   "u_GFzfE17Ce514a2kpTwGudDK83vohJbNkdL6Pq0dkHHTW5XfKEQ9FGvkbbU00KtO-mWolGRDh4z7FykC6rLpSqbO_ycITBBSLhL"
-   "quGOKaagqvJpFhp0UpWMlMWNdneGHBoSQREvuA-BuOeytlQ1h4gWcw7_COfvoMnFdokRsB6Yb1LF9Q",
+   "MTgwMDAwMzYwMCwianRpIjoianYtMDU4In0.KoJPaad1LC8Wr75tAazRW7DGgQ8uqJeAm8uVcQwDc84IUvrnVW8dbAmhkNCgDGAo"
+   "0ZHAWvN5aYzas8efkY8r72kZmRvIR971q_EgLmWb970Y1VphWoitCkS3cfXCqbJyAndHgwTSvX48U5j6JspVl0RMkJ2ovLbq6q_Y"
+   "5YAAQh2zuPaCczEjHZiPflmiA6J1ZHQoVtMs4ebR8orVfXgczjYhD2aqHAXlSkxu1hKveJ78occmrUZKATsIDSy4KZKPa1amLn-g"
+   "VFfoy12of7lZKQTPE76AUCF78Yn-sXFQ9SW3Uqf0Ctl392Bao1H0Iw1uBnEdoPDwN9HfJr_9fDkICA",
    JWT_MALFORMED, NULL},
 };
 

@@ -292,6 +292,8 @@ add('typ_jwt', token(header('RS256', 'rsa-1', { typ: 'JWT' }), payload(), priv.r
   { check: ['RS256', P.rsa1, true], comment: 'JWT_TYPE because the test sets require_typ' });
 add('typ_missing', token(header('RS256', 'rsa-1', {}, ['typ']), payload(), priv.rsa1), 'JWT_TYPE',
   { check: ['RS256', P.rsa1, true], comment: 'JWT_TYPE because the test sets require_typ' });
+add('typ_dpop', token(header('RS256', 'rsa-1', { typ: 'dpop+jwt' }), payload(), priv.rsa1), 'JWT_TYPE',
+  { check: ['RS256', P.rsa1, true], comment: 'another kind of JWT: refused without require_typ too' });
 
 // -- malformed
 {

@@ -140,6 +140,9 @@ int main(void) {
     if (strcmp(JV_CASES[i].name, "typ_jwt") == 0 || strcmp(JV_CASES[i].name, "typ_missing") == 0) {
       CHECK(jwt_verify(JV_CASES[i].token, strlen(JV_CASES[i].token), &p, &cl) == JWT_OK);
       jwt_claims_free(&cl);
+    } else if (strcmp(JV_CASES[i].name, "typ_dpop") == 0) {
+      CHECK(jwt_verify(JV_CASES[i].token, strlen(JV_CASES[i].token), &p, &cl) == JWT_TYPE);
+      jwt_claims_free(&cl);
     }
   /* an audience that is a prefix of the token's */
   p.audience = "https://mcp.test.example";
