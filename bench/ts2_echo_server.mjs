@@ -9,6 +9,10 @@
 //        createMcpHandler(factory, { responseMode: "json" }) on node:http; the
 //        2026-07-28 leg answers plain JSON, the 2025 leg (the SDK's stateless
 //        legacy fallback, a fresh server per request) answers in SSE
+//   ... --auth JWKS  every request gated by the SDK's requireBearerAuth with an
+//        OAuthTokenVerifier that checks an RS256 JWT (node:crypto, the key of
+//        the JWKS file; iss, aud, exp), as luamcp's --auth-resource does: the
+//        peer of bench/http's luamcp-auth
 //
 // `ask` on a 2026-07-28 request answers input_required (inputRequests.q0)
 // until the retry carries inputResponses.q0, then "ok". The SDK does not
@@ -17,7 +21,9 @@
 // tests/node_modules and the node adapter is inlined (what `toNodeHandler`
 // of @modelcontextprotocol/node does; that package is not pinned).
 import { serveFetchHandler } from "./ts_node_http.mjs";
-import { McpServer, createMcpHandler, inputRequired } from "../tests/node_modules/@modelcontextprotocol/server/dist/index.mjs";
+import { createPublicKey, verify } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { McpServer, OAuthError, OAuthErrorCode, createMcpHandler, inputRequired, requireBearerAuth } from "../tests/node_modules/@modelcontextprotocol/server/dist/index.mjs";
 import { serveStdio } from "../tests/node_modules/@modelcontextprotocol/server/dist/stdio.mjs";
 import { z } from "../tests/node_modules/zod/index.js";
 
@@ -53,5 +59,38 @@ if (httpAt < 0) {
 } else {
   const port = Number(args[httpAt + 1]);
   const handler = createMcpHandler(() => echoServer(), { responseMode: "json" });
-  serveFetchHandler(handler, port);
+  const authAt = args.indexOf("--auth");
+  if (authAt < 0) {
+    serveFetchHandler(handler, port);
+  } else {
+    const gate = requireBearerAuth({ verifier: jwtVerifier(args[authAt + 1]),
+      expectedResource: new URL("https://mcp.bench.example/mcp"),
+      resourceMetadataUrl: "https://mcp.bench.example/.well-known/oauth-protected-resource/mcp" });
+    serveFetchHandler({ fetch: async (request) => {
+      const auth = await gate(request);
+      return auth instanceof Response ? auth : handler.fetch(request, { authInfo: auth });
+    } }, port);
+  }
+}
+
+// An RS256 JWT access token of the bench's issuer, for the bench's resource.
+function jwtVerifier(jwksFile) {
+  const [jwk] = JSON.parse(readFileSync(jwksFile, "utf8")).keys;
+  const key = createPublicKey({ key: jwk, format: "jwk" });
+  const invalid = (why) => new OAuthError(OAuthErrorCode.InvalidToken, why);
+  return {
+    async verifyAccessToken(token) {
+      const [h, p, sig] = token.split(".");
+      if (!sig) throw invalid("malformed");
+      const header = JSON.parse(Buffer.from(h, "base64url"));
+      if (header.alg !== "RS256" || header.typ !== "at+jwt") throw invalid("alg or typ");
+      if (!verify("sha256", Buffer.from(`${h}.${p}`), key, Buffer.from(sig, "base64url"))) throw invalid("signature");
+      const c = JSON.parse(Buffer.from(p, "base64url"));
+      if (c.iss !== "https://as.bench.example") throw invalid("issuer");
+      if (c.aud !== "https://mcp.bench.example/mcp") throw invalid("audience");
+      if (!(c.exp > Date.now() / 1000)) throw invalid("expired");
+      return { token, clientId: c.client_id ?? "bench", scopes: (c.scope ?? "").split(" ").filter(Boolean),
+        expiresAt: c.exp, resource: new URL(c.aud) };
+    },
+  };
 }

@@ -16,8 +16,9 @@
 #   BENCH_HTTP_SERVERS   any of: luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor
 #                        ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr
 #                        luamcp-auth (luamcp-modern with --auth-resource and
-#                        a bearer RS256 JWT on every request)
-#                        [all twelve]
+#                        a bearer RS256 JWT on every request) ts2-auth (ts2-modern
+#                        behind the SDK's requireBearerAuth, the same token)
+#                        [all thirteen]
 #   BENCH_HTTP_SECONDS   seconds of one measured wrk run [3]
 #   BENCH_HTTP_WARMUP    seconds of the warm-up before a server's runs [1]
 #   BENCH_HTTP_SESSIONS  session counts of the memory curve ["1 100 1000"];
@@ -33,7 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth}
+servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth}
 secs=${BENCH_HTTP_SECONDS:-3}
 warm=${BENCH_HTTP_WARMUP:-1}
 session_counts=${BENCH_HTTP_SESSIONS-1 100 1000}
@@ -54,10 +55,10 @@ for s in $servers; do
   case $s in
     luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr | luamcp-auth) need_luamcp=1 ;;
     ts-sl | ts-sf | ts-express) need_ts=1 ;;
-    ts2 | ts2-modern | ts2-mrtr) need_ts2=1 ;;
+    ts2 | ts2-modern | ts2-mrtr | ts2-auth) need_ts2=1 ;;
     floor) ;;
     *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor" \
-      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth)" >&2; exit 1 ;;
+      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth)" >&2; exit 1 ;;
   esac
 done
 if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
@@ -111,6 +112,7 @@ server_cmd() { # name port
     ts-express) echo "node bench/http/ts_http_server.mjs --express $2" ;;
     floor) echo "$floor_bin $host:$2" ;;
     ts2 | ts2-modern | ts2-mrtr) echo "node bench/ts2_echo_server.mjs --http $2" ;;
+    ts2-auth) echo "node bench/ts2_echo_server.mjs --http $2 --auth $out_dir/jwks.json" ;;
     luamcp-modern) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
     luamcp-mrtr) echo "$luamcp serve --http $host:$2 bench/apps/mrtr" ;;
     luamcp-auth) echo "$luamcp serve --http $host:$2 --auth-resource https://mcp.bench.example/mcp --auth-issuer https://as.bench.example --auth-jwks $out_dir/jwks.json bench/apps/echo" ;;
@@ -163,9 +165,9 @@ rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; } # pid VmRS
 # {====== MCP over curl
 hdrs=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
 auth_hdr=()
-# luamcp-auth: an issuer's key (a JWKS file) and one access token it signed
+# luamcp-auth, ts2-auth: an issuer's key (a JWKS file) and one access token it signed
 bench_token=
-if [[ " $servers " == *" luamcp-auth "* ]]; then
+if [[ " $servers " == *" luamcp-auth "* || " $servers " == *" ts2-auth "* ]]; then
   mkdir -p "$out_dir"
   bench_token=$(node -e '
     const crypto = require("crypto"), fs = require("fs"), dir = process.argv[1];

@@ -18,7 +18,8 @@ if (!runsPath || !outPath) {
 
 const runs = readFileSync(runsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const known = ["luamcp-sl", "luamcp-sf", "ts-sl", "ts-sf", "ts-express", "floor", "ts2",
-  "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt", "luamcp-auth"];
+  "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt", "luamcp-auth",
+  "ts2-auth"];
 const servers = known.filter((s) => runs.some((r) => r.server === s));
 const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
 const sessionCounts = [
@@ -81,6 +82,9 @@ const pairs = [
   // what a bearer JWT on every request costs (--auth-resource; issue 22: within 10 %)
   { key: "auth/none luamcp modern", a: "luamcp-auth", b: "luamcp-modern" },
   { key: "luamcp auth/ts2 modern", a: "luamcp-auth", b: "ts2-modern" },
+  // the same token through the TypeScript SDK v2's requireBearerAuth (target: >= 10x at c=16)
+  { key: "luamcp/ts2 auth", a: "luamcp-auth", b: "ts2-auth" },
+  { key: "auth/none ts2 modern", a: "ts2-auth", b: "ts2-modern" },
 ].filter((p) => servers.includes(p.a) && servers.includes(p.b));
 
 const summary = {};
