@@ -115,8 +115,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? process.argv[i + 1] : dflt;
   };
+  if (!arg('resource')) {
+    console.error('usage: node provider.mjs --resource URL (luamcp\'s --auth-resource) [--port 4000] ' +
+      '[--scopes "a b"] [--known-scopes "a b c"]');
+    process.exit(2);
+  }
   const as = await startProvider({ port: Number(arg('port', 4000)), resource: arg('resource'),
     resourceScopes: arg('scopes', ''), knownScopes: arg('known-scopes', arg('scopes', '')) });
-  if (!as.resource) throw new Error('--resource URI (luamcp\'s --auth-resource) is needed');
   console.log(`authorization server ${as.issuer} for ${as.resource} (scopes: ${as.resourceScopes})`);
 }
