@@ -26,7 +26,7 @@ import * as oidc from 'oidc-provider';
 
 import { startProvider } from '../../examples/oauth/provider.mjs';
 import { APPS, TEST_TIMEOUT, WAIT, within } from './helpers.mjs';
-import { HttpServer, freePort, withHttp } from './http-helpers.mjs';
+import { HttpServer, freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { NGINX, startNginx, stopChild } from './services.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -166,8 +166,16 @@ for (const [name, sdk] of Object.entries(SDKS)) {
   test(`${name}: 401 → metadata → registration → code + PKCE → tools called; 403 insufficient_scope → step-up → called`, opts, async () => {
     const as = await newProvider();
     try {
-      await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer],
+      const provider = await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer],
         (srv) => flow(sdk, srv.url, as, () => [srv.stderr]));
+      // a token the provider issued for that server is refused by another one (aud)
+      await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer], async (other) => {
+        const ex = await post(other, rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } }),
+          { version: null, extra: { Authorization: `Bearer ${provider.issued.at(-1)}` } });
+        assert.equal(ex.status, 401, ex.body);
+        assert.match(ex.headers['www-authenticate'], /error="invalid_token"/);
+        assert.match(ex.headers['www-authenticate'], /not issued for this resource/);
+      });
     } finally {
       await as.close();
     }
