@@ -35,6 +35,13 @@ const char *jwt_status_text(jwt_status s) {
   return "invalid token";
 }
 
+const char *jwt_status_name(jwt_status s) {
+  static const char *const names[] = {"valid",      "malformed", "typ",       "alg",
+                                      "issuer",     "unknown_kid", "no_key",  "signature",
+                                      "audience",   "expired",   "not_yet"};
+  return (unsigned)s < sizeof names / sizeof *names ? names[s] : "invalid";
+}
+
 static bool fits(const jwk *k, jwt_alg alg) {
   if (k->alg && strcmp(k->alg, alg_names[alg]) != 0) return false;
   switch (alg) {

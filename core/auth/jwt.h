@@ -42,6 +42,7 @@ typedef enum {
 } jwt_status;
 
 const char *jwt_status_text(jwt_status s);  /* a short phrase for logs/errors */
+const char *jwt_status_name(jwt_status s);  /* one word: a metric label */
 
 typedef struct jwt_issuer {
   const char *issuer;   /* exactly as in "iss" */

@@ -34,6 +34,10 @@ typedef struct options {
   const char *client_secret_file; /* --auth-client-secret-file */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
+  bool metrics;                /* --metrics [HOST:]PORT */
+  const char *metrics_host;
+  char metrics_host_buf[256];
+  int metrics_port;
   const char *args[4];
   int nargs;
   /* call, read, prompt */

@@ -28,26 +28,28 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "reload.h"
+#include "metrics_http.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
 #include "validate.h"
 
-/* --http [HOST:]PORT */
-static void parse_listen(struct options *o, const char *v) {
-  if (!v) cli_die_usage("%s needs [HOST:]PORT", "--http");
-  char *host = o->host_buf;
+/* --http or --metrics [HOST:]PORT: the host (when given) into host_buf,
+   the port into *port */
+static void parse_listen(const char *opt, const char *v, char *host_buf, size_t cap,
+                         const char **host, int *port) {
+  if (!v) cli_die_usage("%s needs [HOST:]PORT", opt);
   const char *colon = strrchr(v, ':');
-  const char *port = colon ? colon + 1 : v;
+  const char *ps = colon ? colon + 1 : v;
   if (colon) {
-    if ((size_t)(colon - v) >= sizeof o->host_buf) cli_die_usage("--http: host too long: %s", v);
-    snprintf(host, sizeof o->host_buf, "%.*s", (int)(colon - v), v);
-    if (host[0] == '[') cli_die_usage("--http %s: IPv6 is not available in this civetweb build", v);
-    if (host[0]) o->h.host = host;
+    if ((size_t)(colon - v) >= cap) cli_die_usage("host too long: %s", v);
+    snprintf(host_buf, cap, "%.*s", (int)(colon - v), v);
+    if (host_buf[0] == '[') cli_die_usage("%s: IPv6 is not available in this civetweb build", v);
+    if (host_buf[0]) *host = host_buf;
   }
   char *end;
-  long p = strtol(port, &end, 10);
-  if (!*port || *end || p < 0 || p > 65535) cli_die_usage("--http: bad port in '%s'", v);
-  o->h.port = (int)p;
+  long p = strtol(ps, &end, 10);
+  if (!*ps || *end || p < 0 || p > 65535) cli_die_usage("bad port in '%s'", v);
+  *port = (int)p;
 }
 
 static double number_arg(const char *opt, const char *v) {
@@ -141,7 +143,11 @@ static int app_option(options *o, const char *a, const char *v) {
 
 /* The options of serve --http (0 when a is none of them). */
 static int http_option(options *o, const char *a, const char *v) {
-  if (IS("--http")) return parse_listen(o, v), o->http = true, 2;
+  if (IS("--http"))
+    return parse_listen(a, v, o->host_buf, sizeof o->host_buf, &o->h.host, &o->h.port), o->http = true, 2;
+  if (IS("--metrics"))
+    return parse_listen(a, v, o->metrics_host_buf, sizeof o->metrics_host_buf, &o->metrics_host,
+                        &o->metrics_port), o->metrics = true, 2;
   if (IS("--stateless")) return o->h.stateless = true, 1;
   if (IS("--dev")) return o->h.dev = true, 1;
   if (IS("--instance")) {
@@ -299,6 +305,7 @@ static void check_options(options *o) {
     cli_die_usage("%s must be below --threads (workers must remain for requests)", "--max-streams");
   if (o->h.key && !o->h.cert) cli_die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
+  if (o->metrics && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--metrics");
   /* over stdio the client is the user's own process: no tokens (the
      specification's authorization is for HTTP) */
   load_client_secret(o);
@@ -396,6 +403,15 @@ static int cmd_serve(options *o) {
   log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts)",
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
           a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
+  if (o->metrics) {
+    char why[256];
+    if (!metrics_http_start(o->metrics_host ? o->metrics_host : "127.0.0.1", o->metrics_port, why,
+                            sizeof why)) {
+      log_msg(LOG_ERROR, "%s", why);
+      app_free(a);
+      return 1;
+    }
+  }
   server *srv = server_new(a, &o->server);
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
   if (o->store) store_use_redis(server_engine(srv), o->store);
@@ -415,6 +431,7 @@ static int cmd_serve(options *o) {
   bus_free(b);
   store_close();
   server_free(srv);
+  metrics_http_stop();
   close(out);
   return status;
 }

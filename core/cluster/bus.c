@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "redis_conn.h"
 #include "server_internal.h"
 #include "tasks_remote.h"
@@ -53,6 +54,7 @@ static void on_message(redisAsyncContext *ac, void *r, void *privdata) {
   if (n < BUS_ORIGIN_LEN + 3 || p[BUS_ORIGIN_LEN] != ' ' || p[BUS_ORIGIN_LEN + 2] != ' ') goto ignored;
   const char *body = p + BUS_ORIGIN_LEN + 3;
   size_t len = n - BUS_ORIGIN_LEN - 3;
+  if (metrics_on) metric_add(metric_at(M_BUS, (const char *const[]){"in"}), 1);
   if (strcmp(reply->element[1]->str, b->direct) == 0) { /* for us alone */
     char from[BUS_ORIGIN_LEN + 1];
     memcpy(from, p, BUS_ORIGIN_LEN);
@@ -186,6 +188,7 @@ static bool publish_to(bus *b, const char *channel, char kind, const char *body,
   size_t lens[3] = {7, strlen(channel), msg.len};
   if (h) redisAsyncCommandArgv(ac, on_published, h, 3, argv, lens);
   else redisAsyncCommandArgv(ac, NULL, NULL, 3, argv, lens);
+  if (metrics_on) metric_add(metric_at(M_BUS, (const char *const[]){"out"}), 1);
   buf_free(&msg);
   return true;
 }

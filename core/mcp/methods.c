@@ -16,6 +16,7 @@
 #include "server_internal.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "lua_api.h"
 #include "http_headers.h"
 #include "listen.h"
@@ -440,6 +441,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
   }
   call *c = request_new(srv, im, CALL_TOOL, f[2], proto_per_request(im->cv.version) ? &mr : NULL);
   request_of(c)->tool = t;
+  request_of(c)->item_name = t->name;
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
@@ -489,16 +491,18 @@ static void handle_resources_read(server *srv, inmsg *im) {
     return;
   }
   int entry = LUA_NOREF, nargs = 0;
-  const char *scopes = NULL;
+  const char *scopes = NULL, *item = NULL;
   const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
   if (res) {
     entry = res->entry;
     scopes = res->scopes;
+    item = res->uri;
   } else {
     for (size_t i = 0; i < r->ntemplates; i++) {
       if (push_template_match(L, r->templates[i].uri_template, uri.p, uri.len)) {
         entry = r->templates[i].entry;
         scopes = r->templates[i].scopes;
+        item = r->templates[i].uri_template;
         nargs = 1;
         break;
       }
@@ -532,6 +536,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
   }
   call *c = request_new(srv, im, CALL_RESOURCE, meta_of(m), proto_per_request(im->cv.version) ? &mr : NULL);
   request_of(c)->uri = buf_take(&uri, NULL);
+  request_of(c)->item_name = item;
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, entry);
@@ -592,6 +597,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     goto done;
   }
   call *c = request_new(srv, im, CALL_PROMPT, meta_of(m), proto_per_request(im->cv.version) ? &mr : NULL);
+  request_of(c)->item_name = p->name;
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
@@ -611,7 +617,7 @@ static void handle_complete(server *srv, inmsg *im) {
   buf key, argname, value;
   buf_init(&key), buf_init(&argname), buf_init(&value);
   int entry = LUA_NOREF;
-  const char *scopes = NULL;
+  const char *scopes = NULL, *item = NULL;
   if (!m->params.n || !jsonrpc_param(m, "ref", &ref) || json_kind(ref) != '{' ||
       !json_object_get(ref, "type", &type) || !jsonrpc_param(m, "argument", &arg) ||
       json_kind(arg) != '{') {
@@ -628,13 +634,14 @@ static void handle_complete(server *srv, inmsg *im) {
   if (json_string_eq(type, "ref/prompt") && json_object_get(ref, "name", &v) && json_kind(v) == '"') {
     json_string_unescape(v, &key);
     const reg_prompt *p = registry_find_prompt(r, key.p, key.len);
-    if (p) entry = p->entry, scopes = p->scopes;
+    if (p) entry = p->entry, scopes = p->scopes, item = p->name;
   } else if (json_string_eq(type, "ref/resource") && json_object_get(ref, "uri", &v) &&
              json_kind(v) == '"') {
     json_string_unescape(v, &key);
     for (size_t i = 0; i < r->ntemplates; i++)
       if (strcmp(r->templates[i].uri_template, key.p) == 0)
-        entry = r->templates[i].entry, scopes = r->templates[i].scopes;
+        entry = r->templates[i].entry, scopes = r->templates[i].scopes,
+        item = r->templates[i].uri_template;
   }
   if (entry != LUA_NOREF && scopes && scope_refused(srv, im, scopes, "completion of", key.p))
     goto done;
@@ -644,6 +651,7 @@ static void handle_complete(server *srv, inmsg *im) {
     goto done;
   }
   call *c = request_new(srv, im, CALL_COMPLETE, meta_of(m), NULL);
+  request_of(c)->item_name = item;
   lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
   if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
@@ -747,18 +755,29 @@ bool methods_need_lua(const jsonrpc_msg *m) {
   return me && me->needs_lua;
 }
 
+/* mcp_server_requests_total of a request answered without a call (a
+   call's own is counted when it ends: request.c) */
+static void count_request(const inmsg *im, const char *method, unsigned long errors_before) {
+  if (!metrics_on || im->taken) return;
+  const char *outcome = jsonrpc_errors_written != errors_before ? "error" : "ok";
+  metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(im->cv.version), outcome}), 1);
+}
+
 void methods_handle_request(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   int version = im->cv.version;
   const struct method *me = method_of(m);
+  unsigned long errors = jsonrpc_errors_written;
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                    "Invalid Request: the session is not initialized (send initialize first)");
+      count_request(im, me->name, errors);
       return;
     }
     me->fn(srv, im);
+    count_request(im, me->name, errors);
     return;
   }
   buf name;
@@ -770,4 +789,5 @@ void methods_handle_request(server *srv, inmsg *im) {
   else
     output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
+  count_request(im, "other", errors); /* never the client's string: unbounded */
 }

@@ -18,6 +18,7 @@
 #include "server_internal.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 
 #define WATCH_MASK                                                                    \
   (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | \
@@ -237,6 +238,7 @@ void reload_now(server *srv) {
   app *fresh = app_load(old->dir, &srv->opt.app, old, &errors);
   if (!fresh) {
     /* the last good version keeps serving; say why, with file:line */
+    if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"failed"}), 1);
     log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
             (int)errors.len, errors.p ? errors.p : "");
     buf p;
@@ -311,6 +313,7 @@ void reload_now(server *srv) {
   }
   engine_set_vm(srv->e, &fresh->vm); /* the old version closes with its last call */
   server_set_facts(srv, fresh);
+  if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"ok"}), 1);
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);

@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "lua_api.h"
 #include "mrtr.h"
 #include "tasks.h"
@@ -42,6 +43,8 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   r->entry_ref = LUA_NOREF;
   r->cv = im->cv;
   r->who = principal_ref(im->who ? im->who : srv->opt.as);
+  r->started = engine_now();
+  if (metrics_on) metric_gauge_add(metric_only(M_CALLS), 1);
   if (mrtr) mrtr_take(r, mrtr);
   copy_progress_token(r, meta);
   lua_State *L = call_app(c)->vm.L;
@@ -50,9 +53,26 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   return c;
 }
 
+const char *const outcome_names[] = {"ok", "tool_error", "error", "timeout", "cancelled"};
+
+/* mcp_server_requests_total and mcp_server_operation_duration_seconds of
+   a call that ends */
+static void count_call(request *r, call *c) {
+  static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
+                                        "completion/complete"};
+  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
+                                                                         : r->outcome;
+  const char *method = methods[r->kind], *name = outcome_names[o];
+  metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(r->cv.version), name}), 1);
+  metric_observe(metric_at(M_OPERATION, (const char *const[]){method, r->item_name ? r->item_name : "", name}),
+                 engine_now() - r->started);
+  metric_gauge_add(metric_only(M_CALLS), -1);
+}
+
 void request_ended(void *ud, call *c) {
   server *srv = ud;
   request *r = request_of(c);
+  if (metrics_on) count_call(r, c);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);

@@ -156,6 +156,9 @@ static void finish_tool(server *srv, call *c, int nres) {
   if (nres == 0) lua_pushnil(co);
   lua_pushstring(co, t->where);
   if (!shape(srv, c, call_app(c)->tool_result, 1, 1)) return;
+  rawfield(co, -1, "isError");
+  if (lua_toboolean(co, -1)) r->outcome = OUTCOME_TOOL_ERROR;
+  lua_pop(co, 1);
   if (t->output != LUA_NOREF) {
     rawfield(co, -1, "isError");
     bool is_error = lua_toboolean(co, -1);
@@ -178,6 +181,7 @@ static void finish_tool(server *srv, call *c, int nres) {
         buf_init(&msg);
         buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
         log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
+        r->outcome = OUTCOME_TOOL_ERROR;
         output_tool_error(srv, &r->cv, output_reply(srv, r->out), id_of(c), msg.p, msg.len);
         buf_free(&msg);
         buf_free(&err);
@@ -289,6 +293,7 @@ static bool rpc_error(server *srv, call *c, int idx) {
   bool is = lua_type(co, -1) == LUA_TSTRING && strcmp(lua_tostring(co, -1), "mcp.rpc_error") == 0;
   lua_pop(co, 2);
   if (!is) return false;
+  request_of(c)->outcome = OUTCOME_ERROR;
   idx = lua_absindex(co, idx);
   int top = lua_gettop(co);
   rawfield(co, idx, "code");
@@ -333,6 +338,7 @@ void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
   if (lua_gettop(call_thread(c)) > 0 && rpc_error(ud, c, -1)) return; /* error(mcp.rpc_error(...)) */
   buf *out = output_reply(ud, r->out);
+  r->outcome = r->kind == CALL_TOOL ? OUTCOME_TOOL_ERROR : OUTCOME_ERROR;
   if (r->kind == CALL_TOOL) output_tool_error(ud, &r->cv, out, id_of(c), msg, strlen(msg));
   else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
 }

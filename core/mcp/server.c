@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "lua_api.h"
 #include "listen.h"
 #include "mrtr.h"
@@ -350,6 +351,13 @@ server *server_new(app *a, const server_options *opt) {
 void server_set_facts(server *srv, const app *a) {
   char *scopes = a->reg->scopes ? strdup(a->reg->scopes) : NULL;
   char *name = a->reg->name ? strdup(a->reg->name) : NULL;
+  if (metrics_on) { /* mcp_server_app_info: 1 for the version serving, 0 for the one before */
+    static metric_series *serving;
+    metric_gauge_set(serving, 0);
+    serving = metric_at(M_APP_INFO, (const char *const[]){a->reg->name ? a->reg->name : "",
+                                                          a->reg->version ? a->reg->version : ""});
+    metric_gauge_set(serving, 1);
+  }
   pthread_mutex_lock(&srv->facts_lock);
   char *old_scopes = srv->facts_scopes, *old_name = srv->facts_name;
   srv->facts_scopes = scopes, srv->facts_name = name;

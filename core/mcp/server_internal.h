@@ -58,6 +58,13 @@ typedef struct inmsg {
 
 typedef enum call_kind { CALL_TOOL, CALL_RESOURCE, CALL_PROMPT, CALL_COMPLETE } call_kind;
 
+/* How a request ended, for the metrics and the access log. */
+typedef enum outcome {
+  OUTCOME_OK, OUTCOME_TOOL_ERROR /* isError */, OUTCOME_ERROR /* a JSON-RPC error */,
+  OUTCOME_TIMEOUT, OUTCOME_CANCELLED
+} outcome;
+extern const char *const outcome_names[];
+
 /* A call as the server sees it: the request it answers (the engine's call
    extra data). */
 typedef struct request {
@@ -78,6 +85,9 @@ typedef struct request {
   call_wait ask;  /* parked on that answer */
   client_view cv;
   principal *who; /* the request's (a reference), or NULL */
+  outcome outcome;
+  double started;        /* engine_now() at dispatch */
+  const char *item_name; /* the tool's, prompt's, resource's or template's registered name */
   /* multi round-trip (per-request revisions): the answers of earlier rounds (from
      the sealed requestState, then those this round brought), as JSON
      values joined by commas, the digests of their questions likewise, and

@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 
 void call_free(call *c) {
   if (c->timer) uv_close((uv_handle_t *)c->timer, engine_free_handle);
@@ -184,7 +185,26 @@ static void arm(call *c) {
   uv_timer_start(c->timer, on_call_timer, ms > 0 ? (uint64_t)ms : 0, 0);
 }
 
+/* mcp_server_calls_waiting{on}: what a parked call waits on */
+static void count_wait(call *c, const char *what) {
+  if (!metrics_on) return;
+  static const char *const kinds[][2] = {{"mcp.http", "http"},     {"mcp.exec", "exec"},
+                                         {"mcp.socket", "socket"}, {"mcp.store", "store"},
+                                         {"tasks/update", "task"}, {"sleep", "sleep"}};
+  const char *on = "client"; /* a question to the client (elicitation, sampling, roots) */
+  for (size_t i = 0; what && i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(what, kinds[i][0]) == 0) on = kinds[i][1];
+  c->waiting = metric_at(M_WAITING, (const char *const[]){on});
+  metric_gauge_add(c->waiting, 1);
+}
+
+static void uncount_wait(call *c) {
+  if (c->waiting) metric_gauge_add(c->waiting, -1);
+  c->waiting = NULL;
+}
+
 static void stop_waiting(call *c) {
+  uncount_wait(c);
   c->wake_at = 0;
   uv_timer_stop(c->timer);
   if (c->wait) { /* parked on an operation: stop it (socket, transfer, child) */
@@ -222,18 +242,21 @@ static void on_call_timer(uv_timer_t *t) {
 
 void call_sleep(call *c, double seconds) {
   if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
+  count_wait(c, "sleep");
   c->wake_at = engine_now() + (seconds > 0 ? seconds : 0);
   arm(c);
 }
 
 void call_park(call *c, call_wait *w) {
   if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
+  count_wait(c, w->what);
   c->wait = w;
   c->wake_at = c->deadline;
   arm(c);
 }
 
 void call_wake(call *c, int nvalues) {
+  uncount_wait(c);
   c->wait = NULL;
   c->wake_at = 0;
   uv_timer_stop(c->timer);

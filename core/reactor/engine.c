@@ -16,6 +16,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "thread_stack.h"
 
 double engine_now(void) {
@@ -130,7 +131,13 @@ void engine_after_run(void (*fn)(void *arg), void *arg) {
 /* The run lock, taken and given back with a heartbeat: the watchdog sees
    a stall as the lock held and the heartbeat standing still. */
 static void run_lock(engine *e) {
-  pthread_mutex_lock(&e->run);
+  if (metrics_on && pthread_mutex_trylock(&e->run) != 0) { /* contended: how long */
+    double t0 = engine_now();
+    pthread_mutex_lock(&e->run);
+    metric_add_seconds(metric_only(M_RUN_LOCK_WAIT), engine_now() - t0);
+  } else if (!metrics_on) {
+    pthread_mutex_lock(&e->run);
+  }
   atomic_store(&e->held, true);
   after_run.holding = true;
   engine_beat(e);
@@ -150,6 +157,7 @@ void engine_after_run_drain(void) {
 }
 
 static void run_unlock(engine *e) {
+  if (metrics_on) metric_gauge_set(metric_only(M_LUA_HEAP), (int64_t)e->vm->mem_used);
   engine_beat(e);
   atomic_store(&e->held, false);
   after_run.holding = false;

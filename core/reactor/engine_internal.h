@@ -63,6 +63,7 @@ struct call {
   double deadline, wake_at; /* wake_at > 0: parked (its timer armed for it or the deadline) */
   uv_timer_t *timer;        /* one per struct, kept across reuse; closed when it is freed */
   call_wait *wait;          /* the operation it is parked on, if any */
+  struct metric_series *waiting; /* its mcp_server_calls_waiting series while parked */
   bool cancelled, timed_out;
   bool end_at_yield;
   double close_by;   /* > 0: its __close handlers run (call_end), until then */

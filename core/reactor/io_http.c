@@ -42,6 +42,7 @@
 #include "call.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "sandbox.h"
 
 #define OP_TYPE "mcp.http.op"
@@ -422,6 +423,13 @@ static void drain(void) {
     http_op *op = (http_op *)p;
     curl_multi_remove_handle(H.multi, easy);
     if (retry_fresh(op, rc)) continue;
+    if (metrics_on) {
+      long code = 0;
+      if (rc == CURLE_OK) curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+      static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+      const char *cls = rc != CURLE_OK || code < 100 || code > 599 ? "error" : classes[code / 100 - 1];
+      metric_add(metric_at(M_OUT_HTTP, (const char *const[]){cls}), 1);
+    }
     op->running = false;
     op->result = rc;
     call_wake(op->c, 0); /* runs Lua: it may start and abort transfers */

@@ -19,6 +19,7 @@
 #include "call.h"
 #include "engine.h"
 #include "redis_conn.h"
+#include "metrics.h"
 
 #define KEY_MAX 1024
 #define VALUE_MAX ((size_t)16 << 20)
@@ -224,6 +225,9 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
     return;
   }
   o->type = reply ? reply->type : -1;
+  if (metrics_on)
+    metric_add(metric_at(M_REDIS, (const char *const[]){!reply || reply->type == REDIS_REPLY_ERROR
+                                                            ? "error" : "ok"}), 1);
   if (reply && (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_ERROR ||
                 reply->type == REDIS_REPLY_STATUS)) {
     o->str = malloc(reply->len + 1);

@@ -21,6 +21,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "metrics.h"
 
 void http_random_id(char out[SESSION_ID_LEN + 1]) {
   unsigned char raw[SESSION_ID_LEN / 2];
@@ -150,8 +151,9 @@ hsession *http_session_create(http_server *srv, peer *p, principal *who) {
   snprintf(hs->id, sizeof hs->id, "%s.%s", srv->opt.instance, hex);
   hs->s = session_new();
   if (p) snprintf(hs->s->peer, sizeof hs->s->peer, "%s", p->addr);
-  hs->last_seen = http_now();
+  hs->last_seen = hs->created = http_now();
   hs->owner = principal_ref(who);
+  if (metrics_on) metric_gauge_add(metric_only(M_SESSIONS), 1);
   hs->peer = p;
   if (p) p->nsessions++;
   index_grow(srv);
@@ -210,6 +212,10 @@ void http_session_remove(http_server *srv, hsession *hs) {
     }
   srv->nsessions--;
   if (hs->peer) hs->peer->nsessions--;
+  if (metrics_on) {
+    metric_gauge_add(metric_only(M_SESSIONS), -1);
+    metric_observe(metric_only(M_SESSION_DURATION), http_now() - hs->created);
+  }
   server_end_session(srv->srv, hs->s);
   http_session_free(hs);
 }
@@ -362,8 +368,13 @@ session *http_stateless_session(http_server *srv, struct mg_connection *conn) {
    address may hold only --max-streams-per-peer of it: the workers left
    are the requests'. 0 and *held set (release with http_stream_release), or
    the status to refuse with and *why. */
+/* mcp_server_http_streams{kind}: a GET stream, or a subscriptions/listen */
+static void count_stream(bool listen, int by) {
+  if (metrics_on) metric_gauge_add(metric_at(M_STREAMS, (const char *const[]){listen ? "listen" : "get"}), by);
+}
+
 int http_stream_admit(http_server *srv, struct mg_connection *conn, peer **held,
-                        const char **why) {
+                        const char **why, bool listen) {
   char addr[48];
   http_peer_address(srv, conn, addr, sizeof addr);
   int code = 0;
@@ -382,10 +393,12 @@ int http_stream_admit(http_server *srv, struct mg_connection *conn, peer **held,
   }
   pthread_mutex_unlock(&srv->lock);
   if (code) mg_disable_connection_keep_alive(conn); /* its idle keep-alive would hold a worker too */
+  else count_stream(listen, 1);
   return code;
 }
 
-void http_stream_release(http_server *srv, peer *p) {
+void http_stream_release(http_server *srv, peer *p, bool listen) {
+  count_stream(listen, -1);
   pthread_mutex_lock(&srv->lock);
   srv->nstreams--;
   p->nstreams--;

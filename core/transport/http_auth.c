@@ -14,6 +14,7 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "metrics.h"
 
 #define AUTH_HEADER_MAX 16384  /* larger than any real token; a refusal past it */
 #define AUTH_CACHE_SLOTS 8192   /* a power of two; a full table overwrites */
@@ -258,7 +259,14 @@ static bool jwt_shaped(const char *tok, size_t n) {
   return dots == 2;
 }
 
-static int refused(http_server *srv, struct mg_connection *conn, const char *why) {
+/* mcp_server_auth_refusals_total{reason} (a fixed word, never the client's) */
+static void count_refusal(const char *reason) {
+  if (metrics_on) metric_add(metric_at(M_AUTH_REFUSALS, (const char *const[]){reason}), 1);
+}
+
+static int refused(http_server *srv, struct mg_connection *conn, const char *why,
+                   const char *reason) {
+  count_refusal(reason);
   char peer[48];
   http_peer_address(srv, conn, peer, sizeof peer);
   log_msg(LOG_INFO, "http: %s: token refused: %s", peer, why);
@@ -274,19 +282,28 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     *who = dev_identity(srv, conn);
     return 0;
   }
-  if (token_in_query(mg_get_request_info(conn)->query_string))
+  if (token_in_query(mg_get_request_info(conn)->query_string)) {
+    count_refusal("token_in_url");
     return challenge(srv, conn, 400, "invalid_request",
                      "a token goes in the Authorization header, never in the URL");
+  }
   const char *h = mg_get_header(conn, "Authorization");
-  if (!h) return challenge(srv, conn, 401, NULL, NULL);
-  if (strncasecmp(h, "Bearer ", 7) != 0)
+  if (!h) {
+    count_refusal("no_token");
+    return challenge(srv, conn, 401, NULL, NULL);
+  }
+  if (strncasecmp(h, "Bearer ", 7) != 0) {
+    count_refusal("not_bearer");
     return challenge(srv, conn, 401, "invalid_request", "the Authorization header is not Bearer");
+  }
   const char *tok = h + 7;
   while (*tok == ' ') tok++;
   size_t n = strlen(tok);
   while (n && tok[n - 1] == ' ') n--;
-  if (n > AUTH_HEADER_MAX)
+  if (n > AUTH_HEADER_MAX) {
+    count_refusal("too_large");
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
+  }
   long long now = (long long)time(NULL);
   if ((*who = cache_hit(srv, tok, n, now, NULL))) return 0;
   bool unavailable;
@@ -297,15 +314,18 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
       cache_hit(srv, tok, n, now, *who);
       return 0;
     }
-    if (unavailable)
+    if (unavailable) {
+      count_refusal("unavailable");
       return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
                                 "Service Unavailable: the token cannot be checked now",
                                 "Retry-After: 5\r\n");
-    return refused(srv, conn, why);
+    }
+    return refused(srv, conn, why, "introspection");
   }
   jwt_claims c;
   jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
   if (unavailable) { /* never an open door: the client tries again */
+    count_refusal("unavailable");
     jwt_claims_free(&c);
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
                               "Service Unavailable: the authorization server's keys are not "
@@ -321,7 +341,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return 0;
   }
   jwt_claims_free(&c);
-  return refused(srv, conn, jwt_status_text(st));
+  return refused(srv, conn, jwt_status_text(st), jwt_status_name(st));
 }
 
 bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap) {

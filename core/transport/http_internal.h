@@ -97,7 +97,7 @@ typedef struct hsession {
   peer *peer;
   bool acked; /* notifications/initialized came: the longer idle limit applies */
   principal *owner; /* whose token opened it (a reference; NULL without authorization) */
-  double last_seen;
+  double last_seen, created;
   hstream *recent[RECENT_STREAMS]; /* each holds a reference */
   size_t nrecent;
   struct hsession *next, *prev; /* every session, for the reaper */
@@ -234,8 +234,9 @@ session *http_stateless_session(http_server *srv, struct mg_connection *conn);
    address may hold only --max-streams-per-peer of it: the workers left
    are the requests'. 0 and *held set (release with http_stream_release), or
    the status to refuse with and *why. */
-int http_stream_admit(http_server *srv, struct mg_connection *conn, peer **held, const char **why);
-void http_stream_release(http_server *srv, peer *p);
+int http_stream_admit(http_server *srv, struct mg_connection *conn, peer **held, const char **why,
+                      bool listen);
+void http_stream_release(http_server *srv, peer *p, bool listen);
 /* }====== */
 
 /* {====== http_checks.c */

@@ -21,6 +21,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "metrics.h"
 #include "http_headers.h"
 
 /* Keep one event for Last-Event-ID (st->lock held): the ring holds the
@@ -176,6 +177,11 @@ const char *http_status_text(int status) {
 /* Status line and headers every answer carries; extra is more header lines. */
 
 static void start_response(buf *b, int status, const char *extra) {
+  if (metrics_on) { /* every answer of the MCP listener starts here */
+    static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+    int k = status / 100 - 1;
+    metric_add(metric_at(M_HTTP_RESPONSES, (const char *const[]){classes[k >= 0 && k < 5 ? k : 4]}), 1);
+  }
   buf_printf(b, "HTTP/1.1 %d %s\r\nCache-Control: no-cache\r\nKeep-Alive: timeout=%d\r\n", status,
              http_status_text(status), KEEP_ALIVE_S);
   if (extra) buf_puts(b, extra);
@@ -352,7 +358,11 @@ static int answer_whole(hstream *st, struct mg_connection *conn, const buf *line
     size_t n = lines->len - 1; /* without the newline */
     status = st->per_request ? http_headers_status(lines->p, n) : 200;
     char challenge[4096];
-    if (http_auth_scope_challenge(st->srv, lines->p, n, challenge, sizeof challenge)) status = 403;
+    if (http_auth_scope_challenge(st->srv, lines->p, n, challenge, sizeof challenge)) {
+      status = 403;
+      if (metrics_on)
+        metric_add(metric_at(M_AUTH_REFUSALS, (const char *const[]){"insufficient_scope"}), 1);
+    }
     start_response(out, status, extra);
     if (status == 403) buf_puts(out, challenge);
     buf_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);

@@ -231,7 +231,7 @@ static int post_admit(post *p) {
   }
   if (p->m.kind == JSONRPC_REQUEST && jsonrpc_method_is(&p->m, "subscriptions/listen")) {
     const char *why = NULL;
-    int refused = http_stream_admit(srv, p->conn, &p->held, &why);
+    int refused = http_stream_admit(srv, p->conn, &p->held, &why, true);
     if (refused)
       return http_respond_rpc_error(p->conn, refused, p->m.id, JSONRPC_INTERNAL_ERROR, why, NULL,
                                     "Retry-After: 5\r\nConnection: close\r\n");
@@ -293,7 +293,7 @@ static int post_submit_and_relay(post *p) {
       atomic_fetch_add(&st->refs, 1); /* the message's, until the engine is done with it */
       server_stream_closed(srv->srv, p->s, &st->out);
     }
-    http_stream_release(srv, p->held);
+    http_stream_release(srv, p->held, true);
     p->held = NULL;
   }
   if (in_session) {
@@ -318,7 +318,7 @@ static int handle_post(http_server *srv, struct mg_connection *conn, principal *
   } else if (!status) {
     status = post_submit_and_relay(&p);
   }
-  if (p.held) http_stream_release(srv, p.held);
+  if (p.held) http_stream_release(srv, p.held, true);
   /* a stateless request's session goes with its last reference */
   if (p.s) session_unref(p.s);
   free(p.data);
@@ -344,7 +344,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn, const princi
                          NULL);
   peer *held = NULL;
   const char *why = NULL;
-  int refused = http_stream_admit(srv, conn, &held, &why);
+  int refused = http_stream_admit(srv, conn, &held, &why, false);
   if (refused) {
     session_unref(s);
     return http_respond_error(conn, refused, JSONRPC_INTERNAL_ERROR, why,
@@ -377,7 +377,7 @@ static int handle_get(http_server *srv, struct mg_connection *conn, const princi
     r = http_relay(srv, conn, st, true, 0, NULL);
     http_stream_unref(st);
   }
-  http_stream_release(srv, held);
+  http_stream_release(srv, held, false);
   session_unref(s);
   return r;
 }

@@ -1,0 +1,72 @@
+/* metrics_http.c — GET /metrics on a listener of its own (metrics_http.h). */
+#include "metrics_http.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <civetweb.h>
+
+#include "log.h"
+#include "metrics.h"
+
+static struct mg_context *ctx;
+
+static int answer(struct mg_connection *conn, int status, const char *type, const char *body,
+                  size_t n) {
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+            "Connection: close\r\n\r\n",
+            status, status == 200 ? "OK" : status == 405 ? "Method Not Allowed" : "Not Found", type,
+            n);
+  if (strcmp(mg_get_request_info(conn)->request_method, "HEAD") != 0) mg_write(conn, body, n);
+  return status;
+}
+
+static int on_request(struct mg_connection *conn, void *ud) {
+  (void)ud;
+  const struct mg_request_info *ri = mg_get_request_info(conn);
+  if (strcmp(ri->local_uri, "/metrics") != 0) return answer(conn, 404, "text/plain", "not found\n", 10);
+  if (strcmp(ri->request_method, "GET") != 0 && strcmp(ri->request_method, "HEAD") != 0)
+    return answer(conn, 405, "text/plain", "GET only\n", 9);
+  buf b;
+  buf_init(&b);
+  metrics_render(&b);
+  int s = answer(conn, 200, "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
+  buf_free(&b);
+  return s;
+}
+
+static int quiet(const struct mg_connection *conn, const char *msg) {
+  (void)conn;
+  log_msg(LOG_DEBUG, "metrics listener: %s", msg);
+  return 1;
+}
+
+bool metrics_http_start(const char *host, int port, char *why, size_t cap) {
+  char ports[128];
+  snprintf(ports, sizeof ports, "%s:%d", strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, port);
+  const char *opts[] = {"listening_ports", ports, "num_threads", "2", "request_timeout_ms", "5000",
+                        "enable_keep_alive", "no", NULL};
+  struct mg_callbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.log_message = quiet;
+  mg_init_library(0);
+  metrics_on = true; /* before the listener: a scrape never sees it off */
+  ctx = mg_start(&cb, NULL, opts);
+  if (!ctx) {
+    metrics_on = false;
+    snprintf(why, cap, "--metrics: cannot listen on %s", ports);
+    return false;
+  }
+  mg_set_request_handler(ctx, "/", on_request, NULL);
+  struct mg_server_port sp[1];
+  int bound = mg_get_server_ports(ctx, 1, sp) == 1 ? sp[0].port : port; /* port 0: the one given */
+  log_msg(LOG_INFO, "metrics on http://%s:%d/metrics",
+          strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, bound);
+  return true;
+}
+
+void metrics_http_stop(void) {
+  if (ctx) mg_stop(ctx);
+  ctx = NULL;
+}
