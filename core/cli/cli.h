@@ -34,6 +34,7 @@ typedef struct options {
   const char *client_secret_file; /* --auth-client-secret-file */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
+  const char *access_log;     /* --access-log FILE|- */
   bool metrics;                /* --metrics [HOST:]PORT */
   const char *metrics_host;
   char metrics_host_buf[256];

@@ -75,6 +75,8 @@ const char cli_usage[] =
     "Streamable HTTP (serve --http):\n"
     "  --http [HOST:]PORT  serve at http://HOST:PORT/mcp (HOST default 127.0.0.1)\n"
     "  --stateless         no sessions: every POST stands alone; GET is 405\n"
+    "  --access-log FILE   one JSON line per request answered (- : stderr);\n"
+    "                      SIGUSR1 reopens FILE (logrotate)\n"
     "  --metrics [HOST:]PORT  Prometheus metrics at http://HOST:PORT/metrics, a\n"
     "                      listener of its own (HOST: 127.0.0.1); stdio too\n"
     "  --dev               also serve a developer page at /dev: forms for the tools,\n"

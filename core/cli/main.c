@@ -28,6 +28,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "reload.h"
+#include "access_log.h"
 #include "metrics_http.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
@@ -145,6 +146,10 @@ static int app_option(options *o, const char *a, const char *v) {
 static int http_option(options *o, const char *a, const char *v) {
   if (IS("--http"))
     return parse_listen(a, v, o->host_buf, sizeof o->host_buf, &o->h.host, &o->h.port), o->http = true, 2;
+  if (IS("--access-log")) {
+    if (!v || !*v) cli_die_usage("%s needs a FILE (or - for stderr)", a);
+    return o->access_log = v, 2;
+  }
   if (IS("--metrics"))
     return parse_listen(a, v, o->metrics_host_buf, sizeof o->metrics_host_buf, &o->metrics_host,
                         &o->metrics_port), o->metrics = true, 2;
@@ -306,6 +311,7 @@ static void check_options(options *o) {
   if (o->h.key && !o->h.cert) cli_die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
   if (o->metrics && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--metrics");
+  if (o->access_log && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--access-log");
   /* over stdio the client is the user's own process: no tokens (the
      specification's authorization is for HTTP) */
   load_client_secret(o);
@@ -369,12 +375,17 @@ static void *signal_main(void *arg) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR1);
   int sig;
   bool finishing = false;
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
       reload_request(srv);
+      continue;
+    }
+    if (sig == SIGUSR1) { /* logrotate moved the access log: a new file at the next round */
+      access_log_reopen(); /* done before the next line is written */
       continue;
     }
     if (finishing) {
@@ -403,6 +414,15 @@ static int cmd_serve(options *o) {
   log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts)",
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
           a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
+  o->server.instance = o->h.instance;
+  if (o->access_log) {
+    char why[4200];
+    if (!access_log_open(o->access_log, why, sizeof why)) {
+      log_msg(LOG_ERROR, "%s", why);
+      app_free(a);
+      return 1;
+    }
+  }
   if (o->metrics) {
     char why[256];
     if (!metrics_http_start(o->metrics_host ? o->metrics_host : "127.0.0.1", o->metrics_port, why,
@@ -431,6 +451,7 @@ static int cmd_serve(options *o) {
   bus_free(b);
   store_close();
   server_free(srv);
+  access_log_close();
   metrics_http_stop();
   close(out);
   return status;
@@ -511,6 +532,7 @@ int main(int argc, char **argv) {
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
   }
   signal(SIGPIPE, SIG_IGN);

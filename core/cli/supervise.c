@@ -43,7 +43,7 @@ static int wait_child(pid_t pid, const sigset_t *set, bool *forwarded) {
       exit(1);
     }
     if (sig != SIGCHLD) {
-      if (sig != SIGHUP) *forwarded = true;
+      if (sig != SIGHUP && sig != SIGUSR1) *forwarded = true; /* reload, reopen: not a stop */
       kill(pid, sig);
       continue;
     }
@@ -59,6 +59,7 @@ void supervise(void) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR1);
   sigaddset(&set, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &set, &old);
   pid_t parent = getpid();

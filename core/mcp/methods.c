@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "access_log.h"
 #include "cursor.h"
 #include "server_internal.h"
 #include "json.h"
@@ -757,10 +758,17 @@ bool methods_need_lua(const jsonrpc_msg *m) {
 
 /* mcp_server_requests_total of a request answered without a call (a
    call's own is counted when it ends: request.c) */
-static void count_request(const inmsg *im, const char *method, unsigned long errors_before) {
-  if (!metrics_on || im->taken) return;
+static void count_request(server *srv, const inmsg *im, const char *method,
+                          unsigned long errors_before, double t0) {
+  if (im->taken) return;
   const char *outcome = jsonrpc_errors_written != errors_before ? "error" : "ok";
-  metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(im->cv.version), outcome}), 1);
+  if (metrics_on)
+    metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(im->cv.version), outcome}), 1);
+  if (access_log_on())
+    access_log_write(&(access_entry){srv->opt.instance, im->s->peer, im->s->id,
+                                     im->who ? im->who->subject : srv->opt.as ? srv->opt.as->subject : NULL,
+                                     proto_name(im->cv.version), method, NULL, outcome, im->m.id.p,
+                                     im->m.id.n, engine_now() - t0, output_answer_bytes(im->reply)});
 }
 
 void methods_handle_request(server *srv, inmsg *im) {
@@ -769,15 +777,16 @@ void methods_handle_request(server *srv, inmsg *im) {
   int version = im->cv.version;
   const struct method *me = method_of(m);
   unsigned long errors = jsonrpc_errors_written;
+  double t0 = access_log_on() ? engine_now() : 0;
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                    "Invalid Request: the session is not initialized (send initialize first)");
-      count_request(im, me->name, errors);
+      count_request(srv, im, me->name, errors, t0);
       return;
     }
     me->fn(srv, im);
-    count_request(im, me->name, errors);
+    count_request(srv, im, me->name, errors, t0);
     return;
   }
   buf name;
@@ -789,5 +798,5 @@ void methods_handle_request(server *srv, inmsg *im) {
   else
     output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
-  count_request(im, "other", errors); /* never the client's string: unbounded */
+  count_request(srv, im, "other", errors, t0); /* never the client's string: unbounded */
 }

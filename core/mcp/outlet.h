@@ -31,6 +31,7 @@ struct outlet {
      written so far (output_reply): what the transport's write may read to
      tell the final line from a notification without parsing it */
   bool answered;
+  size_t answer_at; /* where in out the answer began (the access log's bytes) */
 };
 
 #endif

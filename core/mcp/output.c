@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "access_log.h"
 #include "json.h"
 
 buf *output_of(server *srv, outlet *o) {
@@ -32,6 +33,7 @@ void output_flush_all(void *ud) {
   server *srv = ud;
   for (size_t i = 0; i < srv->ndirty; i++) output_flush(srv->dirty[i]);
   srv->ndirty = 0;
+  access_log_flush();
 }
 
 /* The request o answers is over: hand over what is left and let the
@@ -59,7 +61,13 @@ void output_done(server *srv, outlet *o) {
 
 buf *output_reply(server *srv, outlet *o) {
   o->answered = true;
-  return output_of(srv, o);
+  buf *b = output_of(srv, o);
+  o->answer_at = b->len;
+  return b;
+}
+
+size_t output_answer_bytes(const outlet *o) {
+  return o && o->answered && o->out.len >= o->answer_at ? o->out.len - o->answer_at : 0;
 }
 
 void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...) {

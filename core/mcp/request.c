@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "access_log.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -69,10 +70,25 @@ static void count_call(request *r, call *c) {
   metric_gauge_add(metric_only(M_CALLS), -1);
 }
 
+/* its access log line */
+static void log_call(server *srv, request *r, call *c) {
+  static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
+                                        "completion/complete"};
+  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
+                                                                         : r->outcome;
+  size_t idn;
+  const char *id = call_id(c, &idn);
+  access_log_write(&(access_entry){srv->opt.instance, r->s->peer, r->s->id,
+                                   r->who ? r->who->subject : NULL, proto_name(r->cv.version),
+                                   methods[r->kind], r->item_name, outcome_names[o], id, idn,
+                                   engine_now() - r->started, output_answer_bytes(r->out)});
+}
+
 void request_ended(void *ud, call *c) {
   server *srv = ud;
   request *r = request_of(c);
   if (metrics_on) count_call(r, c);
+  if (access_log_on()) log_call(srv, r, c);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);

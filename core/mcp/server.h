@@ -26,6 +26,7 @@ typedef struct server_options {
   double state_ttl; /* seconds a multi round-trip requestState stays valid */
   double task_ttl;  /* seconds a task lives (its work, then its result): ttlMs */
   size_t max_tasks_per_peer; /* tasks one client address may hold (0: tasks.c's default) */
+  const char *instance; /* --instance: named in the access log */
   principal *as; /* who a request without a token of its own comes from (luamcp call --as); the
                     caller's, kept for the server's life; NULL: nobody */
 } server_options;

@@ -163,6 +163,8 @@ buf *output_of(server *srv, outlet *o);
 void output_flush(outlet *o);
 /* The same for the answer to o's request: marks o answered (outlet.h). */
 buf *output_reply(server *srv, outlet *o);
+/* Bytes of the answer written to o so far this round (the access log). */
+size_t output_answer_bytes(const outlet *o);
 /* The request o answers is over (flush, then the transport closes it). */
 void output_done(server *srv, outlet *o);
 void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)

@@ -31,6 +31,7 @@ typedef struct session {
   atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
   bool ephemeral;    /* one stateless HTTP request: never tracked, gone with it */
   char peer[48];     /* the client's address (HTTP, after --trust-proxy); "" over stdio */
+  char id[80];       /* its Mcp-Session-Id (HTTP, 2025-11-25); "" otherwise */
   principal *who;    /* its last request's caller (a reference; the engine's holder's), or NULL */
   void (*on_free)(struct session *s); /* transport cleanup, may be NULL */
   void *transport; /* the transport's own per-session data */

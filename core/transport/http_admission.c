@@ -150,6 +150,7 @@ hsession *http_session_create(http_server *srv, peer *p, principal *who) {
   http_random_id(hex);
   snprintf(hs->id, sizeof hs->id, "%s.%s", srv->opt.instance, hex);
   hs->s = session_new();
+  snprintf(hs->s->id, sizeof hs->s->id, "%s", hs->id);
   if (p) snprintf(hs->s->peer, sizeof hs->s->peer, "%s", p->addr);
   hs->last_seen = hs->created = http_now();
   hs->owner = principal_ref(who);

@@ -1,0 +1,108 @@
+/* access_log.c — the access log (access_log.h). */
+#include "access_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "json.h"
+#include "log.h"
+
+static struct {
+  int fd; /* -1: off */
+  char path[4096];
+  bool is_stderr;
+  buf pending; /* the round's lines */
+} A = {.fd = -1};
+static volatile sig_atomic_t reopen_asked;
+
+bool access_log_open(const char *path, char *why, size_t cap) {
+  A.is_stderr = strcmp(path, "-") == 0;
+  if (A.is_stderr) {
+    A.fd = STDERR_FILENO;
+    return true;
+  }
+  snprintf(A.path, sizeof A.path, "%s", path);
+  A.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (A.fd < 0) {
+    snprintf(why, cap, "--access-log %s: %s", path, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+bool access_log_on(void) { return A.fd >= 0; }
+
+void access_log_reopen(void) { reopen_asked = 1; }
+
+static void write_all(const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(A.fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return; /* a full disk: the lines go, the server goes on */
+    p += w, n -= (size_t)w;
+  }
+}
+
+void access_log_flush(void) {
+  if (A.fd < 0) return;
+  if (A.pending.len) write_all(A.pending.p, A.pending.len);
+  A.pending.len = 0;
+  if (reopen_asked && !A.is_stderr) {
+    /* after the lines so far: they are in the old file, the next in the new */
+    reopen_asked = 0;
+    int fd = open(A.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+      log_msg(LOG_ERROR, "access log: cannot reopen %s: %s (still writing the old one)", A.path,
+              strerror(errno));
+      return;
+    }
+    close(A.fd);
+    A.fd = fd;
+    log_msg(LOG_INFO, "access log: reopened %s", A.path);
+  }
+}
+
+void access_log_close(void) {
+  access_log_flush();
+  if (A.fd >= 0 && !A.is_stderr) close(A.fd);
+  A.fd = -1;
+  buf_free(&A.pending);
+}
+
+static void field(buf *b, const char *key, const char *v) {
+  if (!v || !*v) return;
+  buf_printf(b, ",\"%s\":", key);
+  json_encode_string(b, v, strlen(v));
+}
+
+void access_log_write(const access_entry *e) {
+  if (A.fd < 0) return;
+  buf *b = &A.pending;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  struct tm tm;
+  gmtime_r(&tv.tv_sec, &tm);
+  buf_printf(b, "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+  field(b, "instance", e->instance);
+  field(b, "peer", e->peer);
+  field(b, "session", e->session);
+  field(b, "subject", e->subject);
+  field(b, "revision", e->revision);
+  field(b, "method", e->method);
+  field(b, "name", e->name);
+  if (e->id_len) {
+    buf_puts(b, ",\"id\":");
+    buf_put(b, e->id, e->id_len); /* a JSON string or number, as the client sent it */
+  }
+  field(b, "outcome", e->outcome);
+  buf_printf(b, ",\"duration_ms\":%.3f,\"bytes\":%zu}\n", e->duration * 1000.0, e->bytes);
+  if (A.pending.len > 1 << 20) access_log_flush(); /* a huge round: do not hold it all */
+}

@@ -1,0 +1,34 @@
+/* access_log.h — --access-log FILE (or - for stderr): one JSON object a
+ * line per request answered (time, instance, peer, session, subject,
+ * revision, method, name, id, outcome, duration, bytes). Written by the
+ * engine's run-lock holder into a buffer, handed to the file at the end of
+ * each round; SIGUSR1 has it reopened there (logrotate's convention), so a
+ * rotation loses no line. */
+#ifndef LUAMCP_ACCESS_LOG_H
+#define LUAMCP_ACCESS_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Open path for appending ("-": stderr). False with why. */
+bool access_log_open(const char *path, char *why, size_t cap);
+void access_log_close(void);
+/* Is there a log (a line costs nothing without one)? */
+bool access_log_on(void);
+/* Any thread, async-signal-safe: reopen the file at the next flush. */
+void access_log_reopen(void);
+
+typedef struct access_entry {
+  const char *instance, *peer, *session, *subject, *revision, *method, *name, *outcome;
+  const char *id; /* the request id as sent (raw JSON) */
+  size_t id_len;
+  double duration; /* seconds */
+  size_t bytes;    /* of the answer */
+} access_entry;
+
+/* One line (the run-lock holder). */
+void access_log_write(const access_entry *e);
+/* The round's lines to the file (the run-lock holder; output_flush_all). */
+void access_log_flush(void);
+
+#endif
