@@ -135,6 +135,22 @@ function mcp.validate(schema, value, opts) end
 ---@field task? "optional"|"required"|false may (must) run as a task (2026-07-28 tasks extension)
 ---@field scopes? string[] what a caller's token must grant to see and call it (HTTP with --auth-resource)
 
+---What a middleware sees of a request (mcp.use).
+---@class mcp.Request
+---@field method "tools/call"|"resources/read"|"prompts/get"|"completion/complete"
+---@field name? string the tool's or prompt's name, the resource's URI or the template it matched
+---@field arguments? table the arguments (tools/call, prompts/get), or completion's context arguments; changes reach the handler
+---@field uri? string resources/read: the URI asked for
+---@field variables? table<string, string> resources/read of a template: its variables
+---@field value? string completion/complete: what the user typed so far
+---@field ctx mcp.Context
+
+---Middleware around every request that reaches a handler, in registration order.
+---`next()` runs the rest (once) and returns its result; return something else
+---to answer without it.
+---@param fn fun(req: mcp.Request, next: fun(): any): any
+function mcp.use(fn) end
+
 ---Register a tool (while scripts load).
 ---@param def mcp.ToolDef
 function mcp.tool(def) end

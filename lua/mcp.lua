@@ -750,6 +750,20 @@ end
 
 --- mcp.on_reload(function(old_state) ... end): runs after a reload loaded
 --- every script, with mcp.state as carried over from the previous version.
+--- mcp.use(function(req, next) ... end): middleware around every request
+--- that reaches a handler (tools/call, resources/read, prompts/get,
+--- completion/complete), in the order the scripts register it. req holds
+--- method, name, arguments (or uri and variables, or value), ctx; next()
+--- runs the rest and returns its result; not calling it answers with what
+--- the middleware returns.
+function M.use(fn)
+  while_loading("use")
+  if type(fn) ~= "function" then raise("mcp.use expects a function(req, next)") end
+  local list = reg.middleware or {}
+  list[#list + 1] = fn
+  reg.middleware = list
+end
+
 function M.on_reload(fn)
   while_loading("on_reload")
   if type(fn) ~= "function" then raise("mcp.on_reload expects a function") end

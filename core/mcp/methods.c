@@ -91,6 +91,45 @@ answer:;
   jsonrpc_end_reply(out);
 }
 
+/* Start c: on its thread are the handler, its n arguments (named by
+   fields in req) and ctx. With middleware (mcp.use), the call runs
+   run_chain(list, req, handler) instead, req = {method=, name=, fields...,
+   ctx=}: without, nothing is added to the call. */
+static void start_call(server *srv, call *c, const char *method, const char *name,
+                       const char *const *fields, int n, const char *uri) {
+  const app *a = call_app(c);
+  lua_State *co = call_thread(c);
+  if (a->reg->middleware == LUA_NOREF) {
+    engine_call_start(srv->e, c, n + 1);
+    return;
+  }
+  int base = lua_gettop(co) - n - 1; /* the handler's index */
+  lua_createtable(co, 0, n + 3);
+  int req = lua_gettop(co);
+  lua_pushstring(co, method);
+  lua_setfield(co, req, "method");
+  if (name) {
+    lua_pushstring(co, name);
+    lua_setfield(co, req, "name");
+  }
+  if (uri) { /* resources/read: the URI asked for, a template's variables or not */
+    lua_pushstring(co, uri);
+    lua_setfield(co, req, "uri");
+  }
+  for (int i = 0; i <= n; i++) { /* the arguments, then ctx */
+    lua_pushvalue(co, base + 1 + i);
+    lua_setfield(co, req, i < n ? fields[i] : "ctx");
+  }
+  lua_rawgeti(co, LUA_REGISTRYINDEX, a->run_chain);
+  lua_rawgeti(co, LUA_REGISTRYINDEX, a->reg->middleware);
+  lua_pushvalue(co, req);
+  lua_pushvalue(co, base); /* the handler */
+  /* [handler, args..., ctx, req, run_chain, list, req, handler] -> the last four */
+  for (int i = 3; i >= 0; i--) lua_replace(co, base + i); /* the top first: the handler */
+  lua_settop(co, base + 3);
+  engine_call_start(srv->e, c, 3);
+}
+
 /* Who the request comes from: its token's principal, else --as (luamcp
    call), else nobody (NULL: stdio, an open server — scopes do not apply). */
 static const principal *caller(const server *srv, const inmsg *im) {
@@ -446,7 +485,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  engine_call_start(srv->e, c, 2);
+  start_call(srv, c, "tools/call", t->name, (const char *const[]){"arguments"}, 1, NULL);
 }
 
 /* Does uri match the template (uri_template.h)? Pushes a table of the
@@ -546,7 +585,8 @@ static void handle_resources_read(server *srv, inmsg *im) {
   if (nargs) lua_xmove(L, call_thread(c), 1); /* template variables */
   else lua_pushstring(call_thread(c), request_of(c)->uri); /* read(uri, ctx) */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  engine_call_start(srv->e, c, 2);
+  start_call(srv, c, "resources/read", item, (const char *const[]){nargs ? "variables" : "uri"}, 1,
+             nargs ? request_of(c)->uri : NULL);
 }
 
 static void handle_prompts_get(server *srv, inmsg *im) {
@@ -606,7 +646,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   lua_remove(call_thread(c), -2);
   lua_xmove(L, call_thread(c), 1);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  engine_call_start(srv->e, c, 2);
+  start_call(srv, c, "prompts/get", p->name, (const char *const[]){"arguments"}, 1, NULL);
 done:
   buf_free(&name);
 }
@@ -671,7 +711,8 @@ static void handle_complete(server *srv, inmsg *im) {
   else
     lua_newtable(co);
   lua_rawgeti(co, LUA_REGISTRYINDEX, request_of(c)->ctx_ref); /* complete(value, args, ctx) */
-  engine_call_start(srv->e, c, 3);
+  start_call(srv, c, "completion/complete", item, (const char *const[]){"value", "arguments"}, 2,
+             NULL);
 done:
   buf_free(&key), buf_free(&argname), buf_free(&value);
 }

@@ -88,6 +88,7 @@ typedef struct registry {
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
   reg_scoped scoped[REG_NLISTS];
+  int middleware; /* ref: the list of mcp.use functions, or LUA_NOREF (none: handlers are called directly) */
   uint64_t *entry_hash[REG_NLISTS]; /* each entry's encoding, hashed: what changed for whom */
   char *scopes; /* every scope an item declares, space-separated (for the resource metadata) */
   /* the capabilities this app declares (and subscriptions/listen honours):
