@@ -428,6 +428,19 @@ local Auth = {}
 ---@return boolean
 function Auth:has(scope, ...) end
 
+---Run fn inside a span of its own (OpenTelemetry, with --otlp): a child of
+---the request's span; returns what fn returns. Without tracing it only runs fn.
+---@param name string
+---@param attributes_or_fn table<string, string|number|boolean>|fun(): any
+---@param fn? fun(): any
+---@return any
+function Context:span(name, attributes_or_fn, fn) end
+
+---Set an attribute on the current span (the request's, or the innermost ctx:span).
+---@param key string
+---@param value string|number|boolean
+function Context:set_attribute(key, value) end
+
 ---notifications/message to the client (honours logging/setLevel).
 ---@param level mcp.LogLevel
 ---@param fmt string

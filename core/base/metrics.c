@@ -71,6 +71,8 @@ static struct family {
                {"direction"}},
     [M_AUTH_REFUSALS] = {"mcp_server_auth_refusals_total", "Requests refused by authorization, by reason",
                          T_COUNTER, {"reason"}},
+    [M_OTLP_SPANS] = {"mcp_otlp_spans_total", "Spans sent to the OTLP collector, or dropped (it was slow, "
+                      "down, or refused them)", T_COUNTER, {"result"}},
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -36,6 +36,7 @@ typedef enum metric_id {
   M_REDIS,             /* mcp_redis_commands_total{result} */
   M_BUS,               /* mcp_bus_messages_total{direction} */
   M_AUTH_REFUSALS,     /* mcp_server_auth_refusals_total{reason} */
+  M_OTLP_SPANS,        /* mcp_otlp_spans_total{result} */
   M_NFAMILIES
 } metric_id;
 

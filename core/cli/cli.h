@@ -35,6 +35,7 @@ typedef struct options {
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   char host_buf[256];
   const char *access_log;     /* --access-log FILE|- */
+  const char *otlp;           /* --otlp URL: OTLP/HTTP traces */
   bool metrics;                /* --metrics [HOST:]PORT */
   const char *metrics_host;
   char metrics_host_buf[256];

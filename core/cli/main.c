@@ -30,6 +30,8 @@
 #include "reload.h"
 #include "access_log.h"
 #include "metrics_http.h"
+#include "trace.h"
+#include "trace_export.h"
 #include "transport_http.h"
 #include "transport_stdio.h"
 #include "validate.h"
@@ -146,6 +148,10 @@ static int app_option(options *o, const char *a, const char *v) {
 static int http_option(options *o, const char *a, const char *v) {
   if (IS("--http"))
     return parse_listen(a, v, o->host_buf, sizeof o->host_buf, &o->h.host, &o->h.port), o->http = true, 2;
+  if (IS("--otlp")) {
+    if (!v || !*v) cli_die_usage("%s needs the URL of an OTLP/HTTP collector", a);
+    return o->otlp = v, 2;
+  }
   if (IS("--access-log")) {
     if (!v || !*v) cli_die_usage("%s needs a FILE (or - for stderr)", a);
     return o->access_log = v, 2;
@@ -312,6 +318,7 @@ static void check_options(options *o) {
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
   if (o->metrics && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--metrics");
   if (o->access_log && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--access-log");
+  if (o->otlp && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--otlp");
   /* over stdio the client is the user's own process: no tokens (the
      specification's authorization is for HTTP) */
   load_client_secret(o);
@@ -400,6 +407,33 @@ static void *signal_main(void *arg) {
   return NULL;
 }
 
+/* --otlp URL (its /v1/traces), else OpenTelemetry's variables: the
+   traces endpoint, or the endpoint with /v1/traces; the service's name; the
+   sampler. Nothing set: no tracing. */
+static bool start_tracing(options *o) {
+  const char *full = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  const char *base = o->otlp ? o->otlp : getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+  if (!o->otlp && full && *full) base = NULL;
+  else full = NULL;
+  if ((!base || !*base) && (!full || !*full)) return true;
+  char url[1024];
+  if (full) {
+    snprintf(url, sizeof url, "%s", full);
+  } else {
+    size_t n = strlen(base);
+    while (n && base[n - 1] == '/') n--;
+    snprintf(url, sizeof url, "%.*s/v1/traces", (int)n, base);
+  }
+  const char *sampler = getenv("OTEL_TRACES_SAMPLER"), *arg = getenv("OTEL_TRACES_SAMPLER_ARG");
+  trace_configure(sampler, arg && *arg ? atof(arg) : 1.0);
+  char why[1200];
+  if (!trace_export_start(url, getenv("OTEL_SERVICE_NAME"), o->h.instance, why, sizeof why)) {
+    log_msg(LOG_ERROR, "%s", why);
+    return false;
+  }
+  return true;
+}
+
 static int cmd_serve(options *o) {
   const char *dir = o->nargs ? o->args[0] : ".";
   if (o->nargs > 1) cli_die_usage("serve takes one DIR, got also %s", o->args[1]);
@@ -422,6 +456,10 @@ static int cmd_serve(options *o) {
       app_free(a);
       return 1;
     }
+  }
+  if (!start_tracing(o)) {
+    app_free(a);
+    return 1;
   }
   if (o->metrics) {
     char why[256];
@@ -451,6 +489,7 @@ static int cmd_serve(options *o) {
   bus_free(b);
   store_close();
   server_free(srv);
+  trace_export_stop(o->server.engine.shutdown_grace);
   access_log_close();
   metrics_http_stop();
   close(out);

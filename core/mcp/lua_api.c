@@ -20,6 +20,7 @@
 #include "io_exec.h"
 #include "io_socket.h"
 #include "store.h"
+#include "trace.h"
 #include "embedded.h"
 #include "json.h"
 #include "log.h"
@@ -502,13 +503,87 @@ static int ctx_as_task(lua_State *L) {
   return 1;
 }
 
+/* {====== tracing: ctx:span, ctx:set_attribute */
+
+/* The value at idx as key's attribute of s (strings, numbers, booleans). */
+static void set_attribute(lua_State *L, trace_span *s, const char *key, int idx, const char *fn) {
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+      size_t n;
+      const char *v = lua_tolstring(L, idx, &n);
+      trace_attr_strn(s, key, v, n);
+      break;
+    }
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) trace_attr_int(s, key, (long long)lua_tointeger(L, idx));
+      else trace_attr_double(s, key, lua_tonumber(L, idx));
+      break;
+    case LUA_TBOOLEAN: trace_attr_bool(s, key, lua_toboolean(L, idx)); break;
+    default:
+      luaL_error(L, "%s: attribute '%s' must be a string, a number or a boolean (got a %s)", fn, key,
+                 luaL_typename(L, idx));
+  }
+}
+
+/* ends the span of ctx:span (upvalue-free: the span is the continuation's k) */
+static int span_done(lua_State *L, int status, lua_KContext k) {
+  trace_span *s = (trace_span *)k;
+  ctx_ud *u = lua_touserdata(L, 1);
+  if (status != LUA_OK && status != LUA_YIELD) {
+    if (s && u->c) call_span_close(u->c, s, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+    return lua_error(L);
+  }
+  if (s && u->c) call_span_close(u->c, s, NULL);
+  return lua_gettop(L) - 4;
+}
+
+/* ctx:span(name, [attributes,] fn): fn runs in a span of its own, a child
+   of the request's (or of the ctx:span it runs in); returns what fn returns.
+   An error in fn is recorded on the span and raised again. Without tracing
+   it only runs fn. */
+static int ctx_span(lua_State *L) {
+  call *c = check_ctx(L);
+  const char *name = luaL_checkstring(L, 2);
+  if (lua_type(L, 3) == LUA_TFUNCTION) {
+    lua_settop(L, 3);
+    lua_pushnil(L);
+    lua_insert(L, 3); /* no attributes */
+  }
+  lua_settop(L, 4);
+  if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_checktype(L, 4, LUA_TFUNCTION);
+  trace_span *s = trace_on ? call_span_open(c, name) : NULL;
+  if (s && lua_istable(L, 3)) {
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+      if (lua_type(L, -2) == LUA_TSTRING) set_attribute(L, s, lua_tostring(L, -2), -1, "ctx:span");
+      lua_pop(L, 1);
+    }
+  }
+  lua_pushvalue(L, 4);
+  return span_done(L, lua_pcallk(L, 0, LUA_MULTRET, 0, (lua_KContext)s, span_done), (lua_KContext)s);
+}
+
+/* ctx:set_attribute(key, value): on the current span (nothing untraced) */
+static int ctx_set_attribute(lua_State *L) {
+  call *c = check_ctx(L);
+  const char *key = luaL_checkstring(L, 2);
+  luaL_checkany(L, 3);
+  trace_span *s = trace_on ? call_span(c) : NULL;
+  if (s) set_attribute(L, s, key, 3, "ctx:set_attribute");
+  return 0;
+}
+
+/* }====== */
+
 static const luaL_Reg ctx_methods[] = {
     {"close_stream", ctx_close_stream},
     {"sample", ctx_sample},   {"elicit", ctx_elicit},     {"roots", ctx_roots},
     {"ask", ctx_ask},
     {"log", ctx_log},         {"debug", ctx_debug},       {"info", ctx_info},
     {"warning", ctx_warning}, {"error", ctx_error},       {"progress", ctx_progress},
-    {"sleep", ctx_sleep},     {"as_task", ctx_as_task}, {NULL, NULL},
+    {"sleep", ctx_sleep},     {"as_task", ctx_as_task},
+    {"span", ctx_span},       {"set_attribute", ctx_set_attribute}, {NULL, NULL},
 };
 
 /* Fields computed on access, methods from the method table (upvalue 1). */

@@ -99,6 +99,19 @@ static void start_call(server *srv, call *c, const char *method, const char *nam
                        const char *const *fields, int n, const char *uri) {
   const app *a = call_app(c);
   lua_State *co = call_thread(c);
+  trace_span *span = request_of(c)->span;
+  if (span && name) { /* "{mcp.method.name} {target}" and the target's own attribute */
+    char full[300];
+    snprintf(full, sizeof full, "%s %s", method, name);
+    trace_set_name(span, full);
+    if (method[0] == 't') {
+      trace_attr_str(span, "gen_ai.tool.name", name);
+      trace_attr_str(span, "gen_ai.operation.name", "execute_tool");
+    } else if (method[0] == 'p') {
+      trace_attr_str(span, "gen_ai.prompt.name", name);
+    }
+  }
+  if (method[0] == 'r') trace_attr_str(span, "mcp.resource.uri", request_of(c)->uri);
   if (a->reg->middleware == LUA_NOREF) {
     engine_call_start(srv->e, c, n + 1);
     return;
@@ -797,12 +810,47 @@ bool methods_need_lua(const jsonrpc_msg *m) {
   return me && me->needs_lua;
 }
 
+/* The request's server span (OpenTelemetry's MCP conventions): a child of
+   the trace context in its _meta (where MCP clients put it), else of the
+   HTTP request's traceparent. */
+static trace_span *server_span(const inmsg *im, const char *method) {
+  trace_ctx meta_parent;
+  const trace_ctx *parent = &im->parent;
+  json_span meta, tp, ts = {0};
+  if (im->m.params.n && jsonrpc_param(&im->m, "_meta", &meta) && json_kind(meta) == '{' &&
+      json_object_get(meta, "traceparent", &tp) && json_kind(tp) == '"') {
+    if (json_object_get(meta, "tracestate", &ts) && json_kind(ts) != '"') ts.n = 0;
+    if (trace_parse(tp.p + 1, tp.n - 2, ts.n ? ts.p + 1 : NULL, ts.n ? ts.n - 2 : 0, &meta_parent))
+      parent = &meta_parent;
+  }
+  trace_span *s = trace_start(parent, method, TRACE_SERVER);
+  if (!s) return NULL;
+  trace_attr_str(s, "mcp.method.name", method);
+  trace_attr_str(s, "mcp.protocol.version", proto_name(im->cv.version));
+  if (im->s->id[0]) trace_attr_str(s, "mcp.session.id", im->s->id);
+  if (im->m.id.n) { /* a string id without its quotes */
+    bool str = im->m.id.p[0] == '"';
+    trace_attr_strn(s, "jsonrpc.request.id", im->m.id.p + str, im->m.id.n - 2 * str);
+  }
+  trace_attr_str(s, "network.transport", im->http ? "tcp" : "pipe");
+  if (im->s->peer[0]) trace_attr_str(s, "client.address", im->s->peer);
+  return s;
+}
+
 /* mcp_server_requests_total of a request answered without a call (a
    call's own is counted when it ends: request.c) */
 static void count_request(server *srv, const inmsg *im, const char *method,
                           unsigned long errors_before, double t0) {
   if (im->taken) return;
   const char *outcome = jsonrpc_errors_written != errors_before ? "error" : "ok";
+  if (im->span) {
+    if (*outcome == 'e') {
+      trace_attr_str(im->span, "error.type", "error");
+      trace_error(im->span, "the request was answered with an error");
+    }
+    trace_end(im->span);
+    ((inmsg *)im)->span = NULL;
+  }
   if (metrics_on)
     metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(im->cv.version), outcome}), 1);
   if (access_log_on())
@@ -819,6 +867,7 @@ void methods_handle_request(server *srv, inmsg *im) {
   const struct method *me = method_of(m);
   unsigned long errors = jsonrpc_errors_written;
   double t0 = access_log_on() ? engine_now() : 0;
+  if (trace_on) im->span = server_span(im, me ? me->name : "other");
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,

@@ -312,7 +312,7 @@ void reload_now(server *srv) {
     }
   }
   engine_set_vm(srv->e, &fresh->vm); /* the old version closes with its last call */
-  server_set_facts(srv, fresh);
+  reload_set_facts(srv, fresh);
   if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"ok"}), 1);
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
@@ -321,3 +321,23 @@ void reload_now(server *srv) {
 
 /* }====================================================== */
 
+/* {====================================================== what transports may ask of the serving version */
+
+void reload_set_facts(server *srv, const app *a) {
+  char *scopes = a->reg->scopes ? strdup(a->reg->scopes) : NULL;
+  char *name = a->reg->name ? strdup(a->reg->name) : NULL;
+  if (metrics_on) { /* mcp_server_app_info: 1 for the version serving, 0 for the one before */
+    static metric_series *serving;
+    metric_gauge_set(serving, 0);
+    serving = metric_at(M_APP_INFO, (const char *const[]){a->reg->name ? a->reg->name : "",
+                                                          a->reg->version ? a->reg->version : ""});
+    metric_gauge_set(serving, 1);
+  }
+  pthread_mutex_lock(&srv->facts_lock);
+  char *old_scopes = srv->facts_scopes, *old_name = srv->facts_name;
+  srv->facts_scopes = scopes, srv->facts_name = name;
+  pthread_mutex_unlock(&srv->facts_lock);
+  free(old_scopes), free(old_name);
+}
+
+/* }====================================================== */

@@ -45,6 +45,8 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   r->cv = im->cv;
   r->who = principal_ref(im->who ? im->who : srv->opt.as);
   r->started = engine_now();
+  r->span = im->span; /* the call ends it */
+  im->span = NULL;
   if (metrics_on) metric_gauge_add(metric_only(M_CALLS), 1);
   if (mrtr) mrtr_take(r, mrtr);
   copy_progress_token(r, meta);
@@ -70,6 +72,24 @@ static void count_call(request *r, call *c) {
   metric_gauge_add(metric_only(M_CALLS), -1);
 }
 
+/* the call's spans: those ctx:span left open (the call ended while they
+   ran), then its server span, with its outcome */
+static void end_spans(request *r, call *c) {
+  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
+                                                                         : r->outcome;
+  while (r->nspans > 0) {
+    trace_span *s = r->spans[--r->nspans];
+    trace_error(s, outcome_names[o == OUTCOME_OK ? OUTCOME_CANCELLED : o]);
+    trace_end(s);
+  }
+  if (o != OUTCOME_OK) {
+    trace_attr_str(r->span, "error.type", outcome_names[o]);
+    trace_error(r->span, outcome_names[o]);
+  }
+  trace_end(r->span);
+  r->span = NULL;
+}
+
 /* its access log line */
 static void log_call(server *srv, request *r, call *c) {
   static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
@@ -88,6 +108,7 @@ void request_ended(void *ud, call *c) {
   server *srv = ud;
   request *r = request_of(c);
   if (metrics_on) count_call(r, c);
+  if (r->span || r->nspans) end_spans(r, c);
   if (access_log_on()) log_call(srv, r, c);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
@@ -107,6 +128,32 @@ static const char *client_resource_uri(const call *c) {
 }
 
 static const principal *client_principal(const call *c) { return request_of((call *)c)->who; }
+
+static trace_span *client_span_open(call *c, const char *name) {
+  request *r = request_of(c);
+  trace_span *parent = r->nspans ? r->spans[r->nspans - 1] : r->span;
+  if (!parent || r->nspans == (int)(sizeof r->spans / sizeof *r->spans)) return NULL;
+  trace_span *s = trace_start(trace_context(parent), name, TRACE_INTERNAL);
+  if (s) r->spans[r->nspans++] = s;
+  return s;
+}
+
+/* s and any span opened inside it and left open */
+static void client_span_close(call *c, trace_span *s, const char *error) {
+  request *r = request_of(c);
+  while (s && r->nspans > 0) {
+    trace_span *top = r->spans[--r->nspans];
+    if (error) trace_error(top, error);
+    trace_end(top);
+    if (top == s) break;
+  }
+}
+
+/* where child spans hang: the innermost ctx:span, else the server span */
+static trace_span *client_span(call *c) {
+  request *r = request_of(c);
+  return r->nspans ? r->spans[r->nspans - 1] : r->span;
+}
 
 static const char *client_protocol_version(const call *c) {
   const request *r = request_of((call *)c);
@@ -305,4 +352,7 @@ const call_client request_client = {.protocol_version = client_protocol_version,
                                     .caps = client_caps,
                                     .detach = client_detach,
                                     .principal = client_principal,
+                                    .span = client_span,
+                                    .span_open = client_span_open,
+                                    .span_close = client_span_close,
                                     .notify_updated = client_notify_updated};

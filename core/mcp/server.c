@@ -209,9 +209,10 @@ void server_submit(server *srv, session *s, outlet *reply, char *data, size_t le
 
 void server_submit_http(server *srv, session *s, outlet *reply, char *data, size_t len,
                         const jsonrpc_msg *parsed, const envelope *env, char *params,
-                        size_t params_len, principal *who) {
+                        size_t params_len, principal *who, const trace_ctx *parent) {
   inmsg *im = inmsg_new(MSG_RPC, s, reply, data, len);
   im->who = principal_ref(who);
+  if (parent) im->parent = *parent;
   im->params = params;
   im->params_len = params_len;
   im->http = true;
@@ -343,26 +344,9 @@ server *server_new(app *a, const server_options *opt) {
   h.client = request_client;
   srv->e = engine_new(&a->vm, &opt->engine, &h);
   pthread_mutex_init(&srv->facts_lock, NULL);
-  server_set_facts(srv, a);
+  reload_set_facts(srv, a);
   reload_init(srv);
   return srv;
-}
-
-void server_set_facts(server *srv, const app *a) {
-  char *scopes = a->reg->scopes ? strdup(a->reg->scopes) : NULL;
-  char *name = a->reg->name ? strdup(a->reg->name) : NULL;
-  if (metrics_on) { /* mcp_server_app_info: 1 for the version serving, 0 for the one before */
-    static metric_series *serving;
-    metric_gauge_set(serving, 0);
-    serving = metric_at(M_APP_INFO, (const char *const[]){a->reg->name ? a->reg->name : "",
-                                                          a->reg->version ? a->reg->version : ""});
-    metric_gauge_set(serving, 1);
-  }
-  pthread_mutex_lock(&srv->facts_lock);
-  char *old_scopes = srv->facts_scopes, *old_name = srv->facts_name;
-  srv->facts_scopes = scopes, srv->facts_name = name;
-  pthread_mutex_unlock(&srv->facts_lock);
-  free(old_scopes), free(old_name);
 }
 
 void server_app_facts(server *srv, buf *scopes, buf *name) {

@@ -18,6 +18,7 @@
 #include "jsonrpc.h"
 #include "outlet.h"
 #include "principal.h"
+#include "trace.h"
 #include "session.h"
 
 typedef struct server_options {
@@ -60,10 +61,11 @@ void server_submit(server *srv, session *s, outlet *reply, char *msg, size_t len
    request's Mcp-Param-* headers ("Name\0value\0" pairs, the names without
    the prefix; ownership passes; NULL for none), which tools/call checks
    against the tool's x-mcp-header parameters, and who sent it (its
-   verified token's principal: the server takes a reference; NULL: none). */
+   verified token's principal: the server takes a reference; NULL: none),
+   and the HTTP request's trace context (traceparent; NULL: none). */
 void server_submit_http(server *srv, session *s, outlet *reply, char *msg, size_t len,
                         const jsonrpc_msg *parsed, const envelope *env, char *params,
-                        size_t params_len, principal *who);
+                        size_t params_len, principal *who, const trace_ctx *parent);
 /* What the app version serving now declares, appended to scopes (every
    scope an item requires, space-separated) and name (serverInfo.name):
    the Protected Resource Metadata's. */

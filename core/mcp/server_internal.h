@@ -19,6 +19,7 @@
 #include "envelope.h"
 #include "registry.h"
 #include "server.h"
+#include "trace.h"
 
 /* Who asks, for one request: the session (2025 era: what initialize
    declared) or the request's own envelope (2026-07-28: never carried over
@@ -50,6 +51,8 @@ typedef struct inmsg {
   char *params;   /* HTTP: its Mcp-Param-* headers, "Name\0value\0..." (names as sent) */
   size_t params_len;
   principal *who; /* its verified token's (a reference), or NULL */
+  trace_ctx parent;  /* the transport's traceparent (HTTP headers), or invalid */
+  trace_span *span;  /* its server span while dispatched (the call takes it) */
   const char *who_key; /* another instance's asking: whose (principal_key), or NULL */
   bool http;     /* came over HTTP (server_submit_http) */
   bool taken;    /* a call answers it (and finishes reply) */
@@ -87,6 +90,9 @@ typedef struct request {
   principal *who; /* the request's (a reference), or NULL */
   outcome outcome;
   double started;        /* engine_now() at dispatch */
+  trace_span *span;      /* its server span, or NULL */
+  trace_span *spans[8];  /* ctx:span's open spans, innermost last */
+  int nspans;
   const char *item_name; /* the tool's, prompt's, resource's or template's registered name */
   /* multi round-trip (per-request revisions): the answers of earlier rounds (from
      the sealed requestState, then those this round brought), as JSON
@@ -150,8 +156,9 @@ struct server {
   pthread_mutex_t facts_lock;
   char *facts_scopes, *facts_name;
 };
-/* The app a serves now: its facts for server_app_facts (any thread). */
-void server_set_facts(server *srv, const app *a);
+/* The app a serves now: its facts for server_app_facts (any thread;
+   reload.c). */
+void reload_set_facts(server *srv, const app *a);
 
 /* The cluster layer joins the server to the other instances (bus_new);
    NULL parts itself from them (bus_free). */

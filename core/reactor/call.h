@@ -122,6 +122,13 @@ typedef struct call_client {
   /* End the call's HTTP response early; the client resumes the stream
      with GET + Last-Event-ID and receives the rest. False over stdio. */
   bool (*detach)(call *c);
+  /* The span of the call's request (trace.h), where child spans hang;
+     NULL when not traced. */
+  struct trace_span *(*span)(call *c);
+  /* ctx:span: a span under the current one, current until span_close (NULL
+     when not traced, or nested too deep) */
+  struct trace_span *(*span_open)(call *c, const char *name);
+  void (*span_close)(call *c, struct trace_span *s, const char *error);
   /* Who the call's request comes from (a verified token's principal, or
      --as), or NULL. */
   const principal *(*principal)(const call *c);
@@ -156,6 +163,13 @@ static inline bool call_asks_in_rounds(const call *c) { return call_client_of(c)
 static inline void call_client_caps(const call *c, bool *sampling, bool *elicitation, bool *roots,
                                     bool *ui) {
   call_client_of(c)->caps(c, sampling, elicitation, roots, ui);
+}
+static inline struct trace_span *call_span(call *c) { return call_client_of(c)->span(c); }
+static inline struct trace_span *call_span_open(call *c, const char *name) {
+  return call_client_of(c)->span_open(c, name);
+}
+static inline void call_span_close(call *c, struct trace_span *s, const char *error) {
+  call_client_of(c)->span_close(c, s, error);
 }
 static inline const principal *call_principal(const call *c) {
   return call_client_of(c)->principal(c);

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "sandbox.h"
+#include "trace.h"
 
 #define OP_TYPE "mcp.http.op"
 #define POOL_MAX 32             /* idle easy handles kept for the next requests */
@@ -317,6 +318,7 @@ typedef struct http_op {
   buf req;  /* the JSON-encoded request body */
   buf head; /* the response's header lines (also scratch before the transfer) */
   buf body;
+  trace_span *span; /* its CLIENT span when the call is traced, or NULL */
   char err[CURL_ERROR_SIZE];
 } http_op;
 
@@ -324,6 +326,11 @@ typedef struct http_op {
    is removed, which closes its connection (curl closes a connection whose
    response was cut short), and its handle is not reused. */
 static void op_release(http_op *op) {
+  if (op->span) { /* not ended by its answer: the call ended first */
+    trace_error(op->span, "the call ended before the transfer");
+    trace_end(op->span);
+    op->span = NULL;
+  }
   if (op->easy) {
     if (op->running) {
       curl_multi_remove_handle(H.multi, op->easy);
@@ -553,6 +560,12 @@ static int http_done(lua_State *L, int status, lua_KContext k) {
       snprintf(msg, sizeof msg, "%s", op->err[0] ? op->err : curl_easy_strerror(op->result));
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = 0;
+    if (op->span) {
+      trace_attr_str(op->span, "error.type", "transport");
+      trace_error(op->span, msg);
+      trace_end(op->span);
+      op->span = NULL;
+    }
     op_release(op);
     return luaL_error(L, "mcp.http: %s (%s)", msg, op->url);
   }
@@ -560,6 +573,17 @@ static int http_done(lua_State *L, int status, lua_KContext k) {
   char *eff = NULL;
   curl_easy_getinfo(op->easy, CURLINFO_RESPONSE_CODE, &code);
   curl_easy_getinfo(op->easy, CURLINFO_EFFECTIVE_URL, &eff);
+  if (op->span) {
+    trace_attr_int(op->span, "http.response.status_code", code);
+    if (code >= 400) {
+      char st[24];
+      snprintf(st, sizeof st, "%ld", code);
+      trace_attr_str(op->span, "error.type", st);
+      trace_error(op->span, st);
+    }
+    trace_end(op->span);
+    op->span = NULL;
+  }
   lua_createtable(L, 0, 5);
   int r = lua_gettop(L);
   lua_pushinteger(L, code);
@@ -852,6 +876,16 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
     data = lua_tolstring(L, o.at[O_BODY], &data_len); /* anchored on this stack */
   }
   if (o.has_body && !expect) add_header(L, op, "Expect:"); /* no 100-continue round trip */
+  /* a CLIENT span under the call's, named in the request's traceparent */
+  trace_span *parent = trace_on ? call_span(c) : NULL;
+  if (parent && (op->span = trace_start(trace_context(parent), o.method, TRACE_CLIENT))) {
+    trace_attr_str(op->span, "http.request.method", o.method);
+    trace_attr_str(op->span, "url.full", o.url);
+    char tp[56], line[80];
+    trace_format(trace_context(op->span), tp);
+    snprintf(line, sizeof line, "traceparent: %s", tp);
+    add_header(L, op, line);
+  }
 
   CURL *e = op->easy = easy_get();
   if (!e) return luaL_error(L, "mcp.http: out of memory");
@@ -980,6 +1014,9 @@ bool io_http_blocking(const io_http_request *r, buf *body, long *max_age, char *
   if (r->form) { /* application/x-www-form-urlencoded is curl's default for POSTFIELDS */
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->form);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->form));
+  } else if (r->body) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
   }
   if (r->user) { /* HTTP Basic: curl encodes, the password never reaches an error text */
     curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -987,6 +1024,12 @@ bool io_http_blocking(const io_http_request *r, buf *body, long *max_age, char *
     curl_easy_setopt(e, CURLOPT_PASSWORD, r->password ? r->password : "");
   }
   struct curl_slist *accept = curl_slist_append(NULL, "Accept: application/json");
+  char ctype[128];
+  if (r->body && r->content_type) {
+    snprintf(ctype, sizeof ctype, "Content-Type: %s", r->content_type);
+    accept = curl_slist_append(accept, ctype);
+    accept = curl_slist_append(accept, "Expect:"); /* no 100-continue round trip */
+  }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, accept);
   CURLcode rc = curl_easy_perform(e);
   long status = 0;

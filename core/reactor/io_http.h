@@ -24,6 +24,9 @@ typedef struct io_http_request {
   size_t max;                  /* bytes of the body at most */
   const atomic_bool *cancel;   /* the transfer ends early once true (may be NULL) */
   const char *form;            /* POST this application/x-www-form-urlencoded body; NULL: GET */
+  const char *body;            /* or POST these body_len bytes of content_type */
+  size_t body_len;
+  const char *content_type;
   const char *user, *password; /* HTTP Basic credentials, or NULL */
 } io_http_request;
 /* The body of a 200 appended to body, and the response's Cache-Control

@@ -135,8 +135,8 @@ principal *http_introspect(http_server *srv, const char *tok, size_t n, long lon
   buf_init(&id), buf_init(&secret);
   form_value(&id, srv->opt.auth_client_id, strlen(srv->opt.auth_client_id));
   form_value(&secret, srv->opt.auth_client_secret, strlen(srv->opt.auth_client_secret));
-  io_http_request r = {endpoint, INTROSPECT_TIMEOUT, INTROSPECT_MAX, &srv->auth.stop, form.p,
-                       id.p, secret.p};
+  io_http_request r = {.url = endpoint, .timeout = INTROSPECT_TIMEOUT, .max = INTROSPECT_MAX,
+                       .cancel = &srv->auth.stop, .form = form.p, .user = id.p, .password = secret.p};
   long max_age;
   char err[256];
   principal *p = NULL;

@@ -108,8 +108,8 @@ static char *discover(http_server *srv, const char *issuer, char **introspect, c
     buf_init(&doc);
     long max_age;
     char why[256];
-    io_http_request get = {urls[i], AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &srv->auth.stop, NULL, NULL,
-                           NULL};
+    io_http_request get = {.url = urls[i], .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
+                           .cancel = &srv->auth.stop};
     if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
       snprintf(last, sizeof last, "%.120s: %.120s", urls[i], why);
       buf_free(&doc);
@@ -156,7 +156,8 @@ static jwk_set *fetch_keys(http_server *srv, const char *issuer, double *keep, c
   long max_age = -1;
   char why[256], perr[128];
   jwk_set *keys = NULL;
-  io_http_request get = {uri, AUTH_FETCH_TIMEOUT, AUTH_DOC_MAX, &srv->auth.stop, NULL, NULL, NULL};
+  io_http_request get = {.url = uri, .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
+                         .cancel = &srv->auth.stop};
   if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
     snprintf(err, cap, "%s: %s", uri, why);
   } else if (!(keys = jwk_set_parse(doc.p ? doc.p : "", doc.len, perr, sizeof perr))) {

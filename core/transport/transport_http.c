@@ -255,10 +255,17 @@ static char *param_headers(struct mg_connection *conn, size_t *len) {
   return buf_take(&params, len);
 }
 
+/* The request's traceparent/tracestate headers, or NULL. */
+static const trace_ctx *trace_parent(struct mg_connection *conn, trace_ctx *ctx) {
+  const char *tp = mg_get_header(conn, "traceparent"), *ts = mg_get_header(conn, "tracestate");
+  return tp && trace_parse(tp, strlen(tp), ts, ts ? strlen(ts) : 0, ctx) ? ctx : NULL;
+}
+
 /* Hand the request to the server and relay its answer until it is over or
    the client goes away. The engine owns p->data from here. */
 static int post_submit_and_relay(post *p) {
   http_server *srv = p->srv;
+  trace_ctx parent;
   struct mg_connection *conn = p->conn;
   bool in_session = !srv->opt.stateless && !p->init && !p->per_request;
   hstream *st = http_stream_new(srv);
@@ -280,7 +287,7 @@ static int post_submit_and_relay(post *p) {
   /* the envelope as read here: the server does not read it again */
   server_submit_http(srv->srv, p->s, &st->out, p->data, p->len, &p->m,
                      p->per_request && p->m.kind == JSONRPC_REQUEST ? &p->env : NULL, params, plen,
-                     p->who);
+                     p->who, trace_on ? trace_parent(conn, &parent) : NULL);
   p->data = NULL;
   int status = http_relay(srv, conn, st, false, 0, p->extra[0] ? p->extra : NULL);
   if (p->held) {

@@ -1,0 +1,195 @@
+// traces.test.mjs — `serve --otlp URL`: OpenTelemetry traces checked whole.
+// A receiver on loopback decodes what luamcp exports (OTLP/HTTP protobuf)
+// with the official OpenTelemetry definitions (@opentelemetry/otlp-
+// transformer's generated protobuf root), never a reading of our own. A
+// client call carrying a traceparent (in _meta, and in the HTTP header)
+// gives one trace: the server span its child, the script's ctx:span the
+// server span's child, the mcp.http CLIENT span that one's child, and the
+// upstream received a traceparent naming that span; attributes follow the
+// MCP semantic conventions. A collector that is down or never answers costs
+// the calls nothing; the spans it misses are counted.
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
+import { freePort, post, rpc, withHttp } from './http-helpers.mjs';
+import { until } from './services.mjs';
+
+const require = createRequire(import.meta.url);
+const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
+const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+const SpanKind = root.opentelemetry.proto.trace.v1.Span.SpanKind;
+
+const opts = { timeout: TEST_TIMEOUT };
+const APP = path.join(APPS, 'traces');
+const hex = (b) => Buffer.from(b).toString('hex');
+
+/** An OTLP/HTTP receiver: every span it was sent, decoded. */
+async function startReceiver() {
+  const rx = { spans: [], requests: [] };
+  rx.server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      rx.requests.push({ path: req.url, type: req.headers['content-type'] });
+      const msg = Request.decode(Buffer.concat(chunks)); // throws on bytes that are not the message
+      for (const rs of msg.resourceSpans) {
+        const resource = Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue]));
+        for (const ss of rs.scopeSpans) {
+          for (const s of ss.spans) {
+            rx.spans.push({
+              traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: s.parentSpanId?.length ? hex(s.parentSpanId) : '',
+              name: s.name, kind: s.kind, resource, scope: ss.scope.name,
+              start: BigInt(s.startTimeUnixNano.toString()), end: BigInt(s.endTimeUnixNano.toString()),
+              attrs: Object.fromEntries(s.attributes.map((a) => [a.key, a.value.stringValue ?? a.value.intValue?.toNumber?.() ?? a.value.intValue ?? a.value.boolValue ?? a.value.doubleValue])),
+              status: s.status, events: s.events.map((e) => ({ name: e.name, attrs: Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue])) })),
+            });
+          }
+        }
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => rx.server.listen(0, '127.0.0.1', resolve));
+  rx.url = `http://127.0.0.1:${rx.server.address().port}`;
+  rx.close = () => new Promise((resolve) => { rx.server.closeAllConnections(); rx.server.close(resolve); });
+  return rx;
+}
+
+/** An upstream that records the traceparent of each request. */
+async function startUpstream() {
+  const up = { seen: [] };
+  up.server = http.createServer((req, res) => {
+    up.seen.push(req.headers.traceparent);
+    res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+  });
+  await new Promise((resolve) => up.server.listen(0, '127.0.0.1', resolve));
+  up.url = `http://127.0.0.1:${up.server.address().port}/data`;
+  up.close = () => new Promise((resolve) => { up.server.closeAllConnections(); up.server.close(resolve); });
+  return up;
+}
+
+test('a client call with a traceparent is one trace: server span, the script\'s span, the mcp.http CLIENT span, and the upstream saw its traceparent', opts, async () => {
+  const rx = await startReceiver();
+  const up = await startUpstream();
+  try {
+    await withHttp(APP, ['--otlp', rx.url], async (srv) => {
+      const client = new Client({ name: 'traces-test', version: '0.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      const traceId = crypto.randomBytes(16).toString('hex'), clientSpan = crypto.randomBytes(8).toString('hex');
+      try {
+        const r = await client.callTool({ name: 'fetch_traced', arguments: { url: up.url }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(r.content[0].text, 'status 200');
+        const bad = await client.callTool({ name: 'fails_in_span', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(bad.isError, true);
+      } finally {
+        await client.close();
+      }
+      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 5, 'the spans exported', WAIT);
+      assert.ok(rx.requests.every((q) => q.path === '/v1/traces' && q.type === 'application/x-protobuf'), JSON.stringify(rx.requests));
+      const mine = rx.spans.filter((s) => s.traceId === traceId);
+      const server = mine.find((s) => s.name === 'tools/call fetch_traced');
+      assert.ok(server, JSON.stringify(mine.map((s) => s.name)));
+      assert.equal(server.kind, SpanKind.SPAN_KIND_SERVER);
+      assert.equal(server.parentSpanId, clientSpan, 'the server span is the client span\'s child');
+      assert.equal(server.attrs['mcp.method.name'], 'tools/call');
+      assert.equal(server.attrs['gen_ai.tool.name'], 'fetch_traced');
+      assert.equal(server.attrs['gen_ai.operation.name'], 'execute_tool');
+      assert.equal(server.attrs['mcp.protocol.version'], '2025-11-25');
+      assert.match(server.attrs['mcp.session.id'], /\./);
+      assert.ok(server.attrs['jsonrpc.request.id'] !== undefined);
+      assert.equal(server.attrs['app.customer'], 'acme', 'ctx:set_attribute');
+      assert.equal(server.resource['service.name'], 'luamcp');
+      assert.equal(server.scope, 'luamcp');
+      const mid = mine.find((s) => s.name === 'fetch upstream');
+      assert.equal(mid.parentSpanId, server.spanId);
+      assert.equal(mid.kind, SpanKind.SPAN_KIND_INTERNAL);
+      assert.equal(mid.attrs['app.try'], 1);
+      assert.equal(mid.attrs['app.cached'], false);
+      const out = mine.find((s) => s.kind === SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(out.parentSpanId, mid.spanId);
+      assert.equal(out.name, 'GET');
+      assert.equal(out.attrs['http.request.method'], 'GET');
+      assert.equal(out.attrs['url.full'], up.url);
+      assert.equal(out.attrs['http.response.status_code'], 200);
+      assert.equal(up.seen.at(-1), `00-${traceId}-${out.spanId}-01`, 'the upstream got the CLIENT span\'s traceparent');
+      for (const s of [server, mid, out]) assert.ok(s.end >= s.start && s.start > 0n);
+      assert.ok(out.start >= mid.start && out.end <= mid.end && mid.end <= server.end);
+      // the error in ctx:span: on its span, the server span failed too (isError)
+      const doomed = mine.find((s) => s.name === 'doomed');
+      assert.equal(doomed.status.code, 2);
+      assert.match(doomed.events[0].attrs['exception.message'], /traced\.lua:\d+: no luck here/);
+      const failed = mine.find((s) => s.name === 'tools/call fails_in_span');
+      assert.equal(failed.attrs['error.type'], 'tool_error');
+      assert.equal(doomed.parentSpanId, failed.spanId);
+      // the HTTP traceparent header, when _meta has none; an invalid one starts a trace
+      const headerTrace = crypto.randomBytes(16).toString('hex');
+      const REV = '2026-07-28';
+      const meta = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+      await post(srv, rpc('tools/call', { name: 'plain', arguments: {}, _meta: meta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain', traceparent: `00-${headerTrace}-00f067aa0ba902b7-01` } });
+      await post(srv, rpc('tools/call', { name: 'plain', arguments: {}, _meta: meta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain', traceparent: '00-zz-bad-01' } });
+      await until(() => rx.spans.filter((s) => s.name === 'tools/call plain').length >= 2, 'the header-traced spans', WAIT);
+      const viaHeader = rx.spans.find((s) => s.traceId === headerTrace);
+      assert.equal(viaHeader.parentSpanId, '00f067aa0ba902b7');
+      assert.equal(viaHeader.attrs['mcp.protocol.version'], REV);
+      const fresh = rx.spans.filter((s) => s.name === 'tools/call plain' && s.traceId !== headerTrace);
+      assert.equal(fresh.length, 1);
+      assert.equal(fresh[0].parentSpanId, '');
+    }, { env: { OTEL_SERVICE_NAME: '' } });
+  } finally {
+    await rx.close();
+    await up.close();
+  }
+});
+
+test('OTEL_* variables: the endpoint, the service name, sampling off; a collector down or silent costs the calls nothing, the misses are counted', opts, async () => {
+  const rx = await startReceiver();
+  const silent = http.createServer(() => {}); // accepts, never answers
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const mport = await freePort();
+  const REV = '2026-07-28';
+  const meta = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+  const call = (srv) => post(srv, rpc('tools/call', { name: 'plain', arguments: {}, _meta: meta }),
+    { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain' } });
+  try {
+    await withHttp(APP, [], async (srv) => {
+      for (let i = 0; i < 3; i++) assert.equal((await call(srv)).status, 200);
+      await until(() => rx.spans.length >= 3, 'the spans', WAIT);
+      assert.equal(rx.spans[0].resource['service.name'], 'billing-mcp');
+    }, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/`, OTEL_SERVICE_NAME: 'billing-mcp' } });
+    const before = rx.spans.length;
+    await withHttp(APP, [], async (srv) => {
+      for (let i = 0; i < 3; i++) assert.equal((await call(srv)).status, 200);
+      await new Promise((r) => setTimeout(r, 1500));
+    }, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_TRACES_SAMPLER: 'always_off' } });
+    assert.equal(rx.spans.length, before, 'always_off exported spans');
+    // a collector that never answers: the calls go on; and one that is not there
+    for (const url of [`http://127.0.0.1:${silent.address().port}`, `http://127.0.0.1:${await freePort()}`]) {
+      await withHttp(APP, ['--otlp', url, '--metrics', `127.0.0.1:${mport}`, '--shutdown-grace', '1'], async (srv) => {
+        for (let i = 0; i < 40; i++) assert.equal((await call(srv)).status, 200);
+        if (url.endsWith(`${silent.address().port}`)) return; // its batch waits on the collector: no count yet
+        await until(async () => {
+          const body = await new Promise((resolve) => http.get(`http://127.0.0.1:${mport}/metrics`, (res) => {
+            let t = '';
+            res.on('data', (d) => (t += d)).on('end', () => resolve(t));
+          }));
+          const m = body.match(/^mcp_otlp_spans_total\{result="dropped"\} (\d+)$/m);
+          return m && Number(m[1]) >= 40;
+        }, 'the dropped spans counted', WAIT);
+      });
+    }
+  } finally {
+    await rx.close();
+    silent.closeAllConnections();
+    silent.close();
+  }
+});
