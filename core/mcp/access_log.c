@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -20,7 +20,7 @@ static struct {
   bool is_stderr;
   buf pending; /* the round's lines */
 } A = {.fd = -1};
-static volatile sig_atomic_t reopen_asked;
+static atomic_int reopen_asked; /* set by the signal thread, read by the engine's */
 
 bool access_log_open(const char *path, char *why, size_t cap) {
   A.is_stderr = strcmp(path, "-") == 0;
@@ -39,7 +39,7 @@ bool access_log_open(const char *path, char *why, size_t cap) {
 
 bool access_log_on(void) { return A.fd >= 0; }
 
-void access_log_reopen(void) { reopen_asked = 1; }
+void access_log_reopen(void) { atomic_store(&reopen_asked, 1); }
 
 static void write_all(const char *p, size_t n) {
   while (n) {
@@ -54,9 +54,8 @@ void access_log_flush(void) {
   if (A.fd < 0) return;
   if (A.pending.len) write_all(A.pending.p, A.pending.len);
   A.pending.len = 0;
-  if (reopen_asked && !A.is_stderr) {
+  if (!A.is_stderr && atomic_exchange(&reopen_asked, 0)) {
     /* after the lines so far: they are in the old file, the next in the new */
-    reopen_asked = 0;
     int fd = open(A.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
     if (fd < 0) {
       log_msg(LOG_ERROR, "access log: cannot reopen %s: %s (still writing the old one)", A.path,

@@ -15,7 +15,7 @@ bool access_log_open(const char *path, char *why, size_t cap);
 void access_log_close(void);
 /* Is there a log (a line costs nothing without one)? */
 bool access_log_on(void);
-/* Any thread, async-signal-safe: reopen the file at the next flush. */
+/* Any thread: reopen the file at the next flush. */
 void access_log_reopen(void);
 
 typedef struct access_entry {
