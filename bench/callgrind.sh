@@ -6,6 +6,9 @@
 #   http echo    the echo tool over HTTP, one 2026-07-28 request per POST
 #   http echo, auth   the same with --auth-resource and one bearer JWT (RS256)
 #                on every request: what a verified token costs once remembered
+#   http echo, metrics / traces 100 % / traces 1 % / a no-op middleware:
+#                what --metrics, --otlp (to a local sink, all sampled or 1 %)
+#                and one mcp.use cost a call (issue 23)
 # Each is (Ir of a run with N2 calls - Ir of one with N1) / (N2 - N1), so the
 # start-up and the shutdown cancel out.
 #
@@ -51,12 +54,24 @@ node -e '
     aud: "https://mcp.bench.example/mcp", sub: "u", exp: now + 86400, iat: now });
   fs.writeFileSync(dir + "/token", s + "." + crypto.sign("sha256", Buffer.from(s), privateKey).toString("base64url"));' "$tmp"
 AUTH_ARGS=(--auth-resource https://mcp.bench.example/mcp --auth-issuer https://as.bench.example --auth-jwks "$tmp/jwks.json")
-http_run() { # N [auth] -> Ir
-  local n=$1 out=$tmp/cg.$RANDOM port extra=() token=""
-  if [ "${2:-}" = auth ]; then extra=("${AUTH_ARGS[@]}"); token=$(cat "$tmp/token"); fi
+# an OTLP/HTTP sink for the traced runs: answers every POST at once
+sink_port=$(free_port)
+node -e 'require("http").createServer((q, r) => { q.resume(); q.on("end", () => r.end()); }).listen(Number(process.argv[1]), "127.0.0.1")' "$sink_port" &
+sink_pid=$!
+trap 'kill "$sink_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+http_run() { # N [auth|metrics|trace|trace1|middleware] -> Ir
+  local n=$1 out=$tmp/cg.$RANDOM port extra=() token="" app=bench/apps/echo
+  local -a env=()
+  case "${2:-}" in
+    auth) extra=("${AUTH_ARGS[@]}"); token=$(cat "$tmp/token") ;;
+    metrics) extra=(--metrics "127.0.0.1:$(free_port)") ;;
+    trace) extra=(--otlp "http://127.0.0.1:$sink_port") ;;
+    trace1) extra=(--otlp "http://127.0.0.1:$sink_port"); env=(OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.01) ;;
+    middleware) app=bench/apps/echo-mw ;;
+  esac
   port=$(free_port)
-  valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$bin" serve --no-watch --http "127.0.0.1:$port" \
-    "${extra[@]}" bench/apps/echo 2>"$tmp/err" &
+  env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$bin" serve --no-watch \
+    --http "127.0.0.1:$port" "${extra[@]}" "$app" 2>"$tmp/err" &
   local pid=$!
   TOKEN=$token node -e '
     const [port, n] = process.argv.slice(1).map(Number);
@@ -96,3 +111,8 @@ echo "http echo (2026-07-28): $(per_call "$a" "$b") instructions per call"
 a=$(http_run "$n1" auth)
 b=$(http_run "$n2" auth)
 echo "http echo (2026-07-28), bearer JWT: $(per_call "$a" "$b") instructions per call"
+for mode in metrics trace trace1 middleware; do
+  a=$(http_run "$n1" "$mode")
+  b=$(http_run "$n2" "$mode")
+  echo "http echo (2026-07-28), $mode: $(per_call "$a" "$b") instructions per call"
+done
