@@ -40,6 +40,7 @@ static struct family {
   size_t nslots, n;
   metric_series **order; /* in creation order, for the exposition */
   metric_series *other;  /* the fold of values past METRIC_SERIES_MAX */
+  _Atomic(metric_series *) only; /* a family without labels: its one series, once made */
 } fam[M_NFAMILIES] = {
     [M_REQUESTS] = {"mcp_server_requests_total", "MCP requests answered, by method, revision and outcome",
                     T_COUNTER, {"mcp_method_name", "mcp_protocol_version", "outcome"}},
@@ -138,13 +139,49 @@ static bool grow(struct family *f) {
   return true;
 }
 
+/* The labels of values into out (cap bytes, NUL-terminated): their length,
+   or cap when they do not fit. Byte by byte, no printf: it runs for every
+   request answered. */
+static size_t render_fixed(char *out, size_t cap, const struct family *f, const char *const *values) {
+  size_t n = 0;
+  for (size_t i = 0; i < METRIC_LABELS_MAX && f->label[i]; i++) {
+    const char *name = f->label[i], *v = values && values[i] ? values[i] : "";
+    if (i) {
+      if (n + 1 >= cap) return cap;
+      out[n++] = ',';
+    }
+    for (; *name; name++) {
+      if (n + 1 >= cap) return cap;
+      out[n++] = *name;
+    }
+    if (n + 2 >= cap) return cap;
+    out[n++] = '=', out[n++] = '"';
+    for (; *v; v++) {
+      if (n + 3 >= cap) return cap;
+      if (*v == '\\' || *v == '"') out[n++] = '\\', out[n++] = *v;
+      else if (*v == '\n') out[n++] = '\\', out[n++] = 'n';
+      else out[n++] = *v;
+    }
+    if (n + 2 >= cap) return cap;
+    out[n++] = '"';
+  }
+  out[n] = '\0';
+  return n;
+}
+
 metric_series *metric_at(metric_id id, const char *const *values) {
   pthread_once(&once, init_locks);
   struct family *f = &fam[id];
-  buf labels;
-  buf_init(&labels);
-  render_labels(&labels, f, values);
-  const char *key = labels.p ? labels.p : "";
+  /* rendered on the stack: a lookup on every request allocates nothing */
+  char stack[512];
+  buf heap;
+  buf_init(&heap);
+  const char *key = stack;
+  if (render_fixed(stack, sizeof stack, f, values) == sizeof stack) {
+    render_labels(&heap, f, values);
+    buf_putc(&heap, '\0');
+    key = heap.p;
+  }
   pthread_mutex_lock(&f->lock);
   metric_series *found = NULL;
   for (size_t i = f->nslots ? hash(key) & (f->nslots - 1) : 0; f->nslots && f->slot[i];
@@ -153,10 +190,14 @@ metric_series *metric_at(metric_id id, const char *const *values) {
       found = f->slot[i];
       break;
     }
-  if (!found && f->n < METRIC_SERIES_MAX && (f->n + 1 <= f->nslots / 2 || grow(f)) &&
-      (found = new_series(&labels))) {
-    place(f, found);
-    f->order[f->n++] = found;
+  if (!found && f->n < METRIC_SERIES_MAX && (f->n + 1 <= f->nslots / 2 || grow(f))) {
+    buf copy;
+    buf_init(&copy);
+    buf_puts(&copy, key);
+    if ((found = new_series(&copy))) {
+      place(f, found);
+      f->order[f->n++] = found;
+    }
   }
   if (!found) { /* past the cap (or out of memory): every label "_other" */
     if (!f->other) {
@@ -169,11 +210,15 @@ metric_series *metric_at(metric_id id, const char *const *values) {
     found = f->other;
   }
   pthread_mutex_unlock(&f->lock);
-  buf_free(&labels);
+  buf_free(&heap);
   return found;
 }
 
-metric_series *metric_only(metric_id id) { return metric_at(id, NULL); }
+metric_series *metric_only(metric_id id) {
+  metric_series *s = atomic_load_explicit(&fam[id].only, memory_order_acquire);
+  if (!s) atomic_store_explicit(&fam[id].only, s = metric_at(id, NULL), memory_order_release);
+  return s;
+}
 
 void metric_add(metric_series *s, uint64_t n) {
   if (s) atomic_fetch_add_explicit(&s->value, (int_fast64_t)n, memory_order_relaxed);

@@ -162,22 +162,33 @@ static void pb_fixed32(buf *b, unsigned field, uint32_t v) {
   buf_put(b, le, 4);
 }
 
-/* KeyValue{key = 1, value = 2: AnyValue} with an AnyValue already encoded */
-static void kv(buf *b, unsigned field, const char *key, const buf *any) {
-  buf m;
-  buf_init(&m);
-  pb_string(&m, 1, key);
-  pb_bytes(&m, 2, any->p ? any->p : "", any->len);
-  pb_bytes(b, field, m.p, m.len);
-  buf_free(&m);
+static size_t vlen(uint64_t v) {
+  size_t n = 1;
+  while (v > 0x7f) v >>= 7, n++;
+  return n;
+}
+
+/* KeyValue{key = 1, value = 2: AnyValue} as field `field`, the AnyValue's
+   one field (anyf, wire type) holding n bytes of payload p (a varint's or a
+   fixed64's already encoded when not length-delimited). Sizes are counted,
+   not found by encoding into a scratch buffer: no allocation per
+   attribute (tags of fields below 16 are one byte). */
+static void kv(buf *b, unsigned field, const char *key, unsigned anyf, unsigned wire,
+               const void *p, size_t n) {
+  size_t kn = strlen(key);
+  size_t any = 1 + (wire == 2 ? vlen(n) : 0) + n;
+  pb_tag(b, field, 2);
+  pb_varint(b, 1 + vlen(kn) + kn + 1 + vlen(any) + any);
+  pb_bytes(b, 1, key, kn);
+  pb_tag(b, 2, 2);
+  pb_varint(b, any);
+  pb_tag(b, anyf, wire);
+  if (wire == 2) pb_varint(b, n);
+  buf_put(b, p, n);
 }
 
 void pb_kv_string(buf *b, unsigned field, const char *key, const char *value) {
-  buf any;
-  buf_init(&any);
-  pb_string(&any, 1, value); /* AnyValue.string_value */
-  kv(b, field, key, &any);
-  buf_free(&any);
+  kv(b, field, key, 1, 2, value, strlen(value)); /* AnyValue.string_value */
 }
 
 /* }====== */
@@ -213,6 +224,7 @@ trace_span *trace_start(const trace_ctx *parent, const char *name, int kind) {
   s->kind = kind;
   s->name = strdup(name ? name : "");
   s->start = now_ns();
+  buf_reserve(&s->attrs, 384); /* a server span's attributes, without regrowing */
   return s;
 }
 
@@ -225,12 +237,7 @@ void trace_set_name(trace_span *s, const char *name) {
 }
 
 void trace_attr_strn(trace_span *s, const char *key, const char *value, size_t n) {
-  if (!s || !value) return;
-  buf any;
-  buf_init(&any);
-  pb_bytes(&any, 1, value, n);
-  kv(&s->attrs, 9, key, &any);
-  buf_free(&any);
+  if (s && value) kv(&s->attrs, 9, key, 1, 2, value, n);
 }
 
 void trace_attr_str(trace_span *s, const char *key, const char *value) {
@@ -239,33 +246,29 @@ void trace_attr_str(trace_span *s, const char *key, const char *value) {
 
 void trace_attr_int(trace_span *s, const char *key, long long value) {
   if (!s) return;
-  buf any;
-  buf_init(&any);
-  pb_tag(&any, 3, 0); /* int_value */
-  pb_varint(&any, (uint64_t)value);
-  kv(&s->attrs, 9, key, &any);
-  buf_free(&any);
+  char v[10];
+  size_t n = 0;
+  uint64_t x = (uint64_t)value;
+  do {
+    v[n++] = (char)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+    x >>= 7;
+  } while (x);
+  kv(&s->attrs, 9, key, 3, 0, v, n); /* int_value */
 }
 
 void trace_attr_double(trace_span *s, const char *key, double value) {
   if (!s) return;
-  buf any;
-  buf_init(&any);
   uint64_t bits;
   memcpy(&bits, &value, 8);
-  pb_fixed64(&any, 4, bits); /* double_value */
-  kv(&s->attrs, 9, key, &any);
-  buf_free(&any);
+  char le[8];
+  for (int i = 0; i < 8; i++) le[i] = (char)(bits >> (8 * i));
+  kv(&s->attrs, 9, key, 4, 1, le, 8); /* double_value */
 }
 
 void trace_attr_bool(trace_span *s, const char *key, bool value) {
   if (!s) return;
-  buf any;
-  buf_init(&any);
-  pb_tag(&any, 2, 0); /* bool_value */
-  pb_varint(&any, value);
-  kv(&s->attrs, 9, key, &any);
-  buf_free(&any);
+  char v = value ? 1 : 0;
+  kv(&s->attrs, 9, key, 2, 0, &v, 1); /* bool_value */
 }
 
 void trace_error(trace_span *s, const char *message) {
@@ -287,6 +290,7 @@ void trace_end(trace_span *s) {
   if (!s) return;
   buf m;
   buf_init(&m);
+  buf_reserve(&m, s->attrs.len + s->events.len + 128);
   pb_bytes(&m, 1, s->ctx.trace_id, 16);
   pb_bytes(&m, 2, s->ctx.span_id, 8);
   if (s->ctx.state[0]) pb_string(&m, 3, s->ctx.state);

@@ -817,7 +817,9 @@ static trace_span *server_span(const inmsg *im, const char *method) {
   trace_ctx meta_parent;
   const trace_ctx *parent = &im->parent;
   json_span meta, tp, ts = {0};
-  if (im->m.params.n && jsonrpc_param(&im->m, "_meta", &meta) && json_kind(meta) == '{' &&
+  /* a search of the raw text first: most requests carry no trace context */
+  if (im->m.params.n && memmem(im->m.params.p, im->m.params.n, "traceparent", 11) &&
+      jsonrpc_param(&im->m, "_meta", &meta) && json_kind(meta) == '{' &&
       json_object_get(meta, "traceparent", &tp) && json_kind(tp) == '"') {
     if (json_object_get(meta, "tracestate", &ts) && json_kind(ts) != '"') ts.n = 0;
     if (trace_parse(tp.p + 1, tp.n - 2, ts.n ? ts.p + 1 : NULL, ts.n ? ts.n - 2 : 0, &meta_parent))

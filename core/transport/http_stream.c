@@ -179,8 +179,12 @@ const char *http_status_text(int status) {
 static void start_response(buf *b, int status, const char *extra) {
   if (metrics_on) { /* every answer of the MCP listener starts here */
     static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+    static _Atomic(metric_series *) series[5]; /* found once each: workers answer concurrently */
     int k = status / 100 - 1;
-    metric_add(metric_at(M_HTTP_RESPONSES, (const char *const[]){classes[k >= 0 && k < 5 ? k : 4]}), 1);
+    k = k >= 0 && k < 5 ? k : 4;
+    metric_series *m = atomic_load_explicit(&series[k], memory_order_acquire);
+    if (!m) atomic_store_explicit(&series[k], m = metric_at(M_HTTP_RESPONSES, &classes[k]), memory_order_release);
+    metric_add(m, 1);
   }
   buf_printf(b, "HTTP/1.1 %d %s\r\nCache-Control: no-cache\r\nKeep-Alive: timeout=%d\r\n", status,
              http_status_text(status), KEEP_ALIVE_S);
