@@ -18,7 +18,10 @@
 #                        luamcp-auth (luamcp-modern with --auth-resource and
 #                        a bearer RS256 JWT on every request) ts2-auth (ts2-modern
 #                        behind the SDK's requireBearerAuth, the same token)
-#                        [all thirteen]
+#                        luamcp-metrics luamcp-otlp luamcp-otlp1 luamcp-mw
+#                        (luamcp-modern with --metrics, --otlp to a local sink
+#                        all sampled or 1 %, one no-op mcp.use; issue 23)
+#                        [all]
 #   BENCH_HTTP_SECONDS   seconds of one measured wrk run [3]
 #   BENCH_HTTP_WARMUP    seconds of the warm-up before a server's runs [1]
 #   BENCH_HTTP_SESSIONS  session counts of the memory curve ["1 100 1000"];
@@ -34,7 +37,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 rounds=${BENCH_ROUNDS:-3}
-servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth}
+servers=${BENCH_HTTP_SERVERS:-luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth luamcp-metrics luamcp-otlp luamcp-otlp1 luamcp-mw}
 secs=${BENCH_HTTP_SECONDS:-3}
 warm=${BENCH_HTTP_WARMUP:-1}
 session_counts=${BENCH_HTTP_SESSIONS-1 100 1000}
@@ -53,12 +56,14 @@ wrk_script=bench/http/echo_call.lua
 need_luamcp=0 need_ts=0 need_ts2=0
 for s in $servers; do
   case $s in
-    luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr | luamcp-auth) need_luamcp=1 ;;
+    luamcp-sl | luamcp-sf | luamcp-modern | luamcp-mrtr | luamcp-auth | luamcp-metrics | luamcp-otlp | \
+      luamcp-otlp1 | luamcp-mw) need_luamcp=1 ;;
     ts-sl | ts-sf | ts-express) need_ts=1 ;;
     ts2 | ts2-modern | ts2-mrtr | ts2-auth) need_ts2=1 ;;
     floor) ;;
     *) echo "bench/http: unknown server '$s' (luamcp-sl luamcp-sf ts-sl ts-sf ts-express floor" \
-      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth)" >&2; exit 1 ;;
+      "ts2 luamcp-modern ts2-modern luamcp-mrtr ts2-mrtr luamcp-auth ts2-auth luamcp-metrics luamcp-otlp" \
+      "luamcp-otlp1 luamcp-mw)" >&2; exit 1 ;;
   esac
 done
 if ((need_luamcp)) && [[ ! -x $luamcp ]]; then
@@ -113,6 +118,9 @@ server_cmd() { # name port
     floor) echo "$floor_bin $host:$2" ;;
     ts2 | ts2-modern | ts2-mrtr) echo "node bench/ts2_echo_server.mjs --http $2" ;;
     ts2-auth) echo "node bench/ts2_echo_server.mjs --http $2 --auth $out_dir/jwks.json" ;;
+    luamcp-metrics) echo "$luamcp serve --http $host:$2 --metrics $host:$(($2 + 1000)) bench/apps/echo" ;;
+    luamcp-otlp | luamcp-otlp1) echo "$luamcp serve --http $host:$2 --otlp http://$host:$sink_port bench/apps/echo" ;;
+    luamcp-mw) echo "$luamcp serve --http $host:$2 bench/apps/echo-mw" ;;
     luamcp-modern) echo "$luamcp serve --http $host:$2 bench/apps/echo" ;;
     luamcp-mrtr) echo "$luamcp serve --http $host:$2 bench/apps/mrtr" ;;
     luamcp-auth) echo "$luamcp serve --http $host:$2 --auth-resource https://mcp.bench.example/mcp --auth-issuer https://as.bench.example --auth-jwks $out_dir/jwks.json bench/apps/echo" ;;
@@ -126,7 +134,9 @@ start_server() {
   while (echo >/dev/tcp/$host/$port) 2>/dev/null; do port=$((port + 1)); done
   local cmd
   read -r -a cmd <<<"$(server_cmd "$1" "$port")"
-  "${pin_server[@]}" "${cmd[@]}" </dev/null >/dev/null 2>>"$log" &
+  local -a env=()
+  [[ $1 == luamcp-otlp1 ]] && env=(OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.01)
+  env "${env[@]}" "${pin_server[@]}" "${cmd[@]}" </dev/null >/dev/null 2>>"$log" &
   pid=$!
   started+=("$pid")
   url=http://$host:$port/mcp
@@ -165,6 +175,15 @@ rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; } # pid VmRS
 # {====== MCP over curl
 hdrs=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
 auth_hdr=()
+# luamcp-otlp*: an OTLP/HTTP sink that answers every POST at once
+sink_port=
+if [[ " $servers " == *" luamcp-otlp"* ]]; then
+  sink_port=$((port + 5000))
+  node -e 'require("http").createServer((q, r) => { q.resume(); q.on("end", () => r.end()); })
+    .listen(Number(process.argv[1]), "127.0.0.1")' "$sink_port" &
+  started+=("$!")
+fi
+
 # luamcp-auth, ts2-auth: an issuer's key (a JWKS file) and one access token it signed
 bench_token=
 if [[ " $servers " == *" luamcp-auth "* || " $servers " == *" ts2-auth "* ]]; then
@@ -297,7 +316,7 @@ bench_server() { # name round
   if ! start_server "$s"; then failed=1; stop_server "$pid"; return; fi
   auth_hdr=()
   case $s in
-    *-modern | *-auth)
+    *-modern | *-auth | luamcp-metrics | luamcp-otlp* | luamcp-mw)
       wrk_env=(MCP_MODERN=1 MCP_NAME=echo "MCP_CALL_BODY=$modern_echo")
       if [[ $s == *-auth ]]; then
         wrk_env+=("MCP_AUTHORIZATION=Bearer $bench_token")
@@ -321,7 +340,7 @@ bench_server() { # name round
       failed=1; stop_server "$pid"; return
     fi
   fi
-  if [[ $s != *-modern && $s != *-mrtr && $s != *-auth ]] && ! check_call "$sid"; then
+  if [[ $s == luamcp-sl || $s == luamcp-sf || $s == ts-* || $s == floor || $s == ts2 ]] && ! check_call "$sid"; then
     echo "bench/http: round $round $s: tools/call echo did not answer 200 with the text" >&2
     failed=1; stop_server "$pid"; return
   fi

@@ -19,7 +19,7 @@ if (!runsPath || !outPath) {
 const runs = readFileSync(runsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const known = ["luamcp-sl", "luamcp-sf", "ts-sl", "ts-sf", "ts-express", "floor", "ts2",
   "luamcp-modern", "ts2-modern", "luamcp-mrtr", "luamcp-mrtr-rt", "ts2-mrtr", "ts2-mrtr-rt", "luamcp-auth",
-  "ts2-auth"];
+  "ts2-auth", "luamcp-metrics", "luamcp-otlp", "luamcp-otlp1", "luamcp-mw"];
 const servers = known.filter((s) => runs.some((r) => r.server === s));
 const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
 const sessionCounts = [
@@ -85,6 +85,11 @@ const pairs = [
   // the same token through the TypeScript SDK v2's requireBearerAuth (target: >= 10x at c=16)
   { key: "luamcp/ts2 auth", a: "luamcp-auth", b: "ts2-auth" },
   { key: "auth/none ts2 modern", a: "ts2-auth", b: "ts2-modern" },
+  // what observability costs (issue 23: metrics <= 2 %, traces <= 10 % all sampled, <= 2 % at 1 %, middleware <= 3 %)
+  { key: "metrics/none", a: "luamcp-metrics", b: "luamcp-modern" },
+  { key: "otlp/none", a: "luamcp-otlp", b: "luamcp-modern" },
+  { key: "otlp 1 %/none", a: "luamcp-otlp1", b: "luamcp-modern" },
+  { key: "middleware/none", a: "luamcp-mw", b: "luamcp-modern" },
 ].filter((p) => servers.includes(p.a) && servers.includes(p.b));
 
 const summary = {};
