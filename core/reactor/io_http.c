@@ -828,6 +828,34 @@ static void configure(CURL *e, http_op *op, const req_opts *o, const char *data,
   if (op->hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, op->hdrs);
 }
 
+/* url as a trace may show it: no user:password, each query value
+   REDACTED (API keys travel there); malloc'd */
+static char *url_redacted(const char *url) {
+  buf b;
+  buf_init(&b);
+  const char *host = strstr(url, "://");
+  host = host ? host + 3 : url;
+  buf_put(&b, url, (size_t)(host - url));
+  const char *end_auth = host + strcspn(host, "/?#");
+  const char *at = memchr(host, '@', (size_t)(end_auth - host));
+  if (at) buf_puts(&b, "REDACTED:REDACTED@"), host = at + 1;
+  const char *q = strchr(host, '?');
+  if (!q) {
+    buf_puts(&b, host);
+    return buf_take(&b, NULL);
+  }
+  buf_put(&b, host, (size_t)(q - host + 1));
+  for (const char *p = q + 1; *p && *p != '#';) {
+    size_t n = strcspn(p, "&#");
+    const char *eq = memchr(p, '=', n);
+    buf_put(&b, p, eq ? (size_t)(eq - p) : n);
+    if (eq) buf_puts(&b, "=REDACTED");
+    p += n;
+    if (*p == '&') buf_putc(&b, '&'), p++;
+  }
+  return buf_take(&b, NULL);
+}
+
 static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   luaL_checkstack(L, 2 * O_N + 8, NULL);
   call *c = call_current(L);
@@ -880,7 +908,9 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   trace_span *parent = trace_on ? call_span(c) : NULL;
   if (parent && (op->span = trace_start(trace_context(parent), o.method, TRACE_CLIENT))) {
     trace_attr_str(op->span, "http.request.method", o.method);
-    trace_attr_str(op->span, "url.full", o.url);
+    char *shown = url_redacted(o.url);
+    trace_attr_str(op->span, "url.full", shown ? shown : "");
+    free(shown);
     char tp[56], line[80];
     trace_format(trace_context(op->span), tp);
     snprintf(line, sizeof line, "traceparent: %s", tp);

@@ -85,7 +85,7 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
       const traceId = crypto.randomBytes(16).toString('hex'), clientSpan = crypto.randomBytes(8).toString('hex');
       try {
-        const r = await client.callTool({ name: 'fetch_traced', arguments: { url: up.url }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        const r = await client.callTool({ name: 'fetch_traced', arguments: { url: `${up.url}?key=s3cret&page=2` }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
         assert.equal(r.content[0].text, 'status 200');
         const bad = await client.callTool({ name: 'fails_in_span', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
         assert.equal(bad.isError, true);
@@ -117,7 +117,7 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       assert.equal(out.parentSpanId, mid.spanId);
       assert.equal(out.name, 'GET');
       assert.equal(out.attrs['http.request.method'], 'GET');
-      assert.equal(out.attrs['url.full'], up.url);
+      assert.equal(out.attrs['url.full'], `${up.url}?key=REDACTED&page=REDACTED`, 'query values are not shown');
       assert.equal(out.attrs['http.response.status_code'], 200);
       assert.equal(up.seen.at(-1), `00-${traceId}-${out.spanId}-01`, 'the upstream got the CLIENT span\'s traceparent');
       for (const s of [server, mid, out]) assert.ok(s.end >= s.start && s.start > 0n);
