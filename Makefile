@@ -84,7 +84,7 @@ run: deps-run build
 
 # fuzz.* (20 s each) when clang is there to build the fuzzers
 test: deps-test npm asan tsan
-	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory fuzz-build && \
+	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory fuzz-build || exit 1; \
 	  fuzz_dir=$(CURDIR)/$(FUZZ_BUILD); else echo "no $(FUZZ_CC): fuzz.* not run"; fuzz_dir=; fi; \
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) \

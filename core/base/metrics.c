@@ -22,7 +22,8 @@ static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
                                    30,     60,      120,    300};
 #define NBUCKETS (sizeof bucket_le / sizeof *bucket_le)
 
-typedef enum { T_COUNTER, T_GAUGE, T_HISTOGRAM, T_SECONDS } metric_type; /* seconds: a counter in ns */
+/* T_SECONDS: a counter of seconds, kept in ns */
+typedef enum { T_COUNTER, T_GAUGE, T_HISTOGRAM, T_SECONDS } metric_type;
 
 struct metric_series {
   char *labels;  /* rendered: a="x",b="y" ("" for none) */
@@ -42,38 +43,48 @@ static struct family {
   metric_series *other;  /* the fold of values past METRIC_SERIES_MAX */
   _Atomic(metric_series *) only; /* a family without labels: its one series, once made */
 } fam[M_NFAMILIES] = {
-    [M_REQUESTS] = {"mcp_server_requests_total", "MCP requests answered, by method, revision and outcome",
-                    T_COUNTER, {"mcp_method_name", "mcp_protocol_version", "outcome"}},
-    [M_OPERATION] = {"mcp_server_operation_duration_seconds",
-                     "Duration of tool calls, resource reads, prompt gets and completions "
+    [M_REQUESTS] = {.name = "mcp_server_requests_total",
+        .help = "MCP requests answered, by method, revision and outcome", .type = T_COUNTER,
+        .label = {"mcp_method_name", "mcp_protocol_version", "outcome"}},
+    [M_OPERATION] = {.name = "mcp_server_operation_duration_seconds",
+        .help = "Duration of tool calls, resource reads, prompt gets and completions "
                      "(mcp.server.operation.duration), by method, name and outcome",
-                     T_HISTOGRAM, {"mcp_method_name", "name", "outcome"}},
-    [M_SESSION_DURATION] = {"mcp_server_session_duration_seconds",
-                            "Duration of MCP sessions (mcp.server.session.duration)", T_HISTOGRAM},
-    [M_CALLS] = {"mcp_server_calls_in_flight", "Handler calls running or parked", T_GAUGE},
-    [M_WAITING] = {"mcp_server_calls_waiting", "Handler calls parked, by what they wait on", T_GAUGE,
-                   {"on"}},
-    [M_SESSIONS] = {"mcp_server_http_sessions", "Open Streamable HTTP sessions (2025-11-25)", T_GAUGE},
-    [M_STREAMS] = {"mcp_server_http_streams", "Open SSE streams: GET streams and subscriptions/listen",
-                   T_GAUGE, {"kind"}},
-    [M_HTTP_RESPONSES] = {"mcp_server_http_responses_total", "HTTP responses of the MCP listener",
-                          T_COUNTER, {"code_class"}},
-    [M_RELOADS] = {"mcp_server_reloads_total", "App reloads, by result", T_COUNTER, {"result"}},
-    [M_APP_INFO] = {"mcp_server_app_info", "The app version serving (value 1)", T_GAUGE,
-                    {"name", "version"}},
-    [M_LUA_HEAP] = {"mcp_server_lua_heap_bytes", "Bytes the serving app's Lua state holds", T_GAUGE},
-    [M_RUN_LOCK_WAIT] = {"mcp_server_run_lock_wait_seconds_total",
-                         "Time threads waited for the engine's run lock", T_SECONDS},
-    [M_OUT_HTTP] = {"mcp_http_client_requests_total", "mcp.http requests, by status class",
-                    T_COUNTER, {"status_class"}},
-    [M_REDIS] = {"mcp_redis_commands_total", "Redis commands (mcp.store, the bus), by result",
-                 T_COUNTER, {"result"}},
-    [M_BUS] = {"mcp_bus_messages_total", "Messages over the Redis bus, by direction", T_COUNTER,
-               {"direction"}},
-    [M_AUTH_REFUSALS] = {"mcp_server_auth_refusals_total", "Requests refused by authorization, by reason",
-                         T_COUNTER, {"reason"}},
-    [M_OTLP_SPANS] = {"mcp_otlp_spans_total", "Spans sent to the OTLP collector, or dropped (it was slow, "
-                      "down, or refused them)", T_COUNTER, {"result"}},
+                         .type = T_HISTOGRAM, .label = {"mcp_method_name", "name", "outcome"}},
+    [M_SESSION_DURATION] = {.name = "mcp_server_session_duration_seconds",
+        .help = "Duration of MCP sessions (mcp.server.session.duration)", .type = T_HISTOGRAM},
+    [M_CALLS] = {.name = "mcp_server_calls_in_flight", .help = "Handler calls running or parked",
+        .type = T_GAUGE},
+    [M_WAITING] = {.name = "mcp_server_calls_waiting",
+        .help = "Handler calls parked, by what they wait on", .type = T_GAUGE, .label = {"on"}},
+    [M_SESSIONS] = {.name = "mcp_server_http_sessions",
+        .help = "Open Streamable HTTP sessions (2025-11-25)", .type = T_GAUGE},
+    [M_STREAMS] = {.name = "mcp_server_http_streams",
+        .help = "Open SSE streams: GET streams and subscriptions/listen", .type = T_GAUGE,
+        .label = {"kind"}},
+    [M_HTTP_RESPONSES] = {.name = "mcp_server_http_responses_total",
+        .help = "HTTP responses of the MCP listener", .type = T_COUNTER, .label = {"code_class"}},
+    [M_RELOADS] = {.name = "mcp_server_reloads_total", .help = "App reloads, by result",
+        .type = T_COUNTER, .label = {"result"}},
+    [M_APP_INFO] = {.name = "mcp_server_app_info", .help = "The app version serving (value 1)",
+        .type = T_GAUGE, .label = {"name", "version"}},
+    [M_LUA_HEAP] = {.name = "mcp_server_lua_heap_bytes",
+        .help = "Bytes the serving app's Lua state holds", .type = T_GAUGE},
+    [M_RUN_LOCK_WAIT] = {.name = "mcp_server_run_lock_wait_seconds_total",
+        .help = "Time threads waited for the engine's run lock", .type = T_SECONDS},
+    [M_OUT_HTTP] = {.name = "mcp_http_client_requests_total",
+        .help = "mcp.http requests, by status class", .type = T_COUNTER, .label = {"status_class"}},
+    [M_REDIS] = {.name = "mcp_redis_commands_total",
+        .help = "Redis commands (mcp.store, the bus), by result", .type = T_COUNTER,
+        .label = {"result"}},
+    [M_BUS] = {.name = "mcp_bus_messages_total",
+               .help = "Messages over the Redis bus, by direction",
+        .type = T_COUNTER, .label = {"direction"}},
+    [M_AUTH_REFUSALS] = {.name = "mcp_server_auth_refusals_total",
+        .help = "Requests refused by authorization, by reason", .type = T_COUNTER,
+        .label = {"reason"}},
+    [M_OTLP_SPANS] = {.name = "mcp_otlp_spans_total",
+        .help = "Spans sent to the OTLP collector, or dropped (it was slow, "
+                      "down, or refused them)", .type = T_COUNTER, .label = {"result"}},
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -142,7 +153,8 @@ static bool grow(struct family *f) {
 /* The labels of values into out (cap bytes, NUL-terminated): their length,
    or cap when they do not fit. Byte by byte, no printf: it runs for every
    request answered. */
-static size_t render_fixed(char *out, size_t cap, const struct family *f, const char *const *values) {
+static size_t render_fixed(char *out, size_t cap, const struct family *f,
+                           const char *const *values) {
   size_t n = 0;
   for (size_t i = 0; i < METRIC_LABELS_MAX && f->label[i]; i++) {
     const char *name = f->label[i], *v = values && values[i] ? values[i] : "";
@@ -312,7 +324,8 @@ static void render_process(buf *b) {
   if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d "
                          "%*d %llu %lu %ld",
                   &utime, &stime, &start, &vsize, &rss) == 5) {
-    buf_puts(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+    buf_puts(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in "
+                "seconds.\n"
                 "# TYPE process_cpu_seconds_total counter\n");
     buf_printf(b, "process_cpu_seconds_total %.2f\n", (double)(utime + stime) / (double)tick);
     buf_puts(b, "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
@@ -331,7 +344,8 @@ static void render_process(buf *b) {
     if (btime) {
       buf_puts(b, "# HELP process_start_time_seconds Start time of the process since unix epoch in "
                   "seconds.\n# TYPE process_start_time_seconds gauge\n");
-      buf_printf(b, "process_start_time_seconds %.2f\n", (double)btime + (double)start / (double)tick);
+      buf_printf(b, "process_start_time_seconds %.2f\n",
+                 (double)btime + (double)start / (double)tick);
     }
   }
   size_t fds = 0;
