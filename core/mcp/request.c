@@ -219,6 +219,11 @@ static bool client_progress(call *c, double progress, double total, const char *
    spec — a request we give up on is cancelled. */
 static void abort_ask(call_wait *w) {
   request *r = (request *)((char *)w - offsetof(request, ask));
+  if (r->ask_span) {
+    trace_error(r->ask_span, "no longer needed (the call ended first)");
+    trace_end(r->ask_span);
+    r->ask_span = NULL;
+  }
   if (!r->asked) return;
   char p[96];
   int n = snprintf(p, sizeof p, "{\"requestId\":%llu,\"reason\":\"no longer needed\"}",
@@ -288,6 +293,11 @@ static int client_ask(call *c, const char *method, lua_State *L, int params_idx,
   buf_free(&b);
   r->asked = id;
   r->ask = (call_wait){.abort = abort_ask, .what = method};
+  trace_span *parent = trace_on ? client_span(c) : NULL;
+  if (parent && (r->ask_span = trace_start(trace_context(parent), method, TRACE_CLIENT))) {
+    trace_attr_str(r->ask_span, "mcp.method.name", method);
+    trace_attr_int(r->ask_span, "jsonrpc.request.id", (long long)id);
+  }
   call_park(c, &r->ask); /* until the answer, or the deadline */
   return ASK_WAIT;
 }
@@ -313,7 +323,13 @@ void request_answered(server *srv, inmsg *im) {
     log_msg(LOG_DEBUG, "a response to no pending request (id %s): ignored", tmp);
     return;
   }
-  request_of(c)->asked = 0;
+  request *r = request_of(c);
+  r->asked = 0;
+  if (r->ask_span) {
+    if (!im->m.result.n) trace_error(r->ask_span, "the client answered with an error");
+    trace_end(r->ask_span);
+    r->ask_span = NULL;
+  }
   lua_State *co = call_thread(c);
   if (im->m.result.n) {
     json_decode(co, im->m.result.p, im->m.result.n, NULL);

@@ -92,6 +92,7 @@ typedef struct request {
   double started;        /* engine_now() at dispatch */
   trace_span *span;      /* its server span, or NULL */
   trace_span *spans[8];  /* ctx:span's open spans, innermost last */
+  trace_span *ask_span;  /* a question to the client (elicitation, sampling, roots) in flight */
   int nspans;
   const char *item_name; /* the tool's, prompt's, resource's or template's registered name */
   /* multi round-trip (per-request revisions): the answers of earlier rounds (from

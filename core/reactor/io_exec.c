@@ -49,6 +49,7 @@
 
 #include "call.h"
 #include "sandbox.h"
+#include "trace.h"
 
 extern char **environ;
 
@@ -90,6 +91,7 @@ typedef struct exec_op {
   bool has_in, exited, timed_out;
   enum phase phase;
   int code, term_signal;
+  trace_span *span; /* the child as a span of the call's, when traced */
 } exec_op;
 
 /* Bytes past max_output are read into this and dropped (a chatty child is
@@ -97,6 +99,13 @@ typedef struct exec_op {
 static char scratch[READ_CHUNK];
 
 static void free_op(exec_op *op) {
+  if (op->span) { /* the child's end: its status, or the call gone first */
+    if (op->exited) trace_attr_int(op->span, "process.exit.code", op->code);
+    if (op->timed_out) trace_error(op->span, "timed out");
+    else if (!op->exited) trace_error(op->span, "the call ended before the child");
+    else if (op->code != 0 || op->term_signal) trace_error(op->span, "the child failed");
+    trace_end(op->span);
+  }
   free(op->out[0].p);
   free(op->out[1].p);
   free(op->input);
@@ -631,6 +640,16 @@ static int exec_fn(lua_State *L) {
     free_op(op);
     return luaL_error(L, "mcp.exec: cannot run '%s': %s", a.argv[0],
                       uv_strerror(uv_translate_sys_error(err)));
+  }
+  trace_span *parent = trace_on ? call_span(c) : NULL;
+  if (parent) { /* named by the program, never by its arguments (they may hold secrets) */
+    const char *base = strrchr(a.argv[0], '/');
+    char name[160];
+    snprintf(name, sizeof name, "exec %s", base ? base + 1 : a.argv[0]);
+    if ((op->span = trace_start(trace_context(parent), name, TRACE_INTERNAL))) {
+      trace_attr_str(op->span, "process.executable.name", base ? base + 1 : a.argv[0]);
+      trace_attr_int(op->span, "process.pid", pid);
+    }
   }
   uv_loop_t *loop = call_loop(c);
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec */

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
@@ -81,7 +82,8 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
   const up = await startUpstream();
   try {
     await withHttp(APP, ['--otlp', rx.url], async (srv) => {
-      const client = new Client({ name: 'traces-test', version: '0.0.0' });
+      const client = new Client({ name: 'traces-test', version: '0.0.0' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { n: 'Ada' } }));
       await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
       const traceId = crypto.randomBytes(16).toString('hex'), clientSpan = crypto.randomBytes(8).toString('hex');
       try {
@@ -89,10 +91,12 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
         assert.equal(r.content[0].text, 'status 200');
         const bad = await client.callTool({ name: 'fails_in_span', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
         assert.equal(bad.isError, true);
+        const both = await client.callTool({ name: 'child_and_question', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(both.content[0].text, 'child 3, accept');
       } finally {
         await client.close();
       }
-      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 5, 'the spans exported', WAIT);
+      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 8, 'the spans exported', WAIT);
       assert.ok(rx.requests.every((q) => q.path === '/v1/traces' && q.type === 'application/x-protobuf'), JSON.stringify(rx.requests));
       const mine = rx.spans.filter((s) => s.traceId === traceId);
       const server = mine.find((s) => s.name === 'tools/call fetch_traced');
@@ -129,6 +133,17 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       const failed = mine.find((s) => s.name === 'tools/call fails_in_span');
       assert.equal(failed.attrs['error.type'], 'tool_error');
       assert.equal(doomed.parentSpanId, failed.spanId);
+      // a child process and a question to the client: spans of the call's
+      const third = mine.find((s) => s.name === 'tools/call child_and_question');
+      const child = mine.find((s) => s.name === 'exec sh');
+      assert.equal(child.parentSpanId, third.spanId);
+      assert.equal(child.attrs['process.exit.code'], 3);
+      assert.equal(child.status.code, 2);
+      assert.ok(child.attrs['process.pid'] > 0);
+      const question = mine.find((s) => s.name === 'elicitation/create');
+      assert.equal(question.parentSpanId, third.spanId);
+      assert.equal(question.kind, SpanKind.SPAN_KIND_CLIENT);
+      assert.ok(question.start >= child.end, 'the question after the child');
       // the HTTP traceparent header, when _meta has none; an invalid one starts a trace
       const headerTrace = crypto.randomBytes(16).toString('hex');
       const REV = '2026-07-28';

@@ -22,3 +22,13 @@ mcp.tool {
 }
 
 mcp.tool { name = "plain", description = "Nothing traced of its own.", handler = function() return "ok" end }
+
+mcp.tool {
+  name = "child_and_question",
+  description = "Runs a child that fails, then asks the user.",
+  handler = function(_, ctx)
+    local r = mcp.exec { "/bin/sh", "-c", "exit 3" }
+    local a = ctx:elicit { message = "Name?", requestedSchema = { type = "object", properties = { n = { type = "string" } } } }
+    return ("child %d, %s"):format(r.code, a.action)
+  end,
+}
