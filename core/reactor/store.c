@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "redis_conn.h"
 #include "metrics.h"
+#include "trace.h"
 
 #define KEY_MAX 1024
 #define VALUE_MAX ((size_t)16 << 20)
@@ -209,9 +210,11 @@ typedef struct store_op {
   long long integer;
   char *str;
   size_t len;
+  trace_span *span; /* the command as a span of the call's, when traced */
 } store_op;
 
 static void op_free(store_op *o) {
+  if (o->span) trace_end(o->span);
   free(o->str);
   free(o);
 }
@@ -225,6 +228,11 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
     return;
   }
   o->type = reply ? reply->type : -1;
+  if (o->span) { /* the reply ends it, the call there or not */
+    if (!reply || reply->type == REDIS_REPLY_ERROR) trace_error(o->span, reply ? "error reply" : "the connection went");
+    trace_end(o->span);
+    o->span = NULL;
+  }
   if (metrics_on)
     metric_add(metric_at(M_REDIS, (const char *const[]){!reply || reply->type == REDIS_REPLY_ERROR
                                                             ? "error" : "ok"}), 1);
@@ -297,6 +305,15 @@ static int redis_op(lua_State *L, int op, int argc, const char **argv, const siz
     free(o);
     return luaL_error(L, "mcp.store.%s: redis %s: the command was not sent", op_names[op],
                       redis_conn_name(rconn));
+  }
+  trace_span *parent = trace_on ? call_span(c) : NULL;
+  if (parent) {
+    char name[64];
+    snprintf(name, sizeof name, "redis %s", argv[0]);
+    if ((o->span = trace_start(trace_context(parent), name, TRACE_CLIENT))) {
+      trace_attr_str(o->span, "db.system.name", "redis");
+      trace_attr_str(o->span, "db.operation.name", argv[0]); /* never the key or the value */
+    }
   }
   lua_settop(L, 0); /* what op_done finds tells a reply from an abort */
   call_park(c, &o->w);

@@ -21,7 +21,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
 import { freePort, post, rpc, withHttp } from './http-helpers.mjs';
-import { until } from './services.mjs';
+import { REDIS, startRedis, stopChild, until } from './services.mjs';
+import { existsSync } from 'node:fs';
 
 const require = createRequire(import.meta.url);
 const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
@@ -206,5 +207,30 @@ test('OTEL_* variables: the endpoint, the service name, sampling off; a collecto
     await rx.close();
     silent.closeAllConnections();
     silent.close();
+  }
+});
+
+test('mcp.store commands on Redis are CLIENT spans of the call (the command, never the key)', { ...opts, skip: !existsSync(REDIS) && 'redis-server is not installed' }, async () => {
+  const rx = await startReceiver();
+  const redis = await startRedis();
+  try {
+    await withHttp(APP, ['--otlp', rx.url, '--store', `redis://127.0.0.1:${redis.port}/6`], async (srv) => {
+      const REV = '2026-07-28';
+      const meta = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const ex = await post(srv, rpc('tools/call', { name: 'count', arguments: {}, _meta: meta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'count' } });
+      assert.equal(ex.status, 200, ex.body);
+      await until(() => rx.spans.some((s) => s.name.startsWith('redis ')), 'the redis span', WAIT);
+      const server = rx.spans.find((s) => s.name === 'tools/call count');
+      const cmd = rx.spans.find((s) => s.name.startsWith('redis '));
+      assert.equal(cmd.parentSpanId, server.spanId);
+      assert.equal(cmd.kind, SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(cmd.attrs['db.system.name'], 'redis');
+      assert.ok(['EVAL', 'INCRBY'].includes(cmd.attrs['db.operation.name']), JSON.stringify(cmd.attrs));
+      assert.ok(!JSON.stringify(cmd.attrs).includes('traces:count') && !cmd.name.includes('traces:count'), 'the key is in the span');
+    });
+  } finally {
+    await stopChild(redis.child, redis.exited);
+    await rx.close();
   }
 });

@@ -32,3 +32,9 @@ mcp.tool {
     return ("child %d, %s"):format(r.code, a.action)
   end,
 }
+
+mcp.tool {
+  name = "count",
+  description = "Counts in mcp.store.",
+  handler = function() return tostring(mcp.store.incr("traces:count", 1)) end,
+}
