@@ -185,45 +185,6 @@ end
 
 -- What the engine calls with a tool handler's return value (and the
 -- handler's FILE:LINE).
--- {===================================================== middleware
-
--- how the handler at the end of the chain is called, by method
-local finals = {
-  ["tools/call"] = function(h, req) return h(req.arguments, req.ctx) end,
-  ["prompts/get"] = function(h, req) return h(req.arguments, req.ctx) end,
-  ["resources/read"] = function(h, req)
-    if req.variables ~= nil then return h(req.variables, req.ctx) end
-    return h(req.uri, req.ctx)
-  end,
-  ["completion/complete"] = function(h, req) return h(req.value, req.arguments, req.ctx) end,
-}
-
--- Run req through the middleware of list (mcp.use), then handler: what C
--- starts instead of the handler when an app has middleware. Each next()
--- runs once; its results are the handler's (or a later middleware's).
-function I.run_chain(list, req, handler)
-  local final = finals[req.method]
-  local function step(i)
-    local mw = list[i]
-    if not mw then return final(handler, req) end
-    local called = false
-    return mw(req, function()
-      if called then
-        -- named by where the middleware is defined: a tail call (return
-        -- next()) leaves no frame of it to name
-        local info = getinfo(mw, "S")
-        error(("%s:%d: mcp.use: next() called twice by the middleware defined here")
-          :format(info.short_src, info.linedefined), 0)
-      end
-      called = true
-      return step(i + 1)
-    end)
-  end
-  return step(1)
-end
-
--- }=====================================================
-
 function I.tool_result(v, where)
   where = where or "handler"
   local t = type(v)

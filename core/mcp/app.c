@@ -288,7 +288,6 @@ static bool load_runtime(app *a, int reg, buf *errors) {
   if (!run_embedded(L, "internal", 1, 1, errors)) return false;
   int internal = lua_gettop(L);
   a->tool_result = get_ref(L, internal, "tool_result");
-  a->run_chain = get_ref(L, internal, "run_chain");
   a->prompt_result = get_ref(L, internal, "prompt_result");
   a->resource_result = get_ref(L, internal, "resource_result");
   lua_pushvalue(L, core);

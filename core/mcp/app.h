@@ -18,7 +18,6 @@ typedef struct app {
   registry *reg;
   /* refs into vm.L for the result shapers in lua/mcp.lua */
   int tool_result, prompt_result, resource_result;
-  int run_chain; /* lua/internal.lua's I.run_chain: a request through the middleware */
   int state_ref; /* mcp.state, carried over to the next version */
 } app;
 

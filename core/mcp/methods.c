@@ -91,6 +91,86 @@ answer:;
   jsonrpc_end_reply(out);
 }
 
+/* {====== middleware (mcp.use): the chain in C. next is a light C function
+   (no closure per call); where the chain is stays in the request. */
+
+static int run_level(lua_State *L, request *r, int i);
+
+/* middleware i's return (or the handler's, i = n): its values */
+static int level_done(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  request *r = request_of(call_current(L));
+  r->chain_active = (int)(k & 0xff) - 1;
+  return lua_gettop(L) - (int)(k >> 8);
+}
+
+static int chain_next(lua_State *L) {
+  call *c = call_current(L);
+  request *r = c ? request_of(c) : NULL;
+  if (!r || r->chain_req <= 0 || r->chain_active < 0)
+    return luaL_error(L, "mcp.use: next() called outside its middleware");
+  int i = r->chain_active;
+  uint64_t bit = i < 64 ? (uint64_t)1 << i : 0;
+  if (r->chain_called & bit) { /* named by the middleware's definition: a tail call leaves no frame */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, call_app(c)->reg->middleware);
+    lua_rawgeti(L, -1, i + 1);
+    lua_Debug ar;
+    lua_getinfo(L, ">S", &ar);
+    return luaL_error(L, "%s:%d: mcp.use: next() called twice by the middleware defined here",
+                      ar.short_src, ar.linedefined);
+  }
+  r->chain_called |= bit;
+  lua_settop(L, 0);
+  return run_level(L, r, i + 1);
+}
+
+/* Call middleware i with (req, next), or past the last the handler with the
+   arguments req holds now (they may have been changed). */
+static int run_level(lua_State *L, request *r, int i) {
+  int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, call_app(call_current(L))->reg->middleware);
+  lua_rawgeti(L, -1, i + 1);
+  lua_remove(L, -2);
+  int nargs = 2;
+  if (!lua_isnil(L, -1)) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_req);
+    lua_pushcfunction(L, chain_next);
+    r->chain_active = i;
+  } else {
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_handler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_req);
+    int req = lua_gettop(L);
+    switch (r->kind) {
+      case CALL_RESOURCE: /* a template's variables, else the URI */
+        if (lua_getfield(L, req, "variables") == LUA_TNIL) {
+          lua_pop(L, 1);
+          lua_getfield(L, req, "uri");
+        }
+        break;
+      case CALL_COMPLETE:
+        lua_getfield(L, req, "value");
+        lua_getfield(L, req, "arguments");
+        nargs = 3;
+        break;
+      default: lua_getfield(L, req, "arguments"); break;
+    }
+    lua_getfield(L, req, "ctx");
+    lua_remove(L, req);
+    r->chain_active = -1; /* the handler: a next() it might reach is refused */
+  }
+  lua_KContext k = (lua_KContext)((intptr_t)base << 8 | (i & 0xff));
+  lua_callk(L, nargs, LUA_MULTRET, k, level_done);
+  return level_done(L, LUA_OK, k);
+}
+
+static int chain_entry(lua_State *L) {
+  request *r = request_of(call_current(L));
+  return run_level(L, r, 0);
+}
+
+/* }====== */
+
 /* Start c: on its thread are the handler, its n arguments (named by
    fields in req) and ctx. With middleware (mcp.use), the call runs
    run_chain(list, req, handler) instead, req = {method=, name=, fields...,
@@ -133,14 +213,15 @@ static void start_call(server *srv, call *c, const char *method, const char *nam
     lua_pushvalue(co, base + 1 + i);
     lua_setfield(co, req, i < n ? fields[i] : "ctx");
   }
-  lua_rawgeti(co, LUA_REGISTRYINDEX, a->run_chain);
-  lua_rawgeti(co, LUA_REGISTRYINDEX, a->reg->middleware);
-  lua_pushvalue(co, req);
-  lua_pushvalue(co, base); /* the handler */
-  /* [handler, args..., ctx, req, run_chain, list, req, handler] -> the last four */
-  for (int i = 3; i >= 0; i--) lua_replace(co, base + i); /* the top first: the handler */
-  lua_settop(co, base + 3);
-  engine_call_start(srv->e, c, 3);
+  request *r = request_of(c);
+  r->chain_req = luaL_ref(co, LUA_REGISTRYINDEX); /* pops req */
+  lua_pushvalue(co, base);
+  r->chain_handler = luaL_ref(co, LUA_REGISTRYINDEX);
+  r->chain_active = -1;
+  r->chain_called = 0;
+  lua_settop(co, base - 1);
+  lua_pushcfunction(co, chain_entry);
+  engine_call_start(srv->e, c, 0);
 }
 
 /* Who the request comes from: its token's principal, else --as (luamcp

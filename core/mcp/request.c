@@ -117,6 +117,8 @@ void request_ended(void *ud, call *c) {
   output_done(srv, r->out);
   session_unref(r->s);
   principal_unref(r->who);
+  if (r->chain_req > 0) luaL_unref(L, LUA_REGISTRYINDEX, r->chain_req);
+  if (r->chain_handler > 0) luaL_unref(L, LUA_REGISTRYINDEX, r->chain_handler);
   free(r->ptoken);
   free(r->uri);
   mrtr_free(r);

@@ -93,6 +93,11 @@ typedef struct request {
   trace_span *span;      /* its server span, or NULL */
   trace_span *spans[8];  /* ctx:span's open spans, innermost last */
   trace_span *ask_span;  /* a question to the client (elicitation, sampling, roots) in flight */
+  /* mcp.use: the request's req table and handler (registry refs; 0: no
+     middleware), the middleware running (-1: none) and those whose next()
+     has run (bits) */
+  int chain_req, chain_handler, chain_active;
+  uint64_t chain_called;
   int nspans;
   const char *item_name; /* the tool's, prompt's, resource's or template's registered name */
   /* multi round-trip (per-request revisions): the answers of earlier rounds (from
