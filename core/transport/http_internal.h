@@ -106,6 +106,7 @@ typedef struct hsession {
 
 struct http_server {
   server *srv; /* where messages go */
+  atomic_bool stopped; /* mg_stop is over (the nudger's signal) */
   engine *e;
   http_options opt;
   struct mg_context *ctx;
