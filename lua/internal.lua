@@ -184,11 +184,15 @@ local function structured(x, where)
 end
 
 -- What the engine calls with a tool handler's return value (and the
--- handler's FILE:LINE).
-function I.tool_result(v, where)
+-- handler's FILE:LINE, and whether the tool declares an output schema:
+-- then a list or a single value is its structured output, not text).
+function I.tool_result(v, where, has_output)
   where = where or "handler"
   local t = type(v)
   if v == nil then return { content = as_array {} } end
+  if has_output and (scalar[t] or (t == "table" and getmetatable(v) ~= result_mt and not is_block(v))) then
+    return structured(v, where)
+  end
   if scalar[t] then return { content = as_array { text_block(tostring(v)) } } end
   if t ~= "table" then
     fail_at(where, "the handler returned a %s; return text, a table of data, content blocks or mcp.result{...}", t)

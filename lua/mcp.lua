@@ -270,7 +270,12 @@ local function to_schema(fn, key, v)
   mark_schema_arrays(s, {})
   local ok, msg = core.schema_check(s)
   if not ok then argerr(fn, ("field '%s': %s"):format(key, msg)) end
-  if s.type ~= "object" then argerr(fn, ("field '%s' must describe an object (type = \"object\")"):format(key)) end
+  if s.type ~= "object" then
+    -- an output that is a list (or a single value) travels as { result = ... },
+    -- as the official SDKs wrap it: the schema says so
+    if key ~= "output" then argerr(fn, ("field '%s' must describe an object (type = \"object\")"):format(key)) end
+    s = { type = "object", properties = { result = s }, required = as_array { "result" } }
+  end
   return s
 end
 

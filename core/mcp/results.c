@@ -155,10 +155,14 @@ static void finish_tool(server *srv, call *c, int nres) {
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
   lua_pushstring(co, t->where);
-  if (!shape(srv, c, call_app(c)->tool_result, 1, 1)) return;
+  lua_pushboolean(co, t->output != LUA_NOREF); /* a list or a value is then its structured output */
+  if (!shape(srv, c, call_app(c)->tool_result, 1, 2)) return;
   rawfield(co, -1, "isError");
   if (lua_toboolean(co, -1)) r->outcome = OUTCOME_TOOL_ERROR;
   lua_pop(co, 1);
+  /* an output schema describes an object: a list (or other value) is
+     checked, and sent, as {"result": value}, on every revision */
+  if (t->output != LUA_NOREF) wrap_structured(co, -1);
   if (t->output != LUA_NOREF) {
     rawfield(co, -1, "isError");
     bool is_error = lua_toboolean(co, -1);
@@ -179,7 +183,8 @@ static void finish_tool(server *srv, call *c, int nres) {
       if (!ok) {
         buf msg;
         buf_init(&msg);
-        buf_printf(&msg, "tool '%s' returned invalid output: %.*s", t->name, (int)err.len, err.p);
+        buf_printf(&msg, "%s: tool '%s' returned invalid output: %.*s", t->where, t->name,
+                   (int)err.len, err.p);
         log_msg(LOG_ERROR, "%.*s", (int)msg.len, msg.p);
         r->outcome = OUTCOME_TOOL_ERROR;
         output_tool_error(srv, &r->cv, output_reply(srv, r->out), id_of(c), msg.p, msg.len);
@@ -316,6 +321,13 @@ static bool rpc_error(server *srv, call *c, int idx) {
 
 void results_returned(void *ud, call *c, int nres) {
   server *srv = ud;
+  lua_State *L = call_thread(c);
+  /* Lua's own idiom for a failure: return nil, "what went wrong" */
+  if (nres >= 2 && lua_isnil(L, -nres) && lua_type(L, -nres + 1) == LUA_TSTRING) {
+    lua_pushvalue(L, -nres + 1);
+    results_failed(srv, c, lua_tostring(L, -1));
+    return;
+  }
   if (nres >= 1 && rpc_error(srv, c, -nres)) return;
   if (text_result(srv, c, nres)) return;
   request *r = request_of(c);

@@ -130,6 +130,37 @@ test('an output schema still checks what the record holds', opts, both(async (sr
   }
 }));
 
+test('a list or a single value with a declared output: {result} on both revisions, valid by the SDKs', opts, both(async (srv) => {
+  const tools = (await srv.call('list', 'tools/list', {})).result.tools;
+  const schema = (n) => tools.find((t) => t.name === n).outputSchema;
+  assert.deepEqual(schema('list_out'), {
+    type: 'object', required: ['result'],
+    properties: { result: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } } },
+  });
+  assert.equal(schema('count_out').properties.result.type, 'integer');
+  for (const r of Object.values(await callBoth(srv, 'list_out'))) {
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.deepEqual(r.structuredContent, { result: [{ id: 1 }, { id: 2 }] });
+  }
+  for (const r of Object.values(await callBoth(srv, 'list_result'))) assert.deepEqual(r.structuredContent, { result: [1, 2, 3] });
+  for (const r of Object.values(await callBoth(srv, 'count_out'))) assert.deepEqual(r.structuredContent, { result: 7 });
+  for (const r of Object.values(await callBoth(srv, 'list_out', { bad: true }))) {
+    assert.equal(r.isError, true);
+    // the handler's FILE:LINE first (rough edge 6), then what is wrong, where
+    assert.match(r.content[0].text, new RegExp(`^(.*/)?${ROWS}:\\d+: tool 'list_out' returned invalid output: result\\[0\\]\\.id`));
+  }
+}));
+
+test('return nil, "msg": an isError with msg for a tool, a JSON-RPC error with msg for a read', opts, both(async (srv) => {
+  for (const r of Object.values(await callBoth(srv, 'nil_msg'))) {
+    assert.equal(r.isError, true);
+    assert.deepEqual(texts(r), ['could not find it']);
+  }
+  const r = await srv.call('nm', 'resources/read', { uri: 'test://nil-msg' });
+  assert.equal(r.error?.code, -32603, JSON.stringify(r));
+  assert.equal(r.error.message, 'the disk is gone');
+}));
+
 test('any Lua error value: FILE:LINE: message', opts, both(async (srv) => {
   await failsAt(srv, 'err_string', /: went wrong$/);
   await failsAt(srv, 'err_level0', /: no position$/);

@@ -46,3 +46,31 @@ mcp.tool {
   handler = function(args) return args.bad and { items = { { id = "x" } } } or { items = { { id = 1 } } } end,
   input = { bad = mcp.optional(mcp.boolean()) },
 }
+
+-- a tool whose output is a list (issue 24, rough edge 1), declared two ways
+mcp.tool {
+  name = "list_out",
+  description = "a list with a declared array output",
+  output = mcp.array(mcp.object { id = mcp.integer() }),
+  input = { bad = mcp.optional(mcp.boolean()) },
+  handler = function(args) return args.bad and { { id = "x" } } or { { id = 1 }, { id = 2 } } end,
+}
+mcp.tool {
+  name = "list_result",
+  description = "a list with output = { result = array }",
+  output = { result = mcp.array(mcp.integer()) },
+  handler = function() return { 1, 2, 3 } end,
+}
+mcp.tool {
+  name = "count_out",
+  description = "a single number with a declared output",
+  output = mcp.integer(),
+  handler = function() return 7 end,
+}
+
+-- Lua's idiom for a failure (rough edge 2)
+mcp.tool { name = "nil_msg", description = "return nil, msg", handler = function() return nil, "could not find it" end }
+mcp.resource {
+  uri = "test://nil-msg", name = "nil_msg", description = "return nil, msg",
+  read = function() return nil, "the disk is gone" end,
+}
