@@ -255,6 +255,32 @@ static void set_string(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
+/* --out DIR is made, with its parents, as `mkdir -p` would; false (and a
+   message naming the folder) when it cannot be, or is not a folder. */
+static bool make_out_dir(const char *out_dir) {
+  char p[PATH_MAX];
+  if (snprintf(p, sizeof p, "%s", out_dir) >= (int)sizeof p) {
+    fprintf(stderr, "luamcp: pack: --out %s: the path is too long\n", out_dir);
+    return false;
+  }
+  for (char *s = p + 1;; s++) {
+    bool end = *s == '\0';
+    if (*s != '/' && !end) continue;
+    *s = '\0';
+    struct stat st;
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+      fprintf(stderr, "luamcp: pack: cannot make the folder %s (for --out): %s\n", p, strerror(errno));
+      return false;
+    }
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "luamcp: pack: --out %s: %s is not a folder\n", out_dir, p);
+      return false;
+    }
+    if (end) return true;
+    *s = '/';
+  }
+}
+
 int cmd_pack(options *o) {
   if (o->nargs != 1) cli_die_usage("%s", "pack needs APPDIR");
   const char *dir = o->args[0], *out_dir = o->out_dir ? o->out_dir : ".";
@@ -283,6 +309,7 @@ int cmd_pack(options *o) {
   int out = cli_protect_stdout();
   app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
+  if (!make_out_dir(out_dir)) return 1; /* after the app loaded: no empty folder left */
   lua_State *L = a->vm.L;
   int status = 1;
   buf err, msgs;

@@ -172,10 +172,13 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
   const root = await tmp();
   try {
     const dir = await packableApp(root);
-    const out = path.join(root, 'dist');
-    const packed = await run(['pack', '--out', out, dir]);
-    exits(packed, 1); // --out must exist: pack does not make folders
-    await sh('mkdir', ['-p', out]);
+    // --out is made with its parents, as mkdir -p would (issue 24 rough edge 3)...
+    const out = path.join(root, 'dist', 'new');
+    await writeFile(path.join(root, 'afile'), 'x');
+    const notDir = await run(['pack', '--out', path.join(root, 'afile', 'x'), dir]);
+    exits(notDir, 1); // ...and a path through a file is named, not libzip's temp-file message
+    assert.match(notDir.stderr, /pack: --out .*afile\/x: .*afile is not a folder/);
+    assert.doesNotMatch(notDir.stderr, /temporary file/);
     const ok = await run(['pack', '--out', out, dir]);
     exits(ok, 0);
     const file = path.join(out, 'weather-1.2.3.mcpb');
