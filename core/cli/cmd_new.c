@@ -255,6 +255,31 @@ static bool find_annotations(char *out, size_t cap) {
   return false;
 }
 
+/* How the person who ran us runs this luamcp again: "luamcp" when PATH finds
+   this very binary (make install), else its path, relative to here when it is
+   below here (build/luamcp in a checkout). */
+static void self_command(char *out, size_t cap) {
+  char exe[PATH_MAX], cwd[PATH_MAX];
+  snprintf(out, cap, "luamcp");
+  if (!realpath("/proc/self/exe", exe)) return;
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : ""; *p;) {
+    size_t n = strcspn(p, ":");
+    char cand[PATH_MAX + 16], real[PATH_MAX];
+    if (n > 0 && n < PATH_MAX) {
+      snprintf(cand, sizeof cand, "%.*s/luamcp", (int)n, p);
+      if (access(cand, X_OK) == 0) { /* the first luamcp on PATH is what a shell runs */
+        if (realpath(cand, real) && strcmp(real, exe) == 0) return;
+        break;
+      }
+    }
+    p += n + (p[n] == ':');
+  }
+  size_t cl = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+  if (cl > 0 && strncmp(exe, cwd, cl) == 0 && exe[cl] == '/') snprintf(out, cap, "%s", exe + cl + 1);
+  else snprintf(out, cap, "%s", exe);
+}
+
 /* DIR's last part as an app name: letters, digits, - and _. */
 static void app_name(const char *dir, char *out, size_t cap) {
   char copy[PATH_MAX];
@@ -323,15 +348,17 @@ int cmd_new(options *o) {
   if (!found)
     fprintf(stderr, "luamcp: new: warning: mcp.d.lua (the annotations) not found next to this "
                     "luamcp: add its folder to .luarc.json's workspace.library\n");
+  char me[PATH_MAX];
+  self_command(me, sizeof me);
   printf("made %s: app.lua, scripts/hello.lua%s%s, README.md, .luarc.json\n"
          "next:\n"
-         "  luamcp check %s\n"
-         "  luamcp call %s greet '{\"name\":\"Ada\"}'\n",
+         "  %s check %s\n"
+         "  %s call %s greet '{\"name\":\"Ada\"}'\n",
          dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "",
-         o->auth ? ", scripts/notes.lua" : "", dir, dir);
+         o->auth ? ", scripts/notes.lua" : "", me, dir, me, dir);
   if (o->auth)
-    printf("  luamcp call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
-           dir);
-  printf("  luamcp serve %s\n", dir);
+    printf("  %s call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
+           me, dir);
+  printf("  %s serve %s\n", me, dir);
   return 0;
 }

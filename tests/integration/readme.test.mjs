@@ -5,8 +5,9 @@
 // handler, `lua handler` the handler field of an mcp.tool{}. The ```sh blocks
 // are `make run` / `make test`, which is what runs this.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { cp, readdir, readFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { cp, mkdtemp, readdir, readFile, realpath } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -84,4 +85,57 @@ test('every json example parses', () => {
   const json = all.filter((b) => b.lang === 'json');
   assert.ok(json.length >= 2);
   for (const b of json) assert.doesNotThrow(() => JSON.parse(b.code), b.where);
+});
+
+// README's "Ship your app" transcript, pasted in order as a new user would (issue 24
+// rough edge 4): each `$ build/luamcp ...` line runs in an empty folder and prints
+// exactly the lines under it (the bundle's size aside). `serve` gets an empty stdin.
+function words(line) {
+  const out = [];
+  for (const m of line.matchAll(/'([^']*)'|(\S+)/g)) out.push(m[1] ?? m[2]);
+  return out;
+}
+
+function sh(argv, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+test("README's Ship your app transcript runs as printed, pasted in order", opts, async () => {
+  const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const b = all.find((x) => x.where.startsWith('README.md:') && x.code.startsWith('$ build/luamcp new '));
+  assert.ok(b, 'README has the transcript, starting with $ build/luamcp new');
+  assert.ok(readme.includes(b.code));
+  const me = await realpath(LUAMCP);
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-readme-'));
+  try {
+    const steps = [];
+    for (const line of b.code.split('\n')) {
+      if (line.startsWith('$ ')) steps.push({ cmd: line.slice(2).replace(/\s{2,}#.*$/, ''), want: [] });
+      else steps.at(-1).want.push(line);
+    }
+    assert.ok(steps.length >= 8, `${steps.length} commands`);
+    for (const { cmd, want } of steps) {
+      const argv = words(cmd);
+      assert.equal(argv[0], 'build/luamcp', `${b.where}: ${cmd}`);
+      const r = await sh([LUAMCP, ...argv.slice(1)], dir);
+      assert.equal(r.code, 0, `${cmd}: exit ${r.code}: ${r.stderr}`);
+      const got = r.stdout.replaceAll(me, 'build/luamcp').replace(/\n$/, '').split('\n').filter((l, i, a) => a.length > 1 || l !== '');
+      assert.equal(got.length, want.length, `${cmd}: printed\n${r.stdout}`);
+      got.forEach((l, i) => {
+        if (/ bytes$/.test(want[i])) assert.match(l, new RegExp('^' + want[i].replace(/[.]/g, '\\.').replace(/\d+/g, '\\d+') + '$'), cmd);
+        else if (want[i].startsWith('{')) assert.deepEqual(JSON.parse(l), JSON.parse(want[i]), cmd); // key order is Lua's
+        else assert.equal(l, want[i], `${cmd}: line ${i + 1}`);
+      });
+    }
+  } finally {
+    await removeTemp(dir);
+  }
 });
