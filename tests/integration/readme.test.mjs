@@ -98,7 +98,8 @@ function words(line) {
 
 function sh(argv, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    // PATH without any luamcp: as on a fresh checkout, before make install
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PATH: '/usr/bin:/bin' } });
     let stdout = '', stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
