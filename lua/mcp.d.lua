@@ -46,6 +46,7 @@ local mcp = {}
 ---@field additionalProperties? boolean|mcp.Schema
 ---@field minProperties? integer
 ---@field maxProperties? integer
+---@field complete? fun(value: string, args: table<string, string>, ctx: mcp.Context): string[] a prompt argument's completions (completion/complete); not for tool arguments
 
 ---A table of fields: each name to a schema. As a tool's input it names every
 ---argument the tool takes.

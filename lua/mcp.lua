@@ -93,6 +93,7 @@ end
 
 local builder_mt = { __name = "mcp.schema" }
 local optional_of = setmetatable({}, { __mode = "k" }) -- schema -> true
+local complete_of = setmetatable({}, { __mode = "k" }) -- schema -> complete function (prompt arguments)
 
 local function is_builder(t) return getmetatable(t) == builder_mt end
 
@@ -109,6 +110,7 @@ local builder_keys = set {
   "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
   "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "items",
   "min", "max", "optional", "additionalProperties", "minProperties", "maxProperties",
+  "complete",
 }
 
 local function build(ty, opts, fn)
@@ -123,6 +125,11 @@ local function build(ty, opts, fn)
     end
     if k == "optional" then
       if v then optional_of[s] = true end
+    elseif k == "complete" then -- kept beside the schema: a function is not JSON
+      if type(v) ~= "function" then
+        raise(("mcp.%s: option 'complete' must be a function(value, args, ctx), got %s"):format(fn, type(v)))
+      end
+      complete_of[s] = v
     elseif k == "min" or k == "max" then
       local keyword = bound_alias[ty] and bound_alias[ty][k]
       if not keyword then raise(("mcp.%s: option '%s' does not apply"):format(fn, k)) end
@@ -228,6 +235,7 @@ function M.optional(s)
   local c = setmetatable({}, getmetatable(s))
   for k, v in pairs(s) do c[k] = v end
   optional_of[c] = true
+  complete_of[c] = complete_of[s]
   return c
 end
 
@@ -476,6 +484,11 @@ function M.tool(def)
   if type(raw_input) == "table" and not is_builder(raw_input) and not is_raw_schema(raw_input)
       and input.additionalProperties == nil and I.app.schema.unknown_args ~= "allow" then
     input.additionalProperties = false
+  end
+  for k, s in pairs(input.properties or {}) do
+    if complete_of[s] then
+      argerr("tool", ("field 'input': '%s' has complete, which MCP offers for prompt arguments and template variables, not for tool arguments (an enum tells the model the choices)"):format(k))
+    end
   end
   local output = to_schema("tool", "output", alias("tool", def, "output", "outputSchema"))
   -- defaults of top-level fields are filled in before the handler runs
@@ -726,7 +739,8 @@ function M.prompt(def)
     local a = { name = aname, title = s.title, description = s.description,
                 required = not (optional_of[s] or s.required == false) }
     list[#list + 1] = a
-    if type(s.complete) == "function" then complete[aname] = s.complete
+    if complete_of[s] then complete[aname] = complete_of[s]
+    elseif type(s.complete) == "function" then complete[aname] = s.complete
     elseif s.enum then
       local values = s.enum
       complete[aname] = function(prefix)

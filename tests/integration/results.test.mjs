@@ -191,6 +191,10 @@ mcp.tool { name = "private", handler = function() return tostring(mcp._tool_resu
 mcp.resource { uri = "test://r", name = "r", read = function(uri, ctx) return uri .. " " .. tostring(ctx.uri) end }
 mcp.template { uri = "test://t/{id}", name = "t", read = function(p, ctx) return p.id .. " " .. ctx.uri end,
   complete = { id = function(prefix, args, ctx) return { prefix .. "-" .. ctx.protocol_version } end } }
+local cities = mcp.string { description = "A city", complete = function(value, args)
+  return { value .. "ville", (args.country or "?") } end }
+mcp.prompt { name = "trip", args = { city = cities, country = mcp.optional(mcp.string()),
+  back = mcp.optional(cities) }, get = function(a) return a.city end }
 `,
 };
 
@@ -209,9 +213,35 @@ test('callbacks: read(uri, ctx) and ctx.uri, complete(value, args, ctx), mcp.opt
       assert.deepEqual(c.completion.values, ['a-2025-11-25']);
       const p = (await srv.call(5, 'tools/call', { name: 'private', arguments: {} })).result;
       assert.equal(p.content[0].text, 'nil nil');
+      // a schema builder's complete = fn on a prompt argument (issue 24 rough edge 5), kept by mcp.optional
+      for (const name of ['city', 'back']) {
+        const pc = (await srv.call(`pc-${name}`, 'completion/complete', { ref: { type: 'ref/prompt', name: 'trip' },
+          argument: { name, value: 'Spring' }, context: { arguments: { country: 'US' } } })).result;
+        assert.deepEqual(pc?.completion.values, ['Springville', 'US'], name);
+      }
+      const pl = (await srv.call(6, 'prompts/list', {})).result.prompts.find((x) => x.name === 'trip');
+      assert.deepEqual(pl.arguments.find((a) => a.name === 'city'), { name: 'city', description: 'A city', required: true });
     });
   } finally {
     await removeTemp(dir);
+  }
+});
+
+test('complete on a tool argument, or not a function, is a load error at its line', opts, async () => {
+  for (const [code, re] of [
+    ['mcp.tool { name = "t", input = { city = mcp.string { complete = function() end } }, handler = print }',
+      /c\.lua:2: mcp\.tool: field 'input': 'city' has complete, which MCP offers for prompt arguments/],
+    ['mcp.prompt { name = "p", args = { city = mcp.string { complete = "Berlin" } }, get = print }',
+      /c\.lua:2: mcp\.string: option 'complete' must be a function/],
+  ]) {
+    const dir = await tempApp({ 'scripts/c.lua': `local mcp = require "mcp"\n${code}\n` });
+    try {
+      const srv = new RawServer(['--no-watch', dir]);
+      assert.notEqual(await srv.exited, 0);
+      assert.match(srv.stderr, re);
+    } finally {
+      await removeTemp(dir);
+    }
   }
 });
 
