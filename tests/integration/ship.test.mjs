@@ -189,7 +189,8 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     assert.match(info.stdout, /weather/);
     const unpacked = path.join(root, 'unpacked');
     await sh(MCPB, ['unpack', file, unpacked], { timeout: WAIT });
-    const v = await sh(MCPB, ['validate', unpacked], { timeout: WAIT });
+    // as docs/shipping.md says (issue 24 rough edge 7): validate reads the unpacked manifest
+    const v = await sh(MCPB, ['validate', path.join(unpacked, 'manifest.json')], { timeout: WAIT });
     assert.match(v.stdout, /Manifest schema validation passes/);
 
     const m = JSON.parse(await readFile(path.join(unpacked, 'manifest.json'), 'utf8'));
