@@ -269,7 +269,7 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
   const reg_pages *pg = &r->pages[list][cv->version];
   /* a caller sees what its scopes allow: pages cut for it */
   reg_pages own;
-  bool model_only = list == REG_TOOLS && r->has_app_only && !cv->ui;
+  bool model_only = list == REG_TOOLS && r->has_app_only && !cv->ui && !cv->ui_unknown;
   bool cut = caller(srv, im) &&
              registry_pages_for(r, list, cv->version, model_only, caller(srv, im), &own);
   if (cut) pg = &own;
@@ -521,7 +521,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
-  if (t->app_only && !im->cv.ui) {
+  if (t->app_only && !im->cv.ui && !im->cv.ui_unknown) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
     return;

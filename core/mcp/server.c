@@ -88,7 +88,8 @@ static bool classify(server *srv, inmsg *im) {
     const session *s = im->s;
     *cv = (client_view){.version = s->version ? s->version : PROTO_LATEST_SESSION,
                         .sampling = s->client_sampling, .elicitation = s->client_elicitation,
-                        .roots = s->client_roots, .ui = s->client_ui, .log_level = s->log_level};
+                        .roots = s->client_roots, .ui = s->client_ui, .ui_unknown = s->caps_unknown,
+                        .log_level = s->log_level};
   }
   return true;
 }

@@ -28,6 +28,10 @@ typedef struct client_view {
   int version; /* PROTO_*: the session's (2025-11-25 and older) or the request's own
                   (proto_per_request: 2026-07-28 and later) */
   bool sampling, elicitation, roots, ui;
+  /* no capabilities were declared where we can see them (a 2025-11-25 request
+     under --stateless): app-only tools are listed and callable, with their
+     visibility in _meta for the host to honour, as MCP Apps' default has it */
+  bool ui_unknown;
   bool tasks; /* the tasks extension (2026-07-28 requests only) */
   int log_level; /* notifications/message at or above it; NO_LOGS: none */
 } client_view;

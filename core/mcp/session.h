@@ -20,6 +20,7 @@ typedef struct session {
   int log_level;    /* notifications/message at or above this level */
   bool client_sampling, client_elicitation, client_roots;
   bool client_ui; /* declared the MCP Apps extension (io.modelcontextprotocol/ui) */
+  bool caps_unknown; /* a stateless 2025-11-25 request: no initialize told us the capabilities */
   char **subscriptions;
   size_t nsubscriptions;
   /* where messages that answer no request go (list_changed,

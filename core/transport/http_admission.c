@@ -361,6 +361,7 @@ session *http_stateless_session(http_server *srv, struct mg_connection *conn) {
   int version = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
   s->version = version && !proto_per_request(version) ? version : PROTO_LATEST_SESSION;
   s->initialized = s->ready = true;
+  s->caps_unknown = true; /* no initialize: whether it is an MCP Apps host is unknown */
   return s;
 }
 

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { APPS, BIN, TEST_TIMEOUT, WAIT, WRAP, removeTemp, tempApp, within } from './helpers.mjs';
+import { APPS, BIN, EXAMPLE_APP, TEST_TIMEOUT, WAIT, WRAP, removeTemp, tempApp, within } from './helpers.mjs';
 import { withHttp } from './http-helpers.mjs';
 
 const APP = path.join(APPS, 'modern');
@@ -125,3 +125,37 @@ test('v2 client, pinned: a cancelled call ends without an answer and the next on
     await removeTemp(dir);
   }
 });
+
+// --stateless: a 2025-11-25 request carries no capabilities and no initialize is
+// remembered, so whether the client is an MCP Apps host is unknown. The host then
+// gets app-only tools listed (visibility in _meta, for it to honour, as MCP Apps'
+// default has it) and may call them, instead of being shut out (issue 24 rough edge
+// 10). A 2026-07-28 request says what it is, and without the extension is filtered.
+test('--stateless, legacy: an MCP Apps host (v2 client) lists and calls the app-only shortlist_gift', opts, () =>
+  withHttp(EXAMPLE_APP, ['--stateless'], async (srv) => {
+    const client = new Client({ name: 'luamcp-v2-host', version: '0.0.0' }, {
+      versionNegotiation: { mode: 'legacy' },
+      capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } },
+    });
+    await within(client.connect(new StreamableHTTPClientTransport(new URL(srv.url))), WAIT, 'connect');
+    try {
+      const { tools } = await client.listTools();
+      const shortlist = tools.find((t) => t.name === 'shortlist_gift');
+      assert.ok(shortlist, `listed: ${tools.map((t) => t.name)}`);
+      assert.deepEqual(shortlist._meta.ui.visibility, ['app']);
+      const r = await client.callTool({ name: 'shortlist_gift', arguments: { id: 'tea', on: true } });
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+    } finally {
+      await client.close();
+    }
+    // the same server to a 2026-07-28 request that does not declare the extension: filtered
+    const res = await fetch(srv.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    });
+    const text = await res.text();
+    const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: ')).slice(6));
+    assert.deepEqual(body.result?.tools.map((t) => t.name), ['suggest_gifts'], text);
+  }));
