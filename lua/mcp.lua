@@ -669,11 +669,21 @@ local function cache_hint(fn, def)
   return { ttl = c.ttl or 0, scope = c.scope or "private" }
 end
 
+-- A resource's URI is an absolute URI (RFC 3986: scheme ":" ...), as clients
+-- resolve and match it; "catalog" or "my file" would be a string, not a URI.
+local function check_uri(fn, uri)
+  if not uri:match("^%a[%w+.-]*:") or uri:find("[%s%c]") then
+    argerr(fn, ("uri '%s' is not a URI: it needs a scheme and no spaces (e.g. \"mcp://app/%s\")"):format(
+      uri, (uri:gsub("[^%w._~/{}-]", "-"))))
+  end
+end
+
 function M.resource(def)
   while_loading("resource")
   check_fields("resource", def, resource_keys)
   local uri = field("resource", def, "uri", "string")
   if uri:find("{", 1, true) then argerr("resource", "uri has a {variable}: use mcp.template") end
+  check_uri("resource", uri)
   local name = field("resource", def, "name", "string", true) or uri:match("([^/]+)/*$") or uri
   local mime = alias("resource", def, "mime", "mimeType")
   local read = def.read
@@ -698,6 +708,7 @@ function M.template(def)
   check_fields("template", def, template_keys)
   local uri = alias("template", def, "uri", "uriTemplate")
   if type(uri) ~= "string" then argerr("template", "field 'uri' missing") end
+  check_uri("template", uri)
   local vars, seen = {}, {}
   for v in uri:gmatch("{([^}]*)}") do
     if not v:match("^[%a_][%w_]*$") then

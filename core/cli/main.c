@@ -445,9 +445,9 @@ static int cmd_serve(options *o) {
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
   app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
-  log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts)",
-          dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "",
-          a->reg->ntools, a->reg->nresources, a->reg->ntemplates, a->reg->nprompts);
+  log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets)",
+          dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "", a->reg->ntools,
+          a->reg->nresources - a->reg->nwidgets, a->reg->ntemplates, a->reg->nprompts, a->reg->nwidgets);
   o->server.instance = o->h.instance;
   if (o->access_log) {
     char why[4200];
@@ -524,8 +524,31 @@ static int cmd_check(options *o) {
     }
   }
   buf_free(&notes);
-  printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts\n", o->args[0],
-         r->ntools, r->nresources, r->ntemplates, r->nprompts);
+  /* a model chooses a tool by its description: without one it has only the name */
+  lua_State *L = a->vm.L;
+  lua_getfield(L, LUA_REGISTRYINDEX, APP_REG_KEY);
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "tools");
+    for (lua_Integer i = 1; lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+      lua_rawgeti(L, -1, i);
+      lua_getfield(L, -1, "def");
+      lua_getfield(L, -1, "description");
+      size_t len = 0;
+      if (lua_type(L, -1) != LUA_TSTRING || (lua_tolstring(L, -1, &len), len == 0)) {
+        lua_getfield(L, -3, "where");
+        lua_getfield(L, -3, "name");
+        fprintf(stderr, "%s: warning: tool '%s' has no description: a model sees only its name\n",
+                lua_isstring(L, -2) ? lua_tostring(L, -2) : o->args[0], lua_tostring(L, -1));
+        lua_pop(L, 2);
+      }
+      lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  /* counted as list shows them */
+  printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets\n", o->args[0],
+         r->ntools, r->nresources - r->nwidgets, r->ntemplates, r->nprompts, r->nwidgets);
   if (r->scopes && !o->h.auth_resource)
     fprintf(stderr, "%s: note: items declare scopes (%s); they apply once the HTTP server has "
             "--auth-resource\n", o->args[0], r->scopes);

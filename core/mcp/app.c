@@ -374,8 +374,24 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   bool ok = true;
   if (access(path, F_OK) == 0) {
     if (run_script(a, path, path, errors)) {
+      /* a table returned, or globals set; anything else is a mistake that would
+         otherwise serve as "luamcp-app 0.0.0" without a word */
+      if (!lua_isnil(L, -1) && !lua_istable(L, -1)) {
+        buf_printf(errors, "%s: returned a %s; return a table like { name = \"my-app\", version = \"1.0.0\" }\n",
+                   path, luaL_typename(L, -1));
+        ok = false;
+      } else if (lua_isnil(L, -1)) {
+        lua_pushnil(L);
+        if (lua_next(L, -3)) {
+          lua_pop(L, 2); /* globals were set: they are the fields */
+        } else {
+          buf_printf(errors, "%s: returns nothing and sets no field: end it with return { name = ..., version = ... } "
+                             "(a local table is not seen unless returned)\n", path);
+          ok = false;
+        }
+      }
       info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
-      if (!check_app_info(L, app_info, info, path, errors)) ok = false;
+      if (ok && !check_app_info(L, app_info, info, path, errors)) ok = false;
       if (!sandbox_permissions(L, info, path, errors)) ok = false;
     } else {
       ok = false;

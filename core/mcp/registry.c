@@ -549,6 +549,11 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
           r->resources[i] = (reg_resource){dup_field(L, e, "uri"), luaL_ref(L, LUA_REGISTRYINDEX),
                                            fingerprint(L, e), dup_field(L, e, "scopes")};
           r->nresources = i + 1;
+          lua_getfield(L, e, "mime"); /* a widget: what `list` and `check` show apart */
+          if (lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "text/html;profile=mcp-app") == 0 ||
+                                                 strcmp(lua_tostring(L, -1), "text/html+skybridge") == 0))
+            r->nwidgets++;
+          lua_pop(L, 1);
           break;
         case REG_TEMPLATES:
           if (!r->templates) r->templates = calloc(n, sizeof *r->templates);

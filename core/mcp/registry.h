@@ -87,6 +87,7 @@ typedef struct registry {
   /* tools/list for clients without MCP Apps: app-only tools left out */
   reg_pages model_tools[PROTO_COUNT];
   bool has_app_only, has_widgets;
+  size_t nwidgets; /* of the resources, those that are MCP Apps views */
   reg_scoped scoped[REG_NLISTS];
   int middleware; /* ref: the list of mcp.use functions, or LUA_NOREF (none: handlers are called directly) */
   uint64_t *entry_hash[REG_NLISTS]; /* each entry's encoding, hashed: what changed for whom */

@@ -58,7 +58,7 @@ test('luamcp check: the example app and the test apps are fine (exit 0)', opts, 
   const example = await run(['check', '.']);
   exits(example, 0);
   assert.match(example.stdout, /ok/);
-  assert.match(example.stdout, /2 tools, 2 resources, 1 templates, 1 prompts/);
+  assert.match(example.stdout, /2 tools, 1 resources, 1 templates, 1 prompts, 1 widgets/);
   for (const dir of [FEATURES_APP, PAGED_APP]) exits(await run(['check', dir]), 0);
 });
 
@@ -90,6 +90,18 @@ const broken = {
     text: 'local mcp = require "mcp"\n\nmcp.tool {\n  name = "badmin",\n  input = { n = mcp.number { min = "x" } },\n  handler = function() return 1 end,\n}\n',
     message: /minimum/,
   },
+  'a resource whose uri is not a URI': {
+    file: 'baduri.lua',
+    line: 2,
+    text: 'local mcp = require "mcp"\nmcp.resource { uri = "not a uri", read = function() return "x" end }\n',
+    message: /uri 'not a uri' is not a URI: it needs a scheme/,
+  },
+  'a template whose uri has no scheme': {
+    file: 'badtemplate.lua',
+    line: 2,
+    text: 'local mcp = require "mcp"\nmcp.template { uri = "items/{id}", read = function() return "x" end }\n',
+    message: /uri 'items\/\{id\}' is not a URI/,
+  },
   'a bad raw schema type ("strin")': {
     file: 'badtype.lua',
     line: 3,
@@ -117,6 +129,43 @@ for (const [what, c] of Object.entries(broken)) {
     }
   });
 }
+
+// issue 24 rough edge 11: check counts as list does, says what a model would miss,
+// and an app.lua that returns nothing usable is an error, not "luamcp-app 0.0.0"
+test('luamcp check: widgets apart from resources, a tool without a description warned of', opts, async () => {
+  const widgets = await run(['check', path.join(REPO_ROOT, 'tests', 'apps', 'widgets')]);
+  exits(widgets, 0);
+  assert.match(widgets.stdout, /ok — 5 tools, 0 resources, 0 templates, 0 prompts, 3 widgets/);
+  const dir = await tempApp({ 'scripts/t.lua': 'local mcp = require "mcp"\nmcp.tool { name = "bare", handler = function() return 1 end }\n' +
+    'mcp.tool { name = "said", description = "Says.", handler = function() return 1 end }\n' });
+  try {
+    const r = await run(['check', dir]);
+    exits(r, 0);
+    assert.match(r.stderr, /scripts\/t\.lua:2: warning: tool 'bare' has no description: a model sees only its name/);
+    assert.doesNotMatch(r.stderr, /'said'/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('app.lua that returns nothing (a local table) or not a table: a load error, globals still fine', opts, async () => {
+  const cases = [
+    ['local app = { name = "weather", version = "1.0.0" }\n', 1, /app\.lua: returns nothing and sets no field: end it with return \{/],
+    ['return "weather"\n', 1, /app\.lua: returned a string; return a table/],
+    ['name = "weather"\nversion = "1.0.0"\n', 0, /^$/],
+  ];
+  for (const [appLua, code, re] of cases) {
+    const dir = await tempApp({ 'app.lua': appLua, 'scripts/t.lua': 'local mcp = require "mcp"\nmcp.tool { name = "t", description = "T.", handler = function() return 1 end }\n' });
+    try {
+      const r = await run(['check', dir]);
+      exits(r, code);
+      assert.match(r.stderr, re, appLua);
+      if (code === 0) assert.match((await run(['list', dir])).stdout, /tools \(1\)/);
+    } finally {
+      await removeTemp(dir);
+    }
+  }
+});
 
 test('luamcp check: every failing script is reported, not only the first', opts, async () => {
   const dir = await tempApp({

@@ -55,7 +55,7 @@ test('luamcp new: a scaffold that checks, calls, lists, reads, prompts and serve
 
     const check = await run(['check', dir]);
     exits(check, 0);
-    assert.match(check.stdout, /ok — 1 tools, 1 resources, 0 templates, 1 prompts/);
+    assert.match(check.stdout, /ok — 1 tools, 1 resources, 0 templates, 1 prompts, 0 widgets/);
     assert.equal(check.stderr, '', 'no warnings');
     const call = await run(['call', dir, 'greet', '{"name":"Ada"}']);
     exits(call, 0);
