@@ -10,7 +10,7 @@ build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev lib
 mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;
-  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server nginx-light lua-redis python3 prometheus
+  test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server nginx-light lua-redis python3 prometheus libxml2-utils
         clang-14 libclang-rt-14-dev mandoc man-db) ;;
   bench) pkgs=("${build[@]}" wrk redis-server nginx-light python3) ;;
   npm) pkgs=() ;;

@@ -55,6 +55,10 @@ typedef struct options {
   const char *out_dir;       /* --out DIR (default .) */
   bool server_json;          /* --server-json */
   const char *url;           /* --url URL: where the .mcpb is downloaded from */
+  /* test */
+  const char *junit;         /* --junit FILE: JUnit XML of the run */
+  bool watch;                /* --watch: run again on every change */
+  const char *test_revision; /* --revision: the clients' default */
 } options;
 
 /* cli.c */
@@ -87,5 +91,8 @@ int cmd_new(options *o);
 
 /* cmd_pack.c */
 int cmd_pack(options *o);
+
+/* cmd_test.c */
+int cmd_test(options *o);
 
 #endif

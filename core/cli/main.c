@@ -103,6 +103,8 @@ static void defaults(options *o) {
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
+  /* a handler's failure is a test's result, shown with it: stderr stays quiet */
+  else if (o->command && strcmp(o->command, "test") == 0) log_set_threshold(LOG_CRITICAL);
 }
 
 #define IS(name) (strcmp(a, name) == 0)
@@ -244,6 +246,16 @@ static int command_option(options *o, const char *a, const char *v) {
     return o->out_dir = v, 2;
   }
   if (IS("--server-json")) return o->server_json = true, 1;
+  if (IS("--junit")) {
+    if (!v || !*v) cli_die_usage("%s needs a FILE", a);
+    return o->junit = v, 2;
+  }
+  if (IS("--watch")) return o->watch = true, 1;
+  if (IS("--revision")) {
+    if (!v || (strcmp(v, "2025-11-25") != 0 && strcmp(v, "2026-07-28") != 0))
+      cli_die_usage("%s needs 2025-11-25 or 2026-07-28", a);
+    return o->test_revision = v, 2;
+  }
   if (IS("--url")) {
     if (!v) cli_die_usage("%s needs a URL", a);
     return o->url = v, 2;
@@ -288,6 +300,8 @@ static void check_options(options *o) {
   if ((o->out_dir || o->server_json || o->url) && strcmp(cmd, "pack") != 0)
     cli_die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
   if (o->url && !o->server_json) cli_die_usage("%s needs --server-json", "--url");
+  if ((o->junit || o->watch || o->test_revision) && strcmp(cmd, "test") != 0)
+    cli_die_usage("%s is an option of test", o->junit ? "--junit" : o->watch ? "--watch" : "--revision");
   if (o->answer_elicit) {
     const char *err;
     size_t at;
@@ -580,7 +594,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   static const char *const known[] = {"serve", "call", "read", "prompt", "list",
-                                      "check", "new", "pack"};
+                                      "check", "new", "pack", "test"};
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
   if (!found) cli_die_usage("unknown command '%s'", argv[1]);
@@ -614,5 +628,6 @@ int main(int argc, char **argv) {
   if (strcmp(o.command, "list") == 0) return cmd_list(&o);
   if (strcmp(o.command, "new") == 0) return cmd_new(&o);
   if (strcmp(o.command, "pack") == 0) return cmd_pack(&o);
+  if (strcmp(o.command, "test") == 0) return cmd_test(&o);
   return cmd_check(&o);
 }

@@ -359,6 +359,15 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     return NULL;
   }
   int check = lua_gettop(L) - 1, app_info = lua_gettop(L);
+  if (cfg->prelude) {
+    bool fine = cfg->prelude(L, cfg->prelude_ud, errors);
+    lua_settop(L, app_info);
+    if (!fine) {
+      luaL_unref(L, LUA_REGISTRYINDEX, old_state);
+      app_free(a);
+      return NULL;
+    }
+  }
   /* lua/mcp.lua has taken what it needs of the debug library: from here on
      every line is the app's */
   if (cfg->sandbox && !sandbox_install(L, dir, errors)) {

@@ -37,6 +37,11 @@ typedef struct app_config {
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
   double load_timeout; /* seconds loading may take (vm_limit_load); 0: no limit */
+  /* run once lua/mcp.lua is loaded, before app.lua and the scripts (with
+     the debug library still whole): luamcp test puts its fakes in place.
+     False with its problem appended to errors fails the load. */
+  bool (*prelude)(lua_State *L, void *ud, buf *errors);
+  void *prelude_ud;
 } app_config;
 
 /* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns

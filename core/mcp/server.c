@@ -357,6 +357,10 @@ void server_app_facts(server *srv, buf *scopes, buf *name) {
   pthread_mutex_unlock(&srv->facts_lock);
 }
 
+void server_set_caller(server *srv, principal *who) {
+  srv->opt.as = who;
+}
+
 engine *server_engine(server *srv) { return srv->e; }
 
 void server_join(server *srv, const server_peers *peers) {

@@ -41,6 +41,10 @@ typedef struct server server;
 #define SERVER_INSUFFICIENT_SCOPE_TEXT "-32043"
 
 server *server_new(app *a, const server_options *opt);
+/* Who the requests submitted from now on come from when they carry no token
+   (opt.as; luamcp test sets it call by call). As opt.as, the caller keeps
+   it alive for the server's life. Only while the engine is not running. */
+void server_set_caller(server *srv, principal *who);
 /* Frees the server, its engine and the app. */
 void server_free(server *srv);
 engine *server_engine(server *srv);

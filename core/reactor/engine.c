@@ -564,4 +564,30 @@ void engine_run(engine *e) {
   run_unlock(e);
 }
 
+void engine_run_until(engine *e, bool (*done)(void *ud), void *ud) {
+  run_lock(e);
+  e->loop_thread = pthread_self();
+  e->loop_running = true;
+  watchdog_start(e);
+  for (;;) {
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+    work_round(e);
+    settle(e);
+    e->h.flush(e->h.ud);
+    if (done(ud)) break;
+    pthread_mutex_lock(&e->lock);
+    bool idle = e->qlen == 0 && e->ndeferred == 0 && e->ncalls == 0;
+    pthread_mutex_unlock(&e->lock);
+    if (idle) break; /* nothing more will come */
+    int timeout = uv_backend_timeout(&e->loop);
+    if (e->ndeferred || unregistered_handles(e)) timeout = 0;
+    if (e->nsettle && (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS)) timeout = LOOP_SLEEP_MAX_MS;
+    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
+    wait_for_loop(e, timeout);
+  }
+  watchdog_stop(e);
+  e->loop_running = false; /* the caller runs Lua of its own until the next round */
+  run_unlock(e);
+}
+
 /* }====================================================== */

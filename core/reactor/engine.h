@@ -155,6 +155,11 @@ bool engine_finishing(engine *e);
 
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
+/* Serve until done(ud), asked after each round's output went out, or until
+   nothing is left to do (no call, nothing queued): for a caller that drives
+   the engine a request at a time from its own thread (luamcp test), with
+   nothing of the engine running in between. */
+void engine_run_until(engine *e, bool (*done)(void *ud), void *ud);
 
 /* {====== the run-lock holder */
 uv_loop_t *engine_loop(engine *e);

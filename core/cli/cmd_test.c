@@ -1,0 +1,538 @@
+/* cmd_test.c — luamcp test [DIR] [FILTER]: the app's own tests,
+ * DIR/tests/NAME_test.lua. Each file gets a fresh state of the app, loaded as
+ * serve loads it, with lua/test.lua put in before app.lua and the scripts
+ * (the fakes of the outside world must be what they capture), and a server
+ * of its own that the file's clients reach in process, request by request
+ * (engine_run_until): what a test gets is what a client would.
+ * --watch runs the files again when the app or a test changes. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "cli.h"
+#include "embedded.h"
+#include "json.h"
+#include "jsonrpc.h"
+#include "lua_api.h"
+#include "principal.h"
+#include "server.h"
+
+#define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
+
+/* {====================================================== one client session */
+
+typedef struct tsession {
+  outlet out; /* first: the outlet is the session's capture */
+  buf lines;  /* what the server wrote to this client, not yet handed over */
+  session *s;
+  char want[32]; /* the id pump waits for */
+} tsession;
+
+typedef struct runner {
+  server *srv;
+  tsession **sess;
+  size_t nsess;
+  principal **who; /* every caller made up, kept for the server's life */
+  size_t nwho;
+  const char *revision;
+} runner;
+
+static bool capture_write(outlet *o, const char *p, size_t n) {
+  buf_put(&((tsession *)o)->lines, p, n);
+  return true;
+}
+
+static runner *runner_of(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
+
+static tsession *session_at(lua_State *L, runner *r, int idx) {
+  lua_Integer i = luaL_checkinteger(L, idx);
+  if (i < 1 || (size_t)i > r->nsess) luaL_error(L, "luamcp test: no session %d", (int)i);
+  return r->sess[i - 1];
+}
+
+static int bridge_session(lua_State *L) {
+  runner *r = runner_of(L);
+  tsession *t = calloc(1, sizeof *t);
+  tsession **grown = realloc(r->sess, (r->nsess + 1) * sizeof *grown);
+  if (!t || !grown) {
+    free(t);
+    return luaL_error(L, "luamcp test: out of memory");
+  }
+  r->sess = grown;
+  t->out.write = capture_write;
+  buf_init(&t->lines);
+  t->s = session_new();
+  t->s->standalone = &t->out; /* notifications and, in 2025-11-25, questions */
+  r->sess[r->nsess++] = t;
+  lua_pushinteger(L, (lua_Integer)r->nsess);
+  return 1;
+}
+
+/* submit(session, line [, subject, scopes]) */
+static int bridge_submit(lua_State *L) {
+  runner *r = runner_of(L);
+  tsession *t = session_at(L, r, 1);
+  size_t n;
+  const char *line = luaL_checklstring(L, 2, &n);
+  const char *subject = luaL_optstring(L, 3, NULL), *scopes = luaL_optstring(L, 4, NULL);
+  principal *who = NULL;
+  if (subject || scopes) {
+    principal **grown = realloc(r->who, (r->nwho + 1) * sizeof *grown);
+    if (!grown || !(who = principal_made_up(subject, scopes))) return luaL_error(L, "luamcp test: out of memory");
+    r->who = grown;
+    r->who[r->nwho++] = who;
+  }
+  server_set_caller(r->srv, who);
+  char *msg = malloc(n + 1);
+  if (!msg) return luaL_error(L, "luamcp test: out of memory");
+  memcpy(msg, line, n);
+  msg[n] = '\0';
+  server_submit(r->srv, t->s, &t->out, msg, n, NULL);
+  return 0;
+}
+
+/* Has the answer to t->want, or a request for the client, come? */
+static bool pump_done(void *ud) {
+  tsession *t = ud;
+  for (const char *p = t->lines.p, *end = p + t->lines.len; p && p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) break;
+    jsonrpc_msg m;
+    jsonrpc_parse(p, (size_t)(nl - p), &m);
+    if (m.kind == JSONRPC_REQUEST) return true;
+    if (m.kind == JSONRPC_RESPONSE && m.id.n == strlen(t->want) && memcmp(m.id.p, t->want, m.id.n) == 0)
+      return true;
+    p = nl + 1;
+  }
+  return false;
+}
+
+/* pump(session, id): the lines that came until the answer to id (or a
+   question) did, or the engine had nothing left to do. */
+static int bridge_pump(lua_State *L) {
+  runner *r = runner_of(L);
+  tsession *t = session_at(L, r, 1);
+  snprintf(t->want, sizeof t->want, "%lld", (long long)luaL_checkinteger(L, 2));
+  engine_run_until(server_engine(r->srv), pump_done, t);
+  lua_newtable(L);
+  size_t used = 0;
+  int i = 0;
+  for (const char *p = t->lines.p, *end = p + t->lines.len; p && p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) break;
+    lua_pushlstring(L, p, (size_t)(nl - p));
+    lua_rawseti(L, -2, ++i);
+    used = (size_t)(nl + 1 - t->lines.p);
+    p = nl + 1;
+  }
+  memmove(t->lines.p, t->lines.p + used, t->lines.len - used);
+  t->lines.len -= used;
+  if (i == 0) return luaL_error(L, "luamcp test: the server wrote no answer (request %s)", t->want);
+  return 1;
+}
+
+static int bridge_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/* app_config.prelude: lua/test.lua, with its bridge, as require "mcp.test" */
+static bool prelude(lua_State *L, void *ud, buf *errors) {
+  runner *r = ud;
+  lua_api_push_ctx(L, NULL); /* its metatable, whose sleep test.lua replaces */
+  lua_pop(L, 1);
+  size_t len;
+  const char *src = embedded_source("test", &len);
+  if (!src || luaL_loadbufferx(L, src, len, "=test.lua", "t") != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", src ? lua_tostring(L, -1) : "test.lua is not embedded");
+    return false;
+  }
+  static const luaL_Reg fns[] = {{"session", bridge_session}, {"submit", bridge_submit},
+                                 {"pump", bridge_pump},       {"now", bridge_now},
+                                 {NULL, NULL}};
+  lua_newtable(L);
+  lua_pushlightuserdata(L, r);
+  luaL_setfuncs(L, fns, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "mcp");
+  lua_remove(L, -2);
+  lua_pushstring(L, r->revision);
+  if (vm_pcall(L, 3, 1, NULL) != LUA_OK) {
+    buf_printf(errors, "internal: %s\n", lua_tostring(L, -1));
+    return false;
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, TEST_KEY);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "mcp.test");
+  return true;
+}
+
+/* }====================================================== */
+
+/* {====================================================== results */
+
+typedef struct result {
+  char *file, *name, *message; /* message: NULL when it passed */
+  buf details;
+  double ms;
+} result;
+
+typedef struct results {
+  result *r;
+  size_t n;
+} results;
+
+static result *add(results *rs, const char *file, const char *name) {
+  result *grown = realloc(rs->r, (rs->n + 1) * sizeof *grown);
+  if (!grown) abort();
+  rs->r = grown;
+  result *r = &rs->r[rs->n++];
+  *r = (result){.file = strdup(file), .name = strdup(name)};
+  buf_init(&r->details);
+  return r;
+}
+
+static void results_clear(results *rs) {
+  for (size_t i = 0; i < rs->n; i++) {
+    free(rs->r[i].file), free(rs->r[i].name), free(rs->r[i].message);
+    buf_free(&rs->r[i].details);
+  }
+  free(rs->r);
+  *rs = (results){0};
+}
+
+/* The file could not run: one failed result for it, the problem as given. */
+static void file_failed(results *rs, const char *file, const char *what, const char *msg) {
+  result *r = add(rs, file, what);
+  r->message = strdup(msg);
+}
+
+/* T._run's list into rs */
+static void take_results(lua_State *L, int idx, const char *file, results *rs) {
+  for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, idx); i++) {
+    lua_rawgeti(L, idx, i);
+    lua_getfield(L, -1, "name");
+    result *r = add(rs, file, lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "ms");
+    r->ms = lua_tonumber(L, -1);
+    lua_getfield(L, -2, "ok");
+    bool ok = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    if (!ok) {
+      lua_getfield(L, -1, "message");
+      r->message = strdup(lua_tostring(L, -1) ? lua_tostring(L, -1) : "failed");
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "details");
+      for (lua_Integer k = 1; lua_istable(L, -1) && k <= (lua_Integer)lua_rawlen(L, -1); k++) {
+        lua_rawgeti(L, -1, k);
+        if (lua_isstring(L, -1)) buf_printf(&r->details, "%s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* }====================================================== */
+
+/* {====================================================== running a file */
+
+/* Run DIR/rel (a test file) in a fresh state of the app. */
+static void run_file(options *o, const char *dir, const char *rel, const char *filter, results *rs) {
+  runner r = {.revision = o->test_revision ? o->test_revision : "2026-07-28"};
+  server_options so = o->server;
+  so.app.prelude = prelude;
+  so.app.prelude_ud = &r;
+  buf errors;
+  buf_init(&errors);
+  app *a = app_load(dir, &so.app, NULL, &errors);
+  if (!a) {
+    buf_putc(&errors, '\0');
+    file_failed(rs, rel, "(the app did not load)", errors.p);
+    buf_free(&errors);
+    return;
+  }
+  buf_free(&errors);
+  r.srv = server_new(a, &so);
+  lua_State *L = a->vm.L;
+  char path[PATH_MAX + 256];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  buf src;
+  buf_init(&src);
+  char chunkname[PATH_MAX];
+  snprintf(chunkname, sizeof chunkname, "@%s", rel);
+  if (!buf_read_file(&src, path)) {
+    char msg[PATH_MAX + 64];
+    snprintf(msg, sizeof msg, "%s: cannot read: %s", rel, strerror(errno));
+    file_failed(rs, rel, "(the file did not load)", msg);
+  } else if (luaL_loadbufferx(L, src.p ? src.p : "", src.len, chunkname, "t") != LUA_OK) {
+    file_failed(rs, rel, "(the file did not load)", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  } else {
+    lua_newtable(L); /* its own globals, falling through to the standard ones */
+    lua_createtable(L, 0, 1);
+    lua_pushglobaltable(L);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_setupvalue(L, -2, 1);
+    if (vm_pcall(L, 0, 0, NULL) != LUA_OK) {
+      file_failed(rs, rel, "(the file did not run)", lua_tostring(L, -1));
+      lua_pop(L, 1);
+    } else {
+      lua_getfield(L, LUA_REGISTRYINDEX, TEST_KEY);
+      lua_getfield(L, -1, "_run");
+      lua_remove(L, -2);
+      lua_pushstring(L, rel);
+      lua_pushstring(L, filter ? filter : "");
+      if (vm_pcall(L, 2, 1, NULL) != LUA_OK) {
+        file_failed(rs, rel, "(the tests did not run)", lua_tostring(L, -1));
+      } else {
+        take_results(L, lua_gettop(L), rel, rs);
+      }
+      lua_pop(L, 1);
+    }
+  }
+  buf_free(&src);
+  server_free(r.srv); /* and the app */
+  for (size_t i = 0; i < r.nsess; i++) {
+    session_unref(r.sess[i]->s);
+    buf_free(&r.sess[i]->lines);
+    buf_free(&r.sess[i]->out.out);
+    free(r.sess[i]);
+  }
+  free(r.sess);
+  for (size_t i = 0; i < r.nwho; i++) principal_unref(r.who[i]);
+  free(r.who);
+}
+
+static int is_test_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return e->d_name[0] != '.' && n > 9 && strcmp(e->d_name + n - 9, "_test.lua") == 0;
+}
+
+/* tests/NAME_test.lua, in name order; changed: only those (NULL: all) */
+static void run_all(options *o, const char *dir, const char *filter, FILE *out, results *rs,
+                    const char *only) {
+  char tdir[PATH_MAX];
+  snprintf(tdir, sizeof tdir, "%s/tests", dir);
+  struct dirent **names;
+  int n = scandir(tdir, &names, is_test_file, alphasort);
+  if (n < 0) {
+    fprintf(out, "%s: no tests/ folder (tests are tests/NAME_test.lua)\n", dir);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    char rel[300];
+    snprintf(rel, sizeof rel, "tests/%s", names[i]->d_name);
+    if (!only || strcmp(only, rel) == 0) {
+      size_t before = rs->n;
+      run_file(o, dir, rel, filter, rs);
+      if (rs->n > before) fprintf(out, "%s\n", rel);
+      for (size_t k = before; k < rs->n; k++) {
+        result *r = &rs->r[k];
+        if (!r->message) {
+          fprintf(out, "  ok    %s (%.1f ms)\n", r->name, r->ms);
+          continue;
+        }
+        fprintf(out, "  FAIL  %s\n", r->name);
+        for (const char *p = r->message; *p;) { /* indented, line by line */
+          size_t len = strcspn(p, "\n");
+          fprintf(out, "        %.*s\n", (int)len, p);
+          p += len + (p[len] == '\n');
+        }
+        for (const char *p = r->details.p, *end = p + r->details.len; p && p < end;) {
+          const char *nl = memchr(p, '\n', (size_t)(end - p));
+          size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+          fprintf(out, "          %.*s\n", (int)len, p);
+          p += len + 1;
+        }
+      }
+    }
+    free(names[i]);
+  }
+  free(names);
+}
+
+/* }====================================================== */
+
+/* {====================================================== JUnit XML */
+
+static void xml_text(FILE *f, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '<') fputs("&lt;", f);
+    else if (c == '>') fputs("&gt;", f);
+    else if (c == '&') fputs("&amp;", f);
+    else if (c == '"') fputs("&quot;", f);
+    else if (c < 0x20 && c != '\n' && c != '\t') fputc('?', f); /* not allowed in XML 1.0 */
+    else fputc(c, f);
+  }
+}
+
+/* The Ant JUnit schema (tests/vendor/JUnit.xsd): a testsuite per file. */
+static bool write_junit(const char *path, const char *app_name, const results *rs) {
+  char tmp[PATH_MAX + 16];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return false;
+  char stamp[32], host[256] = "localhost";
+  time_t now = time(NULL);
+  struct tm tm;
+  strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", gmtime_r(&now, &tm));
+  if (gethostname(host, sizeof host) != 0 || !*host) strcpy(host, "localhost");
+  host[sizeof host - 1] = '\0';
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", f);
+  int id = 0;
+  for (size_t i = 0; i < rs->n;) {
+    size_t j = i, failures = 0;
+    double ms = 0;
+    for (; j < rs->n && strcmp(rs->r[j].file, rs->r[i].file) == 0; j++) {
+      failures += rs->r[j].message != NULL;
+      ms += rs->r[j].ms;
+    }
+    fputs("  <testsuite package=\"", f);
+    xml_text(f, app_name, strlen(app_name));
+    fprintf(f, "\" id=\"%d\" name=\"", id++);
+    xml_text(f, rs->r[i].file, strlen(rs->r[i].file));
+    fprintf(f, "\" timestamp=\"%s\" hostname=\"", stamp);
+    xml_text(f, host, strlen(host));
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n    <properties/>\n",
+            j - i, failures, ms / 1000);
+    for (size_t k = i; k < j; k++) {
+      const result *r = &rs->r[k];
+      fputs("    <testcase name=\"", f);
+      xml_text(f, r->name, strlen(r->name));
+      fputs("\" classname=\"", f);
+      xml_text(f, r->file, strlen(r->file));
+      fprintf(f, "\" time=\"%.3f\"", r->ms / 1000);
+      if (!r->message) {
+        fputs("/>\n", f);
+        continue;
+      }
+      fputs(">\n      <failure type=\"assertion\" message=\"", f);
+      xml_text(f, r->message, strlen(r->message));
+      fputs("\">", f);
+      xml_text(f, r->message, strlen(r->message));
+      fputc('\n', f);
+      if (r->details.len) xml_text(f, r->details.p, r->details.len);
+      fputs("</failure>\n    </testcase>\n", f);
+    }
+    fputs("    <system-out/>\n    <system-err/>\n  </testsuite>\n", f);
+    i = j;
+  }
+  fputs("</testsuites>\n", f);
+  bool ok = fflush(f) == 0 && !ferror(f);
+  ok = fclose(f) == 0 && ok;
+  if (ok) ok = rename(tmp, path) == 0;
+  else unlink(tmp);
+  return ok;
+}
+
+/* }====================================================== */
+
+/* {====================================================== --watch */
+
+/* Block until a file of the app or of tests/ changes, then a short quiet
+   time; *changed gets a test file's tests/NAME when only it changed. */
+static bool wait_change(const char *dir, char *changed, size_t cap) {
+  int fd = inotify_init1(IN_CLOEXEC);
+  if (fd < 0) return false;
+  static const char *const subs[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
+  int wd[5];
+  for (int i = 0; i < 5; i++) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s%s", dir, subs[i]);
+    wd[i] = inotify_add_watch(fd, p, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE);
+  }
+  bool app = false, test = false;
+  *changed = '\0';
+  char ev[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+  int wait_ms = -1;
+  for (;;) {
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int r = poll(&pfd, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break; /* quiet for a while after a change: go */
+    ssize_t n = read(fd, ev, sizeof ev);
+    for (char *p = ev; n > 0 && p < ev + n;) {
+      struct inotify_event *e = (struct inotify_event *)p;
+      p += sizeof *e + e->len;
+      if (!e->len || e->name[0] == '.') continue;
+      size_t l = strlen(e->name);
+      if (e->wd == wd[0] && strcmp(e->name, "app.lua") != 0) continue; /* the top: app.lua only */
+      if (e->wd == wd[4]) {
+        if (l < 9 || strcmp(e->name + l - 9, "_test.lua") != 0) continue;
+        if (test && strcmp(changed + 6, e->name) != 0) app = true; /* two test files: all */
+        test = true;
+        snprintf(changed, cap, "tests/%s", e->name);
+      } else {
+        app = true;
+      }
+      wait_ms = 50;
+    }
+  }
+  close(fd);
+  if (app) *changed = '\0';
+  return true;
+}
+
+/* }====================================================== */
+
+int cmd_test(options *o) {
+  if (o->nargs > 2) cli_die_usage("%s", "test takes [DIR] [FILTER]");
+  const char *dir = o->nargs >= 1 ? o->args[0] : ".";
+  const char *filter = o->nargs == 2 ? o->args[1] : NULL;
+  int outfd = cli_protect_stdout();
+  FILE *out = fdopen(outfd, "w");
+  if (!out) return 1;
+  setvbuf(out, NULL, _IOLBF, 0);
+  char name[256] = "app";
+  {
+    const char *base = strrchr(dir, '/');
+    snprintf(name, sizeof name, "%s", base && base[1] ? base + 1 : dir);
+  }
+  int status;
+  char only[300] = "";
+  for (;;) {
+    results rs = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    run_all(o, dir, filter, out, &rs, *only ? only : NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t failed = 0;
+    for (size_t i = 0; i < rs.n; i++) failed += rs.r[i].message != NULL;
+    fprintf(out, "%zu passed, %zu failed (%.0f ms)\n", rs.n - failed, failed,
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    if (rs.n == 0) fprintf(out, "no test ran%s%s\n", filter ? " matching " : "", filter ? filter : "");
+    status = failed || rs.n == 0 ? 1 : 0;
+    if (o->junit && !write_junit(o->junit, name, &rs)) {
+      fprintf(stderr, "luamcp: test: cannot write %s: %s\n", o->junit, strerror(errno));
+      status = 1;
+    }
+    results_clear(&rs);
+    if (!o->watch) break;
+    fprintf(out, "watching %s for changes (Ctrl-C ends)\n", dir);
+    if (!wait_change(dir, only, sizeof only)) {
+      fprintf(stderr, "luamcp: test --watch: inotify: %s\n", strerror(errno));
+      break;
+    }
+  }
+  fclose(out);
+  return status;
+}

@@ -1,0 +1,714 @@
+-- test.lua — `luamcp test`: what an app's own tests get from
+-- require "mcp.test". core/cli/cmd_test.c loads this into each fresh state
+-- of the app, before app.lua and the scripts, with its bridge to the server
+-- of that state:
+--   bridge.session()                      a client session (an integer)
+--   bridge.submit(session, line, subject, scopes)   one JSON-RPC message in
+--   bridge.pump(session, id)              run the engine until the answer to
+--                                         id, or a request to this client, came:
+--                                         the lines that came (strings)
+--   bridge.now()                          the real clock (seconds)
+-- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store and
+-- ctx:sleep (the scripts capture them as they load), and keeps the tests a
+-- file declares; cmd_test.c runs them with T._run.
+local bridge, mcp, default_revision = ...
+
+local debug, type, pairs, ipairs, tostring, select, error = debug, type, pairs, ipairs, tostring, select, error
+local fmt, concat, sort = string.format, table.concat, table.sort
+local json = mcp.json
+
+local T = {}
+local SOURCE = debug.getinfo(1, "S").source
+
+-- {====================================================== values: show, compare
+
+local function is_ident(k) return type(k) == "string" and k:match("^[%a_][%w_]*$") ~= nil end
+
+local function key_order(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta < tb end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  sort(keys, key_order)
+  return keys
+end
+
+-- A value as Lua source, one line, keys sorted (tables nested past 6 shown as {…}).
+local function show(v, depth)
+  depth = depth or 0
+  local t = type(v)
+  if t == "string" then return fmt("%q", v):gsub("\\\n", "\\n") end
+  if v == mcp.null then return "mcp.null" end
+  if t ~= "table" then return tostring(v) end
+  if depth > 6 then return "{…}" end
+  local parts, n = {}, #v
+  for i = 1, n do parts[#parts + 1] = show(v[i], depth + 1) end
+  for _, k in ipairs(sorted_keys(v)) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then
+      local name = is_ident(k) and k or "[" .. show(k, depth + 1) .. "]"
+      parts[#parts + 1] = name .. " = " .. show(v[k], depth + 1)
+    end
+  end
+  return "{ " .. concat(parts, ", ") .. (#parts > 0 and " }" or "}")
+end
+T.show = show
+
+local function path_of(base, k)
+  if is_ident(k) then return base .. "." .. k end
+  return base .. "[" .. show(k) .. "]"
+end
+
+-- Every place where a and b differ, as "path: actual ≠ expected" lines.
+local function diff(a, b, path, out, seen)
+  if #out >= 20 then return out end
+  if type(a) ~= "table" or type(b) ~= "table" then
+    if a ~= b and not (a ~= a and b ~= b) then
+      out[#out + 1] = fmt("%s: got %s, expected %s", path == "" and "value" or path, show(a), show(b))
+    end
+    return out
+  end
+  if seen[a] == b then return out end
+  seen[a] = b
+  local keys = {}
+  for k in pairs(a) do keys[k] = true end
+  for k in pairs(b) do keys[k] = true end
+  local list = {}
+  for k in pairs(keys) do list[#list + 1] = k end
+  sort(list, key_order)
+  for _, k in ipairs(list) do
+    local p = path_of(path, k)
+    if a[k] == nil then out[#out + 1] = fmt("%s: missing, expected %s", p, show(b[k]))
+    elseif b[k] == nil then out[#out + 1] = fmt("%s: got %s, not expected", p, show(a[k]))
+    else diff(a[k], b[k], p, out, seen) end
+  end
+  return out
+end
+T.diff = function(a, b) return diff(a, b, "", {}, {}) end
+
+-- }======================================================
+
+-- {====================================================== assertions
+
+-- Where the test's own code is: the first frame outside this file.
+local function caller_line()
+  for level = 3, 40 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source ~= SOURCE and info.currentline and info.currentline > 0 then
+      return info.short_src .. ":" .. info.currentline
+    end
+  end
+  return "?"
+end
+
+local failure_mt = { __tostring = function(f) return f.where .. ": " .. f.message end }
+
+local function fail_here(message, details)
+  error(setmetatable({ message = message, details = details, where = caller_line() }, failure_mt), 0)
+end
+T.fail = function(message) fail_here(message or "failed") end
+
+function T.eq(actual, expected, what)
+  local d = diff(actual, expected, "", {}, {})
+  if #d > 0 then
+    fail_here((what and what .. ": " or "") .. "values differ", d)
+  end
+end
+
+function T.ok(v, what)
+  if not v then fail_here(what or ("expected a true value, got " .. show(v))) end
+  return v
+end
+
+function T.match(s, pattern, what)
+  if type(s) ~= "string" or not s:find(pattern) then
+    fail_here((what and what .. ": " or "") .. fmt("%s does not match %s", show(s), show(pattern)))
+  end
+end
+
+-- fn() must raise an error whose text finds pattern (plain = true: as is).
+function T.raises(fn, pattern, plain)
+  local ok, err = pcall(fn)
+  if ok then fail_here("expected an error, none was raised") end
+  local text = type(err) == "table" and (err.message or show(err)) or tostring(err)
+  if pattern and not text:find(pattern, 1, plain) then
+    fail_here(fmt("the error %s does not match %s", show(text), show(pattern)))
+  end
+  return text
+end
+
+-- }======================================================
+
+-- {====================================================== the virtual clock
+
+local clock = { now = bridge.now() }
+T.clock = {
+  now = function() return clock.now end,
+  advance = function(s)
+    if type(s) ~= "number" or s < 0 then fail_here("clock.advance needs seconds >= 0") end
+    clock.now = clock.now + s
+  end,
+}
+local real_time = os.time
+os.time = function(t) -- scripts see the virtual clock
+  if t ~= nil then return real_time(t) end
+  return math.floor(clock.now)
+end
+
+-- }======================================================
+
+-- {====================================================== fakes
+
+local state = {} -- per test: routes, records, what went unmatched
+local function reset_fakes()
+  state = { http = {}, exec = {}, peers = {}, unmatched = {}, requests = {}, runs = {}, store = {} }
+  T.http.requests, T.exec.runs = state.requests, state.runs
+end
+
+-- A URL or argv pattern: * matches any run of characters, the rest as is.
+local function glob(pattern, s)
+  local p = "^" .. pattern:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$"
+  return s:find(p) ~= nil
+end
+
+local function lower_headers(h)
+  local out = {}
+  for k, v in pairs(h or {}) do out[tostring(k):lower()] = tostring(v) end
+  return out
+end
+
+-- {=== mcp.http
+
+T.http = {}
+function T.http.route(method, url, response)
+  if type(url) ~= "string" then fail_here("http.route(method, url pattern, response)") end
+  local t = type(response)
+  if t ~= "table" and t ~= "function" and t ~= "string" then
+    fail_here("http.route: the response is a table {status=, headers=, body= | json=, delay=, error=}, a string or a function(req)")
+  end
+  state.http[#state.http + 1] = { method = method and method:upper() or "*", url = url, response = response }
+end
+
+local function http_request(opts)
+  if type(opts) ~= "table" then error("mcp.http.request expects an options table", 2) end
+  local url = opts.url
+  if type(url) ~= "string" or not url:match("^[Hh][Tt][Tt][Pp][Ss]?://") then
+    error(fmt("mcp.http: only http:// and https:// URLs (%s)", tostring(url)), 2)
+  end
+  local body = opts.body
+  local headers = lower_headers(opts.headers)
+  if opts.json ~= nil then
+    body = json.encode(opts.json)
+    headers["content-type"] = headers["content-type"] or "application/json"
+  end
+  local method = (opts.method or (body and "POST" or "GET")):upper()
+  local req = { method = method, url = url, headers = headers, body = body }
+  if body and (headers["content-type"] or ""):find("json") then
+    local ok, v = pcall(json.decode, body)
+    if ok then req.json = v end
+  end
+  state.requests[#state.requests + 1] = req
+  local route
+  for i = #state.http, 1, -1 do -- the last declared wins
+    local r = state.http[i]
+    if (r.method == "*" or r.method == method) and glob(r.url, url) then route = r break end
+  end
+  if not route then
+    state.unmatched[#state.unmatched + 1] = fmt("mcp.http %s %s: no test.http.route matches it", method, url)
+    error(fmt("mcp.http: no fake route for %s %s (luamcp test)", method, url), 2)
+  end
+  local res = route.response
+  if type(res) == "function" then res = res(req) end
+  if type(res) == "string" then res = { body = res } end
+  if type(res) ~= "table" then error(fmt("mcp.http: the fake route for %s returned a %s", url, type(res)), 2) end
+  local timeout = opts.timeout
+  if res.delay then
+    if timeout and res.delay > timeout then
+      clock.now = clock.now + timeout
+      error(fmt("mcp.http: Timeout was reached (%s)", url), 2)
+    end
+    clock.now = clock.now + res.delay
+  end
+  if res.error then error(fmt("mcp.http: %s (%s)", res.error, url), 2) end
+  local out = { status = res.status or 200, headers = lower_headers(res.headers), url = url }
+  if res.json ~= nil then
+    out.body = json.encode(res.json)
+    out.headers["content-type"] = out.headers["content-type"] or "application/json"
+  else
+    out.body = res.body or ""
+  end
+  local ctype = out.headers["content-type"] or ""
+  if ctype:find("^application/json") or ctype:find("%+json") then
+    local ok, v = pcall(json.decode, out.body)
+    if ok then out.json = v end
+  end
+  return out
+end
+
+local function http_get(url, opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.url, o.method = url, o.method or "GET"
+  return http_request(o)
+end
+
+local function http_post(url, body, opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.url, o.method = url, o.method or "POST"
+  if type(body) == "table" then o.json = body else o.body = body end
+  return http_request(o)
+end
+
+-- }===
+
+-- {=== mcp.exec
+
+T.exec = {}
+-- argv: a list of patterns, one per argument ("..." last: any more), or one
+-- string matched against the argv joined by spaces.
+function T.exec.route(argv, result)
+  if type(argv) ~= "table" and type(argv) ~= "string" then fail_here("exec.route(argv pattern, result)") end
+  if type(result) ~= "table" and type(result) ~= "function" then
+    fail_here("exec.route: the result is a table {code=, stdout=, stderr=, signal=, delay=} or a function(run)")
+  end
+  state.exec[#state.exec + 1] = { argv = argv, result = result }
+end
+
+local function argv_matches(pattern, argv)
+  if type(pattern) == "string" then return glob(pattern, concat(argv, " ")) end
+  for i, p in ipairs(pattern) do
+    if p == "..." and i == #pattern then return true end
+    if argv[i] == nil or not glob(p, argv[i]) then return false end
+  end
+  return #argv == #pattern
+end
+
+local function exec(opts)
+  if type(opts) ~= "table" then error("mcp.exec expects a table: { \"program\", \"arg\", ... }", 2) end
+  local argv = opts.argv or opts
+  local list = {}
+  for i = 1, #argv do
+    if type(argv[i]) ~= "string" then error(fmt("mcp.exec: argv[%d] must be a string", i), 2) end
+    list[i] = argv[i]
+  end
+  if #list == 0 then error("mcp.exec: the argv is empty", 2) end
+  local run = { argv = list, stdin = opts.stdin, env = opts.env, cwd = opts.cwd }
+  state.runs[#state.runs + 1] = run
+  local route
+  for i = #state.exec, 1, -1 do
+    if argv_matches(state.exec[i].argv, list) then route = state.exec[i] break end
+  end
+  if not route then
+    state.unmatched[#state.unmatched + 1] = "mcp.exec " .. show(list) .. ": no test.exec.route matches it"
+    error(fmt("mcp.exec: cannot run '%s': no fake for it (luamcp test)", list[1]), 2)
+  end
+  local r = route.result
+  if type(r) == "function" then r = r(run) end
+  if type(r) ~= "table" then error("mcp.exec: the fake returned a " .. type(r), 2) end
+  if r.delay and opts.timeout and r.delay > opts.timeout then
+    clock.now = clock.now + opts.timeout
+    return { signal = "SIGTERM", timed_out = true, stdout = r.stdout or "", stderr = r.stderr or "",
+             stdout_truncated = false, stderr_truncated = false }
+  end
+  if r.delay then clock.now = clock.now + r.delay end
+  return { code = r.signal == nil and (r.code or 0) or nil, signal = r.signal, stdout = r.stdout or "",
+           stderr = r.stderr or "", timed_out = false, stdout_truncated = false, stderr_truncated = false }
+end
+
+-- }===
+
+-- {=== mcp.socket: a scripted peer
+
+T.socket = {}
+-- peer(host, port, fn): fn(data) is called with each send and returns what the
+-- peer writes back (or nil); false instead of fn: the connection is refused.
+function T.socket.peer(host, port, fn)
+  if type(fn) ~= "function" and fn ~= false then fail_here("socket.peer(host, port, function(data) ... end)") end
+  state.peers[tostring(host) .. ":" .. tostring(port)] = fn
+end
+
+local sock_mt = {}
+sock_mt.__index = sock_mt
+
+local function new_socket() return setmetatable({ inbox = "", timeout = nil }, sock_mt) end
+
+function sock_mt:settimeout(t) self.timeout = t return 1 end
+function sock_mt:setoption() return 1 end
+function sock_mt:connect(host, port)
+  local key = tostring(host) .. ":" .. tostring(port)
+  local peer = state.peers[key]
+  if peer == nil then
+    state.unmatched[#state.unmatched + 1] = "mcp.socket " .. key .. ": no test.socket.peer for it"
+    return nil, "connection refused"
+  end
+  if peer == false then return nil, "connection refused" end
+  self.peer, self.name = peer, key
+  return 1
+end
+function sock_mt:send(data, i, j)
+  if not self.peer then return nil, "closed", 0 end
+  data = tostring(data):sub(i or 1, j or -1)
+  local reply = self.peer(data)
+  if reply ~= nil then self.inbox = self.inbox .. tostring(reply) end
+  return #data
+end
+function sock_mt:receive(pattern, prefix)
+  if not self.peer then return nil, "closed" end
+  pattern = pattern or "*l"
+  prefix = prefix or ""
+  local function wait() -- nothing more will come: a timeout, on the virtual clock
+    if self.timeout then clock.now = clock.now + self.timeout end
+  end
+  if pattern == "*a" or pattern == "a" then
+    local all = self.inbox
+    self.inbox = ""
+    return prefix .. all
+  elseif pattern == "*l" or pattern == "l" then
+    local nl = self.inbox:find("\n", 1, true)
+    if not nl then
+      local partial = self.inbox
+      self.inbox = ""
+      wait()
+      return nil, "timeout", prefix .. partial
+    end
+    local line = self.inbox:sub(1, nl - 1):gsub("\r", "")
+    self.inbox = self.inbox:sub(nl + 1)
+    return prefix .. line
+  elseif type(pattern) == "number" then
+    if #self.inbox < pattern then
+      local partial = self.inbox
+      self.inbox = ""
+      wait()
+      return nil, "timeout", prefix .. partial
+    end
+    local chunk = self.inbox:sub(1, pattern)
+    self.inbox = self.inbox:sub(pattern + 1)
+    return prefix .. chunk
+  end
+  error("mcp.socket: receive pattern must be \"*l\", \"*a\" or a number", 2)
+end
+function sock_mt:close() self.peer = nil return 1 end
+function sock_mt:shutdown() return 1 end
+function sock_mt:getpeername() return self.name end
+function sock_mt:getsockname() return "127.0.0.1", 0 end
+
+local function socket_connect(host, port)
+  local s = new_socket()
+  local ok, err = s:connect(host, port)
+  if not ok then return nil, err end
+  return s
+end
+
+-- }===
+
+-- {=== mcp.store, in memory, TTLs on the virtual clock
+
+local function store_key(op, k)
+  if type(k) ~= "string" then error(fmt("mcp.store.%s: the key must be a string, got %s", op, type(k)), 3) end
+  if #k == 0 or #k > 1024 then error(fmt("mcp.store.%s: the key must have 1 to 1024 bytes", op), 3) end
+  local e = state.store[k]
+  if e and e.expires and e.expires <= clock.now then state.store[k] = nil end
+  return k
+end
+
+local function store_ttl(op, ttl)
+  if ttl == nil then return nil end
+  if type(ttl) ~= "number" then error(fmt("mcp.store.%s: the ttl must be a number of seconds, got %s", op, type(ttl)), 3) end
+  if not (ttl >= 0.001 and ttl <= 315360000) then
+    error(fmt("mcp.store.%s: the ttl must be from 0.001 to 315360000 seconds", op), 3)
+  end
+  return clock.now + ttl
+end
+
+local store = {
+  get = function(k)
+    k = store_key("get", k)
+    return state.store[k] and state.store[k].value
+  end,
+  set = function(k, v, ttl)
+    k = store_key("set", k)
+    if type(v) ~= "string" and type(v) ~= "number" then
+      error(fmt("mcp.store.set: the value must be a string or a number, got %s", type(v)), 2)
+    end
+    state.store[k] = { value = tostring(v), expires = store_ttl("set", ttl) }
+    return true
+  end,
+  incr = function(k, by, ttl)
+    k = store_key("incr", k)
+    if by ~= nil and math.type(by) ~= "integer" then error("mcp.store.incr: the increment must be an integer", 2) end
+    local e = state.store[k]
+    local cur = 0
+    if e then
+      cur = math.tointeger(tonumber(e.value))
+      if not cur or not e.value:match("^%-?%d+$") then error(fmt("mcp.store.incr: the value of '%s' is not an integer", k), 2) end
+    end
+    cur = cur + (by or 1)
+    local expires = store_ttl("incr", ttl)
+    state.store[k] = { value = tostring(cur), expires = e and e.expires or expires }
+    return cur
+  end,
+  delete = function(k)
+    k = store_key("delete", k)
+    local had = state.store[k] ~= nil
+    state.store[k] = nil
+    return had
+  end,
+}
+T.store = {
+  -- what the store holds now (expired keys left out), for assertions
+  dump = function()
+    local out = {}
+    for k, e in pairs(state.store) do
+      if not (e.expires and e.expires <= clock.now) then out[k] = e.value end
+    end
+    return out
+  end,
+}
+
+-- }===
+
+-- The fakes take the place of the real functions in the tables scripts see.
+mcp.http.request, mcp.http.get, mcp.http.post = http_request, http_get, http_post
+mcp.exec = exec
+mcp.socket.tcp, mcp.socket.unix, mcp.socket.connect = new_socket, new_socket, socket_connect
+for k, f in pairs(store) do mcp.store[k] = f end
+do -- ctx:sleep waits on the virtual clock: a 30 s wait takes no time
+  local ctx_mt = debug.getregistry()["mcp.ctx"]
+  local _, methods = debug.getupvalue(ctx_mt.__index, 1)
+  methods.sleep = function(_, s)
+    if type(s) ~= "number" then error("bad argument #1 to 'sleep' (number expected, got " .. type(s) .. ")", 2) end
+    if s > 0 then clock.now = clock.now + s end
+  end
+end
+
+-- }======================================================
+
+-- {====================================================== the client
+
+local REVISIONS = { ["2025-11-25"] = true, ["2026-07-28"] = true }
+local client_mt = {}
+client_mt.__index = client_mt
+
+local DEFAULT_CAPS = { elicitation = {}, sampling = {}, roots = {} }
+
+local function caps_of(opts)
+  local caps = {}
+  for k, v in pairs(opts.capabilities or DEFAULT_CAPS) do caps[k] = v end
+  if opts.ui then
+    caps.extensions = caps.extensions or {}
+    caps.extensions["io.modelcontextprotocol/ui"] = { mimeTypes = mcp.as_array { "text/html;profile=mcp-app" } }
+  end
+  return caps
+end
+
+-- An answer to a question the handler asked, from opts.answers.
+local function answer(q, answers, who)
+  local method, params = q.method, q.params or {}
+  local kind = method == "elicitation/create" and "elicit" or method == "sampling/createMessage" and "sample"
+    or method == "roots/list" and "roots" or nil
+  if method == "ping" then return {} end
+  local given = kind and answers and answers[kind]
+  if given == nil then
+    fail_here(fmt("%s asked %s%s, and opts.answers has no %s", who, method,
+      params.message and fmt(" (%s)", show(params.message)) or "", kind or "answer for it"))
+  end
+  if type(given) == "function" then given = given(params) end
+  if kind == "elicit" then
+    if given == "decline" or given == "cancel" then return { action = given } end
+    if type(given) == "table" and given.action then return given end
+    return { action = "accept", content = given }
+  elseif kind == "sample" then
+    if type(given) == "string" then
+      return { role = "assistant", content = { type = "text", text = given }, model = "luamcp-test", stopReason = "endTurn" }
+    end
+    return given
+  else
+    local roots = mcp.as_array {}
+    for i, r in ipairs(given.roots or given) do roots[i] = type(r) == "string" and { uri = r } or r end
+    return { roots = roots }
+  end
+end
+
+local next_id = 0
+
+-- Send method with params; answer what the server asks; the result, or nil
+-- and the JSON-RPC error. The notifications that came go to self.notifications.
+function client_mt:request(method, params, opts)
+  opts = opts or {}
+  local as = opts.as or self.as
+  local subject, scopes
+  if as then
+    subject = as.subject
+    scopes = type(as.scopes) == "table" and concat(as.scopes, " ") or as.scopes
+  end
+  self.notifications = {}
+  params = params or {}
+  local modern = self.revision == "2026-07-28"
+  local request_state, responses
+  for _ = 1, 32 do
+    next_id = next_id + 1
+    local id = next_id
+    local p = {}
+    for k, v in pairs(params) do p[k] = v end
+    if modern then
+      local meta = {}
+      for k, v in pairs(p._meta or {}) do meta[k] = v end
+      meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
+      meta["io.modelcontextprotocol/clientInfo"] = { name = "luamcp-test", version = "0" }
+      meta["io.modelcontextprotocol/clientCapabilities"] = caps_of(opts.ui ~= nil and opts or self.opts)
+      p._meta = meta
+      p.requestState, p.inputResponses = request_state, responses
+    end
+    local line = json.encode { jsonrpc = "2.0", id = id, method = method, params = p }
+    bridge.submit(self.session, line, subject, scopes)
+    local reply
+    while not reply do
+      for _, l in ipairs(bridge.pump(self.session, id)) do
+        local m = json.decode(l)
+        if m.id == id and m.method == nil then reply = m
+        elseif m.method and m.id ~= nil then -- the server asks (2025-11-25)
+          local ok, a = pcall(answer, m, opts.answers, method)
+          local out = { jsonrpc = "2.0", id = m.id }
+          if ok then out.result = a else out.error = { code = -32603, message = "no answer in the test" } end
+          bridge.submit(self.session, json.encode(out))
+          if not ok then error(a, 0) end
+        elseif m.method then
+          self.notifications[#self.notifications + 1] = m
+        end
+      end
+    end
+    if reply.error then return nil, reply.error end
+    local r = reply.result
+    if modern and r.resultType == "input_required" then
+      responses = {}
+      for key, q in pairs(r.inputRequests or {}) do responses[key] = answer(q, opts.answers, method) end
+      request_state = r.requestState
+    else
+      return r
+    end
+  end
+  fail_here(method .. " still asks after 32 rounds")
+end
+
+function client_mt:call(name, args, opts)
+  return self:request("tools/call", { name = name, arguments = args or setmetatable({}, nil) }, opts)
+end
+function client_mt:read(uri, opts) return self:request("resources/read", { uri = uri }, opts) end
+function client_mt:prompt(name, args, opts)
+  return self:request("prompts/get", { name = name, arguments = args }, opts)
+end
+-- complete({ prompt = NAME } | { resource = URI_TEMPLATE }, argument, value [, other args])
+function client_mt:complete(ref, argument, value, context, opts)
+  local r = ref.prompt and { type = "ref/prompt", name = ref.prompt } or { type = "ref/resource", uri = ref.resource }
+  local res, err = self:request("completion/complete", { ref = r, argument = { name = argument, value = value or "" },
+    context = context and { arguments = context } or nil }, opts)
+  if not res then return nil, err end
+  return res.completion.values, res.completion
+end
+-- Every page of the four lists: { tools = {...}, resources = {...}, templates = {...}, prompts = {...} }
+function client_mt:list(opts)
+  local out = {}
+  for key, method in pairs { tools = "tools/list", resources = "resources/list",
+                             templates = "resources/templates/list", prompts = "prompts/list" } do
+    local items, cursor = {}, nil
+    repeat
+      local r, err = self:request(method, { cursor = cursor }, opts)
+      if not r then
+        if err.code == -32601 then break end -- the app has none of these
+        fail_here(fmt("%s: %s", method, err.message))
+      end
+      local field = key == "templates" and "resourceTemplates" or key
+      for _, it in ipairs(r[field] or {}) do items[#items + 1] = it end
+      cursor = r.nextCursor
+    until not cursor
+    out[key] = items
+  end
+  return out
+end
+
+-- T.app{ revision =, as = { subject =, scopes = }, capabilities =, ui = }: a client
+-- of the app under test. 2025-11-25 initializes a session; 2026-07-28 sends
+-- every request on its own with its capabilities (and answers questions in
+-- rounds). Default: luamcp test's --revision, else 2026-07-28.
+function T.app(opts)
+  opts = opts or {}
+  local revision = opts.revision or default_revision
+  if not REVISIONS[revision] then fail_here(fmt("unknown revision %s (2025-11-25 or 2026-07-28)", show(revision))) end
+  local c = setmetatable({ session = bridge.session(), revision = revision, as = opts.as, opts = opts,
+                           notifications = {} }, client_mt)
+  if revision == "2025-11-25" then
+    next_id = next_id + 1
+    bridge.submit(c.session, json.encode { jsonrpc = "2.0", id = next_id, method = "initialize", params = {
+      protocolVersion = revision, capabilities = caps_of(opts), clientInfo = { name = "luamcp-test", version = "0" } } })
+    for _, l in ipairs(bridge.pump(c.session, next_id)) do
+      local m = json.decode(l)
+      if m.error then fail_here("initialize: " .. m.error.message) end
+      c.server = m.result
+    end
+    bridge.submit(c.session, '{"jsonrpc":"2.0","method":"notifications/initialized"}')
+  end
+  return c
+end
+
+-- }======================================================
+
+-- {====================================================== running
+
+local tests = {}
+setmetatable(T, { __call = function(_, name, fn) return T.test(name, fn) end })
+function T.test(name, fn)
+  if type(name) ~= "string" or type(fn) ~= "function" then fail_here("test(name, function() ... end)") end
+  tests[#tests + 1] = { name = name, fn = fn, where = caller_line() }
+end
+local before = {}
+function T.before_each(fn) before[#before + 1] = fn end
+
+local function message_of(err)
+  if getmetatable(err) == failure_mt then return err.where .. ": " .. err.message, err.details end
+  if type(err) == "table" then return show(err) end
+  return tostring(err)
+end
+
+-- Run the tests whose name (or file) finds filter; a result per test:
+-- { name, ok, message, details, ms }.
+function T._run(file, filter)
+  local results = {}
+  for _, t in ipairs(tests) do
+    if not filter or filter == "" or t.name:find(filter, 1, true) or file:find(filter, 1, true) then
+      reset_fakes()
+      local started = bridge.now()
+      local ok, err = xpcall(function()
+        for _, b in ipairs(before) do b() end
+        t.fn()
+      end, function(e)
+        if getmetatable(e) == failure_mt then return e end
+        local trace = {} -- the test's frames and the app's, not this file's
+        for line in debug.traceback("", 2):gmatch("[^\n]+") do
+          if not line:find("^%s*test%.lua:") and not line:find("'xpcall'", 1, true) then trace[#trace + 1] = line end
+        end
+        return setmetatable({ message = tostring(type(e) == "table" and show(e) or e), details = trace,
+                              where = "error" }, failure_mt)
+      end)
+      local r = { name = t.name, ok = ok, ms = (bridge.now() - started) * 1000 }
+      if ok and #state.unmatched > 0 then
+        r.ok, r.message, r.details = false, t.where .. ": the outside world was reached without a fake", state.unmatched
+      elseif not ok then
+        if err.where == "error" then r.message, r.details = err.message, err.details
+        else r.message, r.details = message_of(err) end
+      end
+      results[#results + 1] = r
+    end
+  end
+  return results
+end
+
+-- }======================================================
+
+reset_fakes()
+return T

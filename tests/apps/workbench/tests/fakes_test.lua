@@ -1,0 +1,65 @@
+-- Every fake of luamcp test, as an author would use them.
+local test = require "mcp.test"
+local app = test.app()
+
+test("mcp.http: a route answers JSON, and the request is recorded", function()
+  test.http.route("GET", "https://api.example.com/weather?city=*", { json = { temp = 21.5 } })
+  local r = app:call("weather", { city = "Berlin" })
+  test.eq(r.structuredContent, { city = "Berlin", temp = 21.5 })
+  test.eq(#test.http.requests, 1)
+  test.eq(test.http.requests[1].url, "https://api.example.com/weather?city=Berlin")
+end)
+
+test("mcp.http: a status, and a route that is a function of the request", function()
+  test.http.route("GET", "https://api.example.com/weather*", { status = 404 })
+  local r = app:call("weather", { city = "Atlantis" })
+  test.eq(r.isError, true)
+  test.eq(r.content[1].text, "no such city: Atlantis")
+  test.http.route("POST", "https://api.example.com/notes", function(req)
+    test.eq(req.json, { text = "hi" })
+    test.eq(req.headers.authorization, "Bearer k")
+    return { status = 201, json = { id = "n1" } }
+  end)
+  test.eq(app:call("post_note", { text = "hi" }).content[1].text, "posted as n1")
+end)
+
+test("mcp.http: a slow upstream times out on the virtual clock", function()
+  test.http.route("GET", "https://api.example.com/*", { json = { temp = 1 }, delay = 30 })
+  local t0 = test.clock.now()
+  local r = app:call("weather", { city = "Slow" })
+  test.eq(r.isError, true)
+  test.match(r.content[1].text, "mcp%.http: Timeout was reached")
+  test.eq(test.clock.now() - t0, 5) -- the request's timeout, not 30 s
+end)
+
+test("mcp.exec: argv patterns, exit codes, a timeout", function()
+  test.exec.route({ "git", "log", "..." }, { stdout = "Fix the thing\n" })
+  test.eq(app:call("last_commit").content[1].text, "Fix the thing")
+  test.eq(test.exec.runs[1].argv, { "git", "log", "-1", "--format=%s" })
+  test.exec.route("git log *", { code = 128, stderr = "not a git repository" })
+  test.eq(app:call("last_commit").content[1].text, "git: not a git repository")
+  test.exec.route({ "git", "..." }, { delay = 60 })
+  test.eq(app:call("last_commit").content[1].text, "git took too long")
+end)
+
+test("mcp.socket: a scripted peer", function()
+  test.socket.peer("127.0.0.1", 6379, function(data)
+    if data == "PING\r\n" then return "+PONG\r\n" end
+  end)
+  test.eq(app:call("ping_redis").content[1].text, "+PONG")
+  test.socket.peer("127.0.0.1", 6379, false)
+  test.eq(app:call("ping_redis").content[1].text, "redis: connection refused")
+end)
+
+test("mcp.store: in memory, TTLs on the virtual clock", function()
+  test.eq(app:call("limited").content[1].text, "call 1")
+  test.eq(app:call("limited").content[1].text, "call 2")
+  test.eq(app:call("limited").isError, true)
+  test.eq(test.store.dump(), { limited = "3" })
+  test.clock.advance(61)
+  test.eq(app:call("limited").content[1].text, "call 1")
+end)
+
+test("ctx:sleep and os.time: a 30 s wait takes no time", function()
+  test.eq(app:call("slow", { seconds = 30 }).content[1].text, "waited 30 s")
+end)
