@@ -556,9 +556,11 @@ function client_mt:request(method, params, opts)
     local id = next_id
     local p = {}
     for k, v in pairs(params) do p[k] = v end
+    local meta = {}
+    for k, v in pairs(p._meta or {}) do meta[k] = v end
+    meta.progressToken = meta.progressToken or id -- ctx:progress then reaches self.notifications
+    p._meta = meta
     if modern then
-      local meta = {}
-      for k, v in pairs(p._meta or {}) do meta[k] = v end
       meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
       meta["io.modelcontextprotocol/clientInfo"] = { name = "luamcp-test", version = "0" }
       meta["io.modelcontextprotocol/clientCapabilities"] = caps_of(opts.ui ~= nil and opts or self.opts)

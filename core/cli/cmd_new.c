@@ -76,6 +76,29 @@ static const char hello_lua[] =
     "  end,\n"
     "}\n";
 
+static const char hello_test_lua[] =
+    "-- tests/hello_test.lua: `luamcp test` runs every tests/*_test.lua against a\n"
+    "-- fresh copy of the app, through the real server (docs/testing.md).\n"
+    "local test = require \"mcp.test\"\n"
+    "local app = test.app()\n"
+    "\n"
+    "test(\"greet says hello\", function()\n"
+    "  local r = app:call(\"greet\", { name = \"Ada\" })\n"
+    "  test.eq(r.content, { { type = \"text\", text = \"Hello, Ada!\" } })\n"
+    "end)\n"
+    "\n"
+    "test(\"greet needs a name\", function()\n"
+    "  local r = app:call(\"greet\", { name = \"\" })\n"
+    "  test.eq(r.isError, true)\n"
+    "end)\n"
+    "\n"
+    "test(\"the about page and the welcome prompt\", function()\n"
+    "  local about = app:read(\"mcp://@NAME@/about\").contents[1]\n"
+    "  test.eq(about.text, \"# @NAME@\\n\\nAn MCP server written in Lua, served by luamcp.\\n\")\n"
+    "  local p = app:prompt(\"welcome\", { who = \"Ada\", tone = \"formal\" })\n"
+    "  test.eq(p.messages[1].content.text, \"Write a formal welcome note for Ada.\")\n"
+    "end)\n";
+
 static const char view_lua[] =
     "-- scripts/card.lua: a tool with a view. Hosts that speak MCP Apps show\n"
     "-- widgets/card.html next to its result; the others show its text.\n"
@@ -280,6 +303,27 @@ static void self_command(char *out, size_t cap) {
   else snprintf(out, cap, "%s", exe);
 }
 
+/* s as one shell word, to paste: as is when plain, else in single quotes. */
+static void shell_word(const char *s, char *out, size_t cap) {
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+:@%,=") == strlen(s)) {
+    snprintf(out, cap, "%s", s);
+    return;
+  }
+  size_t n = 0;
+  if (cap < 3) return;
+  out[n++] = '\'';
+  for (; *s && n + 6 < cap; s++) {
+    if (*s == '\'') { /* ' ends the quote, \' is the quote, ' opens it again */
+      memcpy(out + n, "'\\''", 4);
+      n += 4;
+    } else {
+      out[n++] = *s;
+    }
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
 /* DIR's last part as an app name: letters, digits, - and _. */
 static void app_name(const char *dir, char *out, size_t cap) {
   char copy[PATH_MAX];
@@ -323,8 +367,10 @@ int cmd_new(options *o) {
     fprintf(stderr, "luamcp: new: %s: %s\n", sub, strerror(errno));
     return 1;
   }
-  bool ok = make_filled(dir, "app.lua", app_lua, name, o) &&
+  snprintf(sub, sizeof sub, "%s/tests", dir);
+  bool ok = mkdir(sub, 0755) == 0 && make_filled(dir, "app.lua", app_lua, name, o) &&
             make_filled(dir, "scripts/hello.lua", hello_lua, name, o) &&
+            make_filled(dir, "tests/hello_test.lua", hello_test_lua, name, o) &&
             make_filled(dir, "README.md", readme_md, name, o);
   if (ok && o->auth) ok = make_filled(dir, "scripts/notes.lua", notes_lua, name, o);
   if (ok && o->widget) {
@@ -348,17 +394,20 @@ int cmd_new(options *o) {
   if (!found)
     fprintf(stderr, "luamcp: new: warning: mcp.d.lua (the annotations) not found next to this "
                     "luamcp: add its folder to .luarc.json's workspace.library\n");
-  char me[PATH_MAX];
-  self_command(me, sizeof me);
-  printf("made %s: app.lua, scripts/hello.lua%s%s, README.md, .luarc.json\n"
+  char me_raw[PATH_MAX], me[2 * PATH_MAX], word[2 * PATH_MAX];
+  self_command(me_raw, sizeof me_raw);
+  shell_word(me_raw, me, sizeof me);
+  shell_word(dir, word, sizeof word); /* the hints are pasted into a shell */
+  printf("made %s: app.lua, scripts/hello.lua%s%s, tests/hello_test.lua, README.md, .luarc.json\n"
          "next:\n"
          "  %s check %s\n"
          "  %s call %s greet '{\"name\":\"Ada\"}'\n",
          dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "",
-         o->auth ? ", scripts/notes.lua" : "", me, dir, me, dir);
+         o->auth ? ", scripts/notes.lua" : "", me, word, me, word);
   if (o->auth)
     printf("  %s call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
-           me, dir);
-  printf("  %s serve %s\n", me, dir);
+           me, word);
+  printf("  %s test %s\n", me, word);
+  printf("  %s serve %s\n", me, word);
   return 0;
 }

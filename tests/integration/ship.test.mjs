@@ -42,9 +42,15 @@ test('luamcp new: a scaffold that checks, calls, lists, reads, prompts and serve
   try {
     const made = await run(['new', dir]);
     exits(made, 0);
-    assert.match(made.stdout, /made .*app\.lua, scripts\/hello\.lua, README\.md, \.luarc\.json/);
-    for (const f of ['app.lua', 'scripts/hello.lua', 'README.md', '.luarc.json']) assert.ok(existsSync(path.join(dir, f)), f);
+    assert.match(made.stdout, /made .*app\.lua, scripts\/hello\.lua, tests\/hello_test\.lua, README\.md, \.luarc\.json/);
+    for (const f of ['app.lua', 'scripts/hello.lua', 'tests/hello_test.lua', 'README.md', '.luarc.json']) assert.ok(existsSync(path.join(dir, f)), f);
     assert.ok(!existsSync(path.join(dir, 'widgets')), 'no widgets without --widget');
+    // the hints paste into a shell: the folder's space is quoted
+    assert.match(made.stdout, new RegExp(`\n  \\S*luamcp test '${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'\n`));
+    // and the scaffold's own test passes
+    const tested = await run(['test', dir]);
+    exits(tested, 0);
+    assert.match(tested.stdout, /\n3 passed, 0 failed \(/);
     // .luarc.json points at a folder holding the annotations
     const rc = JSON.parse(readFileSync(path.join(dir, '.luarc.json'), 'utf8'));
     assert.equal(rc['runtime.version'], 'Lua 5.4');
