@@ -450,7 +450,7 @@ static bool write_junit(const char *path, const char *app_name, const results *r
 
 /* Block until a file of the app or of tests/ changes, then a short quiet
    time; *changed gets a test file's tests/NAME when only it changed. */
-static bool wait_change(const char *dir, char *changed, size_t cap) {
+static bool wait_change(const char *dir, FILE *out, char *changed, size_t cap) {
   int fd = inotify_init1(IN_CLOEXEC);
   if (fd < 0) return false;
   static const char *const subs[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
@@ -460,6 +460,8 @@ static bool wait_change(const char *dir, char *changed, size_t cap) {
     snprintf(p, sizeof p, "%s%s", dir, subs[i]);
     wd[i] = inotify_add_watch(fd, p, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE);
   }
+  /* said once the watches are in place: a save from now on is seen */
+  fprintf(out, "watching %s for changes (Ctrl-C ends)\n", dir);
   bool app = false, test = false;
   *changed = '\0';
   char ev[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -527,8 +529,7 @@ int cmd_test(options *o) {
     }
     results_clear(&rs);
     if (!o->watch) break;
-    fprintf(out, "watching %s for changes (Ctrl-C ends)\n", dir);
-    if (!wait_change(dir, only, sizeof only)) {
+    if (!wait_change(dir, out, only, sizeof only)) {
       fprintf(stderr, "luamcp: test --watch: inotify: %s\n", strerror(errno));
       break;
     }

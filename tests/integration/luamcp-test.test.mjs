@@ -1,0 +1,217 @@
+// luamcp-test.test.mjs — `luamcp test`, the author's test runner (core/cli/cmd_test.c,
+// lua/test.lua): the fixture app that uses every fake passes; a failing
+// assertion names its FILE:LINE and shows each difference; a request no fake
+// answers fails its test with the URL; JUnit XML that Ant's JUnit schema
+// accepts; --watch runs again after a save; the exit codes. The example apps'
+// own tests (the gift app, examples/weather, a fresh `luamcp new`) pass.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, WRAP, removeTemp, run, tempApp, within } from './helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+const sh = promisify(execFile);
+const WORKBENCH = path.join(APPS, 'workbench');
+const XSD = path.join(REPO_ROOT, 'tests', 'vendor', 'JUnit.xsd');
+
+function exits(r, code) {
+  assert.equal(r.code, code, `exit ${r.code}, expected ${code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+}
+
+test('the fixture app: every fake, both revisions, questions and identities: all pass, exit 0', opts, async () => {
+  const r = await run(['test', WORKBENCH]);
+  exits(r, 0);
+  assert.match(r.stdout, /^tests\/client_test\.lua\n/);
+  assert.match(r.stdout, /\ntests\/fakes_test\.lua\n/);
+  assert.match(r.stdout, /\n {2}ok {4}mcp\.store: in memory, TTLs on the virtual clock \(\d+\.\d ms\)\n/);
+  assert.match(r.stdout, /\n16 passed, 0 failed \(\d+ ms\)\n$/);
+  assert.doesNotMatch(r.stdout, /FAIL/);
+});
+
+test('the example apps ship tests that pass: the gift app, examples/weather', opts, async () => {
+  for (const dir of [REPO_ROOT, path.join(REPO_ROOT, 'examples', 'weather')]) {
+    const r = await run(['test', dir]);
+    exits(r, 0);
+    assert.match(r.stdout, /\n5 passed, 0 failed/, dir);
+  }
+});
+
+// An app and tests that fail in each way a test can.
+const SCRIPT = `local mcp = require "mcp"
+mcp.tool { name = "fetch", description = "Fetches, and survives a failure.",
+  handler = function()
+    local ok, err = pcall(mcp.http.get, "https://api.example.com/items?page=2")
+    return ok and "fetched" or ("caught: " .. tostring(err))
+  end }
+mcp.tool { name = "record", description = "A record.", handler = function() return { a = 1, list = { 1, 2 } } end }
+`;
+const FAILING = `local test = require "mcp.test"
+local app = test.app()
+
+test("a record that differs", function()
+  local r = app:call("record")
+  test.eq(r.structuredContent, { a = 2, list = { 1, 2, 3 }, b = true })
+end)
+
+test("a request no fake answers", function()
+  test.eq(app:call("fetch").content[1].text:sub(1, 7), "caught:")
+end)
+
+test("an error in the test itself", function()
+  local t = nil
+  return t.field
+end)
+
+test("one that passes", function()
+  test.eq(app:call("record").structuredContent.a, 1)
+end)
+`;
+
+async function failingApp() {
+  return tempApp({ 'scripts/x.lua': SCRIPT, 'tests/a_test.lua': FAILING, 'tests/b_test.lua': 'local x = = 1\n' });
+}
+
+test('failures: FILE:LINE of the assertion, each difference by path, the unmatched URL, exit 1', opts, async () => {
+  const dir = await failingApp();
+  try {
+    const r = await run(['test', dir]);
+    exits(r, 1);
+    const out = r.stdout;
+    assert.match(out, /\n {2}FAIL {2}a record that differs\n {8}tests\/a_test\.lua:6: values differ\n/);
+    assert.match(out, /\n {10}\.a: got 1, expected 2\n {10}\.b: missing, expected true\n {10}\.list\[3\]: missing, expected 3\n/);
+    // the handler caught the error, yet the test fails, naming the URL
+    assert.match(out, /\n {2}FAIL {2}a request no fake answers\n {8}tests\/a_test\.lua:9: the outside world was reached without a fake\n {10}mcp\.http GET https:\/\/api\.example\.com\/items\?page=2: no test\.http\.route matches it\n/);
+    assert.match(out, /\n {2}FAIL {2}an error in the test itself\n {8}tests\/a_test\.lua:15: attempt to index a nil value \(local 't'\)\n/);
+    assert.match(out, /\n {2}ok {4}one that passes/);
+    // a file that does not compile is a failure of its own, at its line
+    assert.match(out, /\ntests\/b_test\.lua\n {2}FAIL {2}\(the file did not load\)\n {8}tests\/b_test\.lua:1: unexpected symbol near '='/);
+    assert.match(out, /\n1 passed, 4 failed \(\d+ ms\)\n$/);
+    assert.doesNotMatch(out, /(^|\s)test\.lua:\d+: in /m, 'no frame of luamcp\'s own test.lua in a traceback');
+
+    // FILTER: only the tests whose name (or file) holds it; a file that does not
+    // load is reported whatever the filter (its tests cannot be told apart)
+    const filtered = await run(['test', dir, 'one that']);
+    exits(filtered, 1);
+    assert.match(filtered.stdout, /\n1 passed, 1 failed/);
+    await unlink(path.join(dir, 'tests', 'b_test.lua'));
+    const one = await run(['test', dir, 'one that']);
+    exits(one, 0);
+    assert.match(one.stdout, /\n1 passed, 0 failed/);
+    const none = await run(['test', dir, 'no such test']);
+    exits(none, 1);
+    assert.match(none.stdout, /0 passed, 0 failed \(\d+ ms\)\nno test ran matching no such test\n/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every result', opts, async () => {
+  const xsd = await readFile(XSD);
+  assert.equal(createHash('sha256').update(xsd).digest('hex'),
+    '147ff89ef34a82f9a1b2951e7cad251b98c9a7a48a0e0c8e44937141791f57a8', 'tests/vendor/JUnit.xsd as vendored');
+  const dir = await failingApp();
+  try {
+    const file = path.join(dir, 'junit.xml');
+    const r = await run(['test', '--junit', file, dir]);
+    exits(r, 1);
+    const lint = await sh('xmllint', ['--noout', '--schema', XSD, file]).catch((e) => e);
+    assert.equal(lint.code ?? 0, 0, `xmllint: ${lint.stderr}`);
+    assert.match(lint.stderr, /validates/);
+    const xml = await readFile(file, 'utf8');
+    assert.match(xml, /<testsuite package="[^"]+" id="0" name="tests\/a_test\.lua" timestamp="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d" hostname="[^"]+" tests="4" failures="3" errors="0" time="[\d.]+">/);
+    assert.match(xml, /<testcase name="a record that differs" classname="tests\/a_test\.lua" time="[\d.]+">\n\s+<failure type="assertion" message="tests\/a_test\.lua:6: values differ">/);
+    assert.match(xml, /\.list\[3\]: missing, expected 3/);
+    assert.match(xml, /<testcase name="one that passes" classname="tests\/a_test\.lua" time="[\d.]+"\/>/);
+    // a passing run too, and the whole fixture
+    const ok = await run(['test', '--junit', file, WORKBENCH]);
+    exits(ok, 0);
+    await sh('xmllint', ['--noout', '--schema', XSD, file]);
+    assert.equal((await readFile(file, 'utf8')).match(/<testcase /g).length, 16);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('--watch: a saved test file runs again (that file alone); a saved script runs them all', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "1" end }\n',
+    'tests/v_test.lua': 'local test = require "mcp.test"\ntest("v", function() test.eq(test.app():call("v").content[1].text, "1") end)\n',
+    'tests/w_test.lua': 'local test = require "mcp.test"\ntest("w", function() test.ok(true) end)\n',
+  });
+  const command = WRAP[0] || BIN;
+  const child = spawn(command, [...WRAP.slice(1), ...(WRAP.length ? [BIN] : []), 'test', '--watch', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters = [];
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  const runs = () => out.split('watching ').length - 1;
+  const until = (n, what) => within(new Promise((resolve) => {
+    const check = () => (runs() >= n ? resolve() : waiters.push(check));
+    check();
+  }), WAIT, what);
+  try {
+    await until(1, 'the first run');
+    assert.match(out, /2 passed, 0 failed/);
+    // an editor's save: a new file renamed over the old one
+    const tmp = path.join(dir, 'tests', '.v_test.lua.swp');
+    await writeFile(tmp, 'local test = require "mcp.test"\ntest("v", function() test.eq(test.app():call("v").content[1].text, "2") end)\n');
+    await rename(tmp, path.join(dir, 'tests', 'v_test.lua'));
+    await until(2, 'a run after the test was saved');
+    const second = out.slice(out.indexOf('watching '));
+    assert.match(second, /tests\/v_test\.lua\n {2}FAIL {2}v\n/);
+    assert.doesNotMatch(second, /w_test/, 'only the saved test file ran');
+    assert.match(second, /0 passed, 1 failed/);
+    await writeFile(path.join(dir, 'scripts', 'x.lua'),
+      'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "2" end }\n');
+    await until(3, 'a run after the script was saved');
+    const third = out.slice(out.lastIndexOf('watching ', out.lastIndexOf('watching ') - 1));
+    assert.match(third, /tests\/w_test\.lua/);
+    assert.match(third, /2 passed, 0 failed/);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+    await removeTemp(dir);
+  }
+});
+
+test('exit codes: 2 for a usage error, 1 for an app that does not load or no tests', opts, async () => {
+  exits(await run(['test', '--junit']), 2);
+  exits(await run(['test', '--revision', '2024-01-01', WORKBENCH]), 2);
+  exits(await run(['check', '--watch', WORKBENCH]), 2);
+  exits(await run(['test', 'a', 'b', 'c']), 2);
+  const broken = await tempApp({ 'scripts/x.lua': 'this is not lua\n', 'tests/t_test.lua': 'require "mcp.test"("t", function() end)\n' });
+  const empty = await tempApp({ 'scripts/x.lua': 'local mcp = require "mcp"\n' });
+  try {
+    const b = await run(['test', broken]);
+    exits(b, 1);
+    assert.match(b.stdout, /FAIL {2}\(the app did not load\)\n {8}(\/.*\/)?scripts\/x\.lua:1: syntax error near 'is'/);
+    const e = await run(['test', empty]);
+    exits(e, 1);
+    assert.match(e.stdout, /no tests\/ folder/);
+  } finally {
+    await removeTemp(broken);
+    await removeTemp(empty);
+  }
+});
+
+test('a fresh luamcp new app: its scaffolded test passes on either revision', opts, async () => {
+  const dir = await tempApp({});
+  try {
+    const app = path.join(dir, 'fresh');
+    exits(await run(['new', app]), 0);
+    for (const rev of ['2025-11-25', '2026-07-28']) {
+      const r = await run(['test', '--revision', rev, app]);
+      exits(r, 0);
+      assert.match(r.stdout, /\n3 passed, 0 failed/);
+    }
+  } finally {
+    await removeTemp(dir);
+  }
+});
