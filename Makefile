@@ -18,7 +18,7 @@ SHAREDIR   := $(PREFIX)/share/luamcp
 MANDIR     := $(PREFIX)/share/man/man1
 DOCDIR     := $(PREFIX)/share/doc/luamcp
 # the reference README links to (docs/DESIGN.md is the developers')
-USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE
+USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE auth observability testing
 
 .PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 
@@ -113,7 +113,7 @@ install:
 	@if [ -f $(BUILD)/libluamcp-tls.so ]; then \
 	  echo "install -m 755 $(BUILD)/libluamcp-tls.so $(DESTDIR)$(LIBDIR)/libluamcp-tls.so"; \
 	  install -d $(DESTDIR)$(LIBDIR) && install -m 755 $(BUILD)/libluamcp-tls.so $(DESTDIR)$(LIBDIR)/; fi
-	install -m 644 lua/mcp.d.lua $(DESTDIR)$(SHAREDIR)/mcp.d.lua
+	install -m 644 lua/mcp.d.lua lua/mcp.test.d.lua $(DESTDIR)$(SHAREDIR)/
 	install -m 644 docs/luamcp.1 $(DESTDIR)$(MANDIR)/luamcp.1
 	install -m 644 README.md SECURITY.md $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(DOCDIR)/docs
@@ -121,7 +121,7 @@ install:
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/luamcp $(DESTDIR)$(LIBDIR)/libluamcp-tls.so \
-	  $(DESTDIR)$(SHAREDIR)/mcp.d.lua $(DESTDIR)$(MANDIR)/luamcp.1 \
+	  $(DESTDIR)$(SHAREDIR)/mcp.d.lua $(DESTDIR)$(SHAREDIR)/mcp.test.d.lua $(DESTDIR)$(MANDIR)/luamcp.1 \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/SECURITY.md \
 	  $(USER_DOCS:%=$(DESTDIR)$(DOCDIR)/docs/%.md)
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null

@@ -186,3 +186,26 @@ test('a deliberately wrong script: args = on mcp.tool is not a ToolDef field, an
     await removeTemp(dir);
   }
 });
+
+// lua/mcp.test.d.lua (require "mcp.test" for luamcp test) against lua/test.lua: the
+// same functions of the module, the client's methods, the fakes' declarations.
+test('mcp.test.d.lua names exactly what lua/test.lua offers', () => {
+  const dts = read('lua/mcp.test.d.lua');
+  const code = read('lua/test.lua');
+  assert.match(dts, /^---@meta mcp\.test$/m, 'require "mcp.test" resolves to it');
+  const names = (re, text) => new Set([...text.matchAll(re)].map((m) => m[1]).filter((n) => !n.startsWith('_')));
+  const fnRe = /^function (?:test|T)\.([\w.]+)\(/gm;
+  const containers = ['http', 'exec', 'socket', 'store', 'clock'];
+  const ours = new Set([...names(fnRe, code), ...names(/^T\.(\w+) = /gm, code)].filter((n) => !containers.includes(n)));
+  // members of the tables T.clock and T.store
+  for (const [table, member] of [['clock', 'now'], ['clock', 'advance'], ['store', 'dump']]) {
+    assert.match(code, new RegExp(`^T\\.${table} = \\{[^]*?^  ${member} = function`, 'm'), `lua/test.lua has T.${table}.${member}`);
+    ours.add(`${table}.${member}`);
+  }
+  sameSet(names(fnRe, dts), ours, 'mcp.test functions');
+  sameSet(names(/^function Client:(\w+)\(/gm, dts), names(/^function client_mt:(\w+)\(/gm, code), 'test.app() client methods');
+  // the fakes the code declares are those the annotations name
+  assert.match(code, /^function T\.http\.route\(/m);
+  assert.match(code, /^function T\.exec\.route\(/m);
+  assert.match(code, /^function T\.socket\.peer\(/m);
+});

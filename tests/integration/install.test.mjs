@@ -29,7 +29,7 @@ test('make install DESTDIR=... PREFIX=/usr, the installed luamcp runs, make unin
   try {
     await make('install');
     const installed = files(dest);
-    for (const f of ['usr/bin/luamcp', 'usr/share/luamcp/mcp.d.lua', 'usr/share/man/man1/luamcp.1',
+    for (const f of ['usr/bin/luamcp', 'usr/share/luamcp/mcp.d.lua', 'usr/share/luamcp/mcp.test.d.lua', 'usr/share/man/man1/luamcp.1',
       'usr/share/doc/luamcp/README.md', 'usr/share/doc/luamcp/docs/lua-api.md']) assert.ok(installed.includes(f), `${f} in ${installed}`);
     if (existsSync(path.join(path.dirname(BIN), 'libluamcp-tls.so'))) {
       assert.ok(installed.includes('usr/lib/luamcp/libluamcp-tls.so'), 'the TLS shim');

@@ -46,7 +46,9 @@ function script(b) {
     case 'body': return { 'scripts/example.lua': `${mcp}mcp.tool { name = "example", handler = function(args, ctx)\n${b.code}\nend }\n` };
     case 'handler': return { 'scripts/example.lua': `${mcp}mcp.tool { name = "example",\n${b.code}\n}\n` };
     case 'app.lua': return { 'app.lua': b.code + '\n', 'scripts/example.lua': `${mcp}mcp.tool { name = "example", handler = function() return "ok" end }\n` };
-    default: throw new Error(`${b.where}: unknown kind of lua block '${b.kind}'`);
+    default:
+      if (b.kind.startsWith('test ')) return null; // a test file of an app: run by luamcp test below
+      throw new Error(`${b.where}: unknown kind of lua block '${b.kind}'`);
   }
 }
 
@@ -55,7 +57,23 @@ test('the docs have Lua examples of every kind', () => {
   for (const kind of ['', 'body', 'handler', 'app.lua']) assert.ok(lua.some((b) => b.kind === kind), `a 'lua ${kind}' block`);
 });
 
-for (const b of lua) {
+for (const b of lua.filter((x) => x.kind.startsWith('test '))) {
+  // `lua test APPDIR`: a test file of that app (docs/testing.md), which luamcp test passes
+  test(`${b.where}: the test of ${b.kind.slice(5)} passes (luamcp test)`, opts, async () => {
+    const dir = await tempApp({ [`tests/doc_test.lua`]: b.code + '\n' });
+    try {
+      await cp(path.join(REPO_ROOT, b.kind.slice(5), 'scripts'), path.join(dir, 'scripts'), { recursive: true });
+      const { stdout } = await run(LUAMCP, ['test', dir]);
+      assert.match(stdout, /\n[1-9]\d* passed, 0 failed/);
+    } catch (err) {
+      throw new Error(`${b.where}: ${err.stdout || ''}${err.stderr || err.message}`);
+    } finally {
+      await removeTemp(dir);
+    }
+  });
+}
+
+for (const b of lua.filter((x) => !x.kind.startsWith('test '))) {
   test(`${b.where}: the lua${b.kind ? ' ' + b.kind : ''} example loads (luamcp check)`, opts, async () => {
     const dir = await tempApp(script(b));
     try {
