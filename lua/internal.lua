@@ -127,6 +127,28 @@ local function check_block(b, where, at)
       fail_at(where, "%s: an embedded resource needs 'uri' and 'text' or 'blob' (strings)", at)
     end
   end
+  -- annotations as the schema has them: a client checking results refuses others
+  local ann = rawget(b, "annotations")
+  if ann ~= nil then
+    if type(ann) ~= "table" then fail_at(where, "%s: annotations must be a table, got %s", at, type(ann)) end
+    local p = rawget(ann, "priority")
+    if p ~= nil and (type(p) ~= "number" or not (p >= 0 and p <= 1)) then
+      fail_at(where, "%s: annotations.priority must be a number from 0 to 1, got %s", at, tostring(p))
+    end
+    local aud = rawget(ann, "audience")
+    if aud ~= nil then
+      if type(aud) ~= "table" then fail_at(where, "%s: annotations.audience must be a list of \"user\", \"assistant\"", at) end
+      for i = 1, rawlen(aud) do
+        if aud[i] ~= "user" and aud[i] ~= "assistant" then
+          fail_at(where, "%s: annotations.audience[%d] must be \"user\" or \"assistant\", got %s", at, i, tostring(aud[i]))
+        end
+      end
+    end
+    local lm = rawget(ann, "lastModified")
+    if lm ~= nil and type(lm) ~= "string" then
+      fail_at(where, "%s: annotations.lastModified must be an ISO 8601 string, got %s", at, type(lm))
+    end
+  end
   return b
 end
 
@@ -257,6 +279,9 @@ function I.prompt_result(v, def, where)
   local description, list = def.description, v
   if type(v) == "table" and getmetatable(v) ~= array_mt and rawget(v, "messages") ~= nil then
     description = v.description or def.description
+    if type(description) ~= "string" and description ~= nil then
+      fail_at(where, "description must be a string, got %s", type(description))
+    end
     list = v.messages
     if type(list) ~= "table" then fail_at(where, "messages must be a list, got %s", type(list)) end
   elseif type(v) ~= "table" or v.role ~= nil or is_block(v) then
@@ -279,6 +304,11 @@ function I.resource_result(v, uri, mime, where)
     if type(x) == "table" and (rawget(x, "text") ~= nil or rawget(x, "blob") ~= nil) then
       if x.mime ~= nil and x.mimeType ~= nil then fail_at(where, "%s: give 'mime' or 'mimeType', not both", at) end
       local it = { uri = x.uri or uri, mimeType = x.mime or x.mimeType or mime, _meta = x._meta }
+      if type(it.uri) ~= "string" then fail_at(where, "%s: uri must be a string, got %s", at, type(it.uri)) end
+      if it.mimeType ~= nil and type(it.mimeType) ~= "string" then
+        fail_at(where, "%s: mimeType must be a string, got %s", at, type(it.mimeType))
+      end
+      if it._meta ~= nil and type(it._meta) ~= "table" then fail_at(where, "%s: _meta must be a table, got %s", at, type(it._meta)) end
       if x.blob ~= nil then
         if type(x.blob) ~= "string" then fail_at(where, "%s: blob must be a string of bytes, got %s", at, type(x.blob)) end
         it.blob = core.base64_encode(x.blob)

@@ -134,6 +134,12 @@ function test.match(s, pattern, what) end
 function test.raises(fn, pattern, plain) end
 ---@param message? string
 function test.fail(message) end
+---value is what the official MCP schema of the revision (default: the clients') calls def
+---(every answer a test.app() client gets is checked so)
+---@param value any
+---@param def "CallToolResult"|"ReadResourceResult"|"GetPromptResult"|"CompleteResult"|"ListToolsResult"|"ListResourcesResult"|"ListResourceTemplatesResult"|"ListPromptsResult"|"InitializeResult"|"InputRequiredResult"|"JSONRPCErrorResponse"|string
+---@param revision? "2026-07-28"|"2025-11-25"
+function test.conforms(value, def, revision) end
 ---A value as one line of Lua (keys sorted)
 ---@return string
 function test.show(v) end

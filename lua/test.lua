@@ -8,6 +8,8 @@
 --                                         id, or a request to this client, came:
 --                                         the lines that came (strings)
 --   bridge.now()                          the real clock (seconds)
+--   bridge.schemas()                      lua/mcp-results.json: the MCP schema's
+--                                         result definitions of each revision
 -- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store and
 -- ctx:sleep (the scripts capture them as they load), and keeps the tests a
 -- file declares; cmd_test.c runs them with T._run.
@@ -537,6 +539,34 @@ end
 
 local next_id = 0
 
+-- Every answer is checked against the official schema of the revision spoken:
+-- what a test sees is what a strict client would accept.
+local RESULT_OF = {
+  ["tools/call"] = "CallToolResult", ["resources/read"] = "ReadResourceResult",
+  ["prompts/get"] = "GetPromptResult", ["completion/complete"] = "CompleteResult",
+  ["tools/list"] = "ListToolsResult", ["resources/list"] = "ListResourcesResult",
+  ["resources/templates/list"] = "ListResourceTemplatesResult", ["prompts/list"] = "ListPromptsResult",
+  initialize = "InitializeResult",
+}
+local schemas = {}
+local function conforms(revision, def, value, what)
+  local all = schemas.all or json.decode(bridge.schemas())
+  schemas.all = all
+  if not all[revision] or not all[revision]["$defs"][def] then
+    fail_here(fmt("no %s in the %s schema luamcp test carries", tostring(def), tostring(revision)))
+  end
+  local key = revision .. " " .. def
+  local s = schemas[key]
+  if not s then
+    s = { ["$ref"] = "#/$defs/" .. def, ["$defs"] = all[revision]["$defs"] }
+    schemas[key] = s
+  end
+  local ok, err = mcp.validate(s, value)
+  if not ok then
+    fail_here(fmt("%s: not a valid %s %s (the MCP schema): %s", what, revision, def, tostring(err)))
+  end
+end
+
 -- Send method with params; answer what the server asks; the result, or nil
 -- and the JSON-RPC error. The notifications that came go to self.notifications.
 function client_mt:request(method, params, opts)
@@ -585,13 +615,18 @@ function client_mt:request(method, params, opts)
         end
       end
     end
-    if reply.error then return nil, reply.error end
+    if reply.error then
+      conforms(self.revision, "JSONRPCErrorResponse", reply, method)
+      return nil, reply.error
+    end
     local r = reply.result
     if modern and r.resultType == "input_required" then
+      conforms(self.revision, "InputRequiredResult", r, method)
       responses = {}
       for key, q in pairs(r.inputRequests or {}) do responses[key] = answer(q, opts.answers, method) end
       request_state = r.requestState
     else
+      if RESULT_OF[method] then conforms(self.revision, RESULT_OF[method], r, method) end
       return r
     end
   end
@@ -632,6 +667,13 @@ function client_mt:list(opts)
     out[key] = items
   end
   return out
+end
+
+-- test.conforms(value, "CallToolResult" [, revision]): value is what the official
+-- MCP schema of that revision (default: the clients' default) calls a DEF; every
+-- answer a client of test.app gets is checked so.
+function T.conforms(value, def, revision)
+  conforms(revision or default_revision, def, value, "test.conforms")
 end
 
 -- T.app{ revision =, as = { subject =, scopes = }, capabilities =, ui = }: a client

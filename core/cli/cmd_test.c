@@ -141,6 +141,15 @@ static int bridge_pump(lua_State *L) {
   return 1;
 }
 
+/* The MCP schema's result definitions (lua/mcp-results.json), as JSON text */
+static int bridge_schemas(lua_State *L) {
+  size_t len;
+  const char *src = embedded_source("mcp-results", &len);
+  if (!src) return luaL_error(L, "luamcp test: mcp-results.json is not embedded");
+  lua_pushlstring(L, src, len);
+  return 1;
+}
+
 static int bridge_now(lua_State *L) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -161,6 +170,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   }
   static const luaL_Reg fns[] = {{"session", bridge_session}, {"submit", bridge_submit},
                                  {"pump", bridge_pump},       {"now", bridge_now},
+                                 {"schemas", bridge_schemas},
                                  {NULL, NULL}};
   lua_newtable(L);
   lua_pushlightuserdata(L, r);

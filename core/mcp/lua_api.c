@@ -390,7 +390,10 @@ static int ctx_sample(lua_State *L) {
 /* ctx:elicit{ message = "...", schema = {...} } -> {action=, content=}.
    schema is luamcp's name for requestedSchema (either, not both): the
    request goes out with a copy that says requestedSchema, the caller's
-   table stays as it was. */
+   table stays as it was. A table of fields ({ name = mcp.string() }, as a
+   tool's input) becomes the object schema MCP asks for, through
+   mcp.object; anything but an object schema is the script's error here,
+   not an invalid request the client would refuse. */
 static int ctx_elicit(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
@@ -399,20 +402,40 @@ static int ctx_elicit(lua_State *L) {
   if (ours && theirs)
     return luaL_error(L, "ctx:elicit: give 'schema' or 'requestedSchema', not both (they are one field)");
   lua_settop(L, 2);
-  if (ours) {
-    lua_newtable(L); /* the params: a copy, schema named as MCP names it */
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "schema") == 0) {
-        lua_pushliteral(L, "requestedSchema");
-        lua_replace(L, -3);
-      }
-      lua_rawset(L, 3);
+  lua_newtable(L); /* the params: a copy, schema named as MCP names it */
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "schema") == 0) {
+      lua_pushliteral(L, "requestedSchema");
+      lua_replace(L, -3);
     }
-    lua_replace(L, 2);
+    lua_rawset(L, 3);
   }
+  lua_replace(L, 2);
+  int t = lua_getfield(L, 2, "requestedSchema"); /* 3 */
+  bool object = t == LUA_TNIL;                    /* none: the client's to refuse */
+  if (t == LUA_TTABLE) {
+    bool fields = lua_getfield(L, 3, "type") == LUA_TNIL && lua_getfield(L, 3, "properties") == LUA_TNIL;
+    lua_settop(L, 3);
+    if (fields) {
+      luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+      lua_getfield(L, -1, "mcp");
+      lua_getfield(L, -1, "object");
+      lua_pushvalue(L, 3);
+      lua_call(L, 1, 1); /* mcp.object(fields): its errors name the field */
+      lua_pushvalue(L, -1);
+      lua_setfield(L, 2, "requestedSchema");
+      lua_replace(L, 3);
+      lua_settop(L, 3);
+    }
+    object = lua_getfield(L, 3, "type") == LUA_TSTRING && strcmp(lua_tostring(L, -1), "object") == 0;
+  }
+  if (!object)
+    return luaL_error(L, "ctx:elicit: the schema must describe an object: a table of fields "
+                         "({ name = mcp.string() }) or { type = \"object\", properties = {...} }");
+  lua_settop(L, 2);
   return ask(L, "elicitation/create", ASK_ELICIT, 2);
 }
 

@@ -103,3 +103,8 @@ mcp.prompt {
   args = { city = mcp.string { complete = function(v) return { v .. "ville", v .. "burg" } end } },
   get = function(a) return "Greet " .. a.city end,
 }
+
+mcp.tool {
+  name = "ask_bad", description = "Asks with a schema that is not one.",
+  handler = function(_, ctx) return ctx:elicit { message = "?", schema = mcp.string() } end,
+}
