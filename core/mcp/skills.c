@@ -420,9 +420,12 @@ void skills_free(skills_catalog *c) {
 static bool check_frontmatter(const fm_node *fm, const char *folder, const char *shown, buf *errors) {
   bool ok = true;
   const fm_node *name = frontmatter_get(fm, "name"), *desc = frontmatter_get(fm, "description");
-  if (!name || name->kind != FM_STR) {
-    buf_printf(errors, "%s:%d: the front matter needs name: %s (the skill's folder name)\n", shown,
-               name ? name->line : 1, folder);
+  if (!name) {
+    buf_printf(errors, "%s:1: the front matter needs name: %s (the skill's folder name)\n", shown, folder);
+    ok = false;
+  } else if (name->kind != FM_STR) {
+    buf_printf(errors, "%s:%d: name must be a string (the skill's folder name, %s)\n", shown,
+               name->line, folder);
     ok = false;
   } else if (!name_ok(name->s, name->n)) {
     buf_printf(errors, "%s:%d: name \"%s\" must be 1-64 lowercase letters, digits and single "
@@ -433,9 +436,12 @@ static bool check_frontmatter(const fm_node *fm, const char *folder, const char 
                name->line, name->s, folder);
     ok = false;
   }
-  if (!desc || desc->kind != FM_STR || desc->n == 0) {
+  if (!desc || (desc->kind == FM_STR && desc->n == 0) || desc->kind == FM_NULL) {
     buf_printf(errors, "%s:%d: the front matter needs a description (1-1024 characters): what "
                        "the skill does and when to use it\n", shown, desc ? desc->line : 1);
+    ok = false;
+  } else if (desc->kind != FM_STR) {
+    buf_printf(errors, "%s:%d: description must be a string (quote it)\n", shown, desc->line);
     ok = false;
   } else if (utf8_chars(desc->s, desc->n) > 1024) {
     buf_printf(errors, "%s:%d: description has %zu characters; at most 1024\n", shown, desc->line,

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -17,9 +18,11 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SKILLS_EXTENSION_ID, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 
-import { BIN, TEST_TIMEOUT, WAIT, WRAP, removeTemp, run, saveFile, tempApp, withRaw, within } from './helpers.mjs';
+import { BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, WRAP, removeTemp, run, saveFile, tempApp, withRaw, within } from './helpers.mjs';
 
 const sh = promisify(execFile);
+// a full YAML parser: the one the conformance suite reads SKILL.md with (a dependency of it)
+const YAML = createRequire(path.join(REPO_ROOT, 'tests/node_modules/conformance-next/package.json'))('yaml');
 const opts = { timeout: TEST_TIMEOUT };
 
 const SKILL_MD = `---
@@ -227,6 +230,46 @@ test('hot reload: a changed, added or broken skill; resources/list_changed each 
       assert.match(srv.stderr, /reload failed[\s\S]*skills\/csv-tools\/SKILL\.md:1: the front matter needs a description/);
       list = await srv.call('l3', 'skills/list', {});
       assert.equal(list.result.skills.length, 2);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('the front matter as JSON is what a full YAML parser reads (block, folded, flow, quoted, typed)', opts, async () => {
+  const yaml = [
+    'name: yaml-tools',
+    'description: >-',
+    '  Folded text over',
+    '  two lines.',
+    'license: "Apache-2.0"  # a comment',
+    "'quoted key': 'it''s'",
+    'escaped: "tab\\there \\u00e9 \\x41"',
+    'numbers: [1, -2.5, 0x1F, 0o17, 1e3, +7]',
+    'flags: {on: true, off: FALSE, none: ~, empty: null}',
+    'allowed-tools:',
+    '- Bash(git:*)',
+    '- Read',
+    'notes: |',
+    '  line one',
+    '',
+    '    indented',
+    'plain: a plain value',
+    '  continued here',
+    'metadata:',
+    '  version: "2.0"',
+    'nested:',
+    '  list:',
+    '    - k: v',
+    '      j: w',
+    '    - - deep',
+  ].join('\n');
+  const dir = await tempApp({ 'scripts/none.lua': '', 'skills/yaml-tools/SKILL.md': `---\n${yaml}\n---\nbody\n` });
+  try {
+    await withRaw(['--no-watch', dir], async (srv) => {
+      await srv.initialize();
+      const r = await srv.call('g', 'skills/get', { uri: 'skill://yaml-tools/SKILL.md' });
+      assert.deepEqual(r.result.skill.frontmatter, YAML.parse(yaml));
     });
   } finally {
     await removeTemp(dir);
