@@ -26,7 +26,7 @@ end
 
 -- {====== luamcp list
 
-function S.list(reg)
+function S.list(reg, _, skills)
   local out = {}
   local function section(title, rows)
     out[#out + 1] = ("%s (%d)"):format(title, #rows)
@@ -73,6 +73,14 @@ function S.list(reg)
   section("templates", templates)
   section("prompts", prompts)
   section("widgets", widgets)
+  if skills then -- skills/NAME/SKILL.md (core/mcp/skills.c): shown when the app has some
+    local rows = {}
+    for _, k in ipairs(skills) do
+      rows[#rows + 1] = { k.uri, one_line(("(%d file%s, %d bytes) %s"):format(k.files,
+        k.files == 1 and "" or "s", k.bytes, k.description), 100) }
+    end
+    section("skills", rows)
+  end
   return table.concat(out, "\n") .. "\n"
 end
 

@@ -58,6 +58,16 @@ static size_t utf8_seq_len(const unsigned char *p, const unsigned char *end) {
   return n;
 }
 
+bool json_utf8_valid(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  while (p < end) {
+    size_t k = utf8_seq_len(p, end);
+    if (!k) return false;
+    p += k;
+  }
+  return true;
+}
+
 static void put_utf8(buf *b, unsigned cp) {
   if (cp < 0x80) buf_putc(b, (char)cp);
   else if (cp < 0x800) {

@@ -93,6 +93,8 @@ void json_encode_string(buf *b, const char *s, size_t n);
  * range are written without a fraction). NaN/inf are not valid JSON: the
  * caller checks. */
 void json_encode_double(buf *b, double d);
+/* Is s (n bytes) UTF-8 throughout (no overlong forms, no surrogates)? */
+bool json_utf8_valid(const char *s, size_t n);
 
 /* The light userdata that stands for JSON null (same as cjson.null). */
 #define json_pushnull(L) lua_pushlightuserdata((L), NULL)

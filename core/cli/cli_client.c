@@ -315,8 +315,9 @@ int cmd_list(options *o) {
   buf err;
   buf_init(&err);
   cli_push_app(a);
+  lua_getfield(a->vm.L, LUA_REGISTRYINDEX, APP_SKILLS_KEY); /* nil without skills */
   int status = 1;
-  if (cli_ship_call(a, "list", 2, &err)) {
+  if (cli_ship_call(a, "list", 3, &err)) {
     size_t n;
     const char *text = lua_tolstring(a->vm.L, -1, &n);
     status = text && write(out, text, n) == (ssize_t)n ? 0 : 1;

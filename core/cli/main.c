@@ -563,6 +563,7 @@ static int cmd_check(options *o) {
   /* counted as list shows them */
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets\n", o->args[0],
          r->ntools, r->nresources - r->nwidgets, r->ntemplates, r->nprompts, r->nwidgets);
+  skills_check_report(a->skills, o->args[0]);
   if (r->scopes && !o->h.auth_resource)
     fprintf(stderr, "%s: note: items declare scopes (%s); they apply once the HTTP server has "
             "--auth-resource\n", o->args[0], r->scopes);

@@ -231,6 +231,7 @@ static void carry_state(const app *previous, lua_State *to, int into) {
 typedef struct build_args {
   int reg, info;
   const app_config *cfg;
+  const skills_catalog *skills;
   buf *errors;
   registry *out;
 } build_args;
@@ -239,13 +240,13 @@ typedef struct build_args {
 static int build_entry(lua_State *L) {
   build_args *b = lua_touserdata(L, 1);
   b->out = registry_build(L, 2, b->info ? 3 : 0, b->cfg->page_size, b->cfg->declare_all,
-                          b->errors);
+                          b->skills, b->errors);
   return 0;
 }
 
 static registry *build_protected(lua_State *L, int reg, int info, const app_config *cfg,
-                                 buf *errors) {
-  build_args b = {.reg = reg, .info = info, .cfg = cfg, .errors = errors};
+                                 const skills_catalog *skills, buf *errors) {
+  build_args b = {.reg = reg, .info = info, .cfg = cfg, .skills = skills, .errors = errors};
   lua_pushcfunction(L, build_entry);
   lua_pushlightuserdata(L, &b);
   lua_pushvalue(L, reg);
@@ -408,6 +409,8 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   if (!load_scripts(a, errors)) ok = false;
   vm_limit_load(&a->vm, 0);
+  a->skills = skills_load(dir, errors); /* a broken skill fails the load, as a script does */
+  if (!a->skills) ok = false;
   lua_pushvalue(L, check); /* what only all scripts together can tell */
   if (vm_pcall(L, 0, 1, NULL) == LUA_OK) {
     for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
@@ -432,13 +435,17 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
       ok = false;
     }
   }
-  if (ok) a->reg = build_protected(L, reg, info, cfg, errors);
+  if (ok) a->reg = build_protected(L, reg, info, cfg, a->skills, errors);
   if (ok && a->reg) {
     lua_pushvalue(L, reg);
     lua_setfield(L, LUA_REGISTRYINDEX, APP_REG_KEY);
     if (info && lua_istable(L, info)) {
       lua_pushvalue(L, info);
       lua_setfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
+    }
+    if (a->skills->n) {
+      skills_push_list(L, a->skills);
+      lua_setfield(L, LUA_REGISTRYINDEX, APP_SKILLS_KEY);
     }
   }
   luaL_unref(L, LUA_REGISTRYINDEX, old_state);
@@ -454,6 +461,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
 void app_free(app *a) {
   if (!a) return;
   if (a->vm.L) registry_free(a->reg, a->vm.L);
+  skills_free(a->skills);
   vm_close(&a->vm);
   free(a->dir);
   free(a);

@@ -10,12 +10,14 @@
 
 #include "buf.h"
 #include "registry.h"
+#include "skills.h"
 #include "vm.h"
 
 typedef struct app {
   vm vm; /* its Lua state, as the engine runs it (vm.L) */
   char *dir;
   registry *reg;
+  skills_catalog *skills; /* skills/NAME/SKILL.md (skills.h); empty without skills/ */
   /* refs into vm.L for the result shapers in lua/mcp.lua */
   int tool_result, prompt_result, resource_result;
   int state_ref; /* mcp.state, carried over to the next version */
@@ -28,6 +30,8 @@ typedef struct app {
    `luamcp pack` read (lua/ship.lua) */
 #define APP_INFO_KEY "luamcp.appinfo"
 #define APP_REG_KEY "luamcp.appreg"
+/* ... and the skills as `luamcp list` shows them (skills_push_list) */
+#define APP_SKILLS_KEY "luamcp.appskills"
 
 typedef struct app_config {
   size_t page_size;  /* items per list page */
@@ -44,7 +48,7 @@ typedef struct app_config {
   void *prelude_ud;
 } app_config;
 
-/* Load DIR (app.lua, then every scripts/NAME.lua). On any problem returns
+/* Load DIR (app.lua, then every scripts/NAME.lua, and skills/). On any problem returns
    NULL and appends one "file:line: message" line per problem to errors.
    With a previous version, its mcp.state is copied over first and the new
    scripts' mcp.on_reload hook (if any) is called with it. */

@@ -22,6 +22,7 @@
 #include "http_headers.h"
 #include "listen.h"
 #include "mrtr.h"
+#include "skills_rpc.h"
 #include "tasks.h"
 #include "uri_template.h"
 #include "validate.h"
@@ -624,6 +625,10 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_free(&uri);
     return;
   }
+  if (skills_rpc_read(srv, im, uri.p, uri.len)) { /* a skill's file: no Lua */
+    buf_free(&uri);
+    return;
+  }
   int entry = LUA_NOREF, nargs = 0;
   const char *scopes = NULL, *item = NULL;
   const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
@@ -863,6 +868,10 @@ static const struct method {
     {"prompts/get", handle_prompts_get, ALL, true},
     {"prompts/list", handle_prompts_list, ALL, false},
     {"completion/complete", handle_complete, ALL, true},
+    /* the skills extension (skills_rpc.h): every revision, -32601 without skills */
+    {"skills/list", skills_rpc_list, ALL, false},
+    {"skills/get", skills_rpc_get, ALL, false},
+    {"resources/directory/read", skills_rpc_directory, ALL, false},
     {"server/discover", handle_discover, PER_REQUEST, false},
     {"subscriptions/listen", listen_open, PER_REQUEST, false},
     /* the tasks extension (tasks.h): no tasks/list, no tasks/result */

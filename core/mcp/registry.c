@@ -204,13 +204,18 @@ static const char *item_scopes(const registry *r, int list, size_t i) {
 }
 
 static bool encode_list(lua_State *L, int list_idx, const char *key, int list, registry *r,
-                        buf *err) {
-  size_t all = lua_rawlen(L, list_idx), cap = all ? all : 1;
+                        const skills_catalog *skills, buf *err) {
+  /* resources/list ends with the skills' SKILL.md (encoded by skills.c) */
+  size_t lua_n = lua_rawlen(L, list_idx);
+  size_t extra = list == REG_RESOURCES && skills ? skills->n : 0;
+  size_t all = lua_n + extra, cap = all ? all : 1;
   buf *latest = calloc(cap, sizeof *latest);
   buf *older = calloc(cap * PROTO_COUNT, sizeof *older); /* [v * cap + i]; empty: the latest's */
   bool *app_only = calloc(cap, sizeof *app_only);
   bool differs[PROTO_COUNT] = {false}, ok = true;
-  for (size_t i = 0; i < all && ok; i++) {
+  for (size_t i = 0; i < extra; i++)
+    buf_put(&latest[lua_n + i], skills->v[i].resource, skills->v[i].resource_len);
+  for (size_t i = 0; i < lua_n && ok; i++) {
     lua_rawgeti(L, list_idx, (lua_Integer)i + 1);
     lua_getfield(L, -1, "app_only");
     app_only[i] = lua_toboolean(L, -1);
@@ -327,7 +332,7 @@ bool registry_pages_for(const registry *r, reg_list list, int version, bool mode
 static size_t list_count(const registry *r, reg_list l) {
   switch (l) {
     case REG_TOOLS: return r->ntools;
-    case REG_RESOURCES: return r->nresources;
+    case REG_RESOURCES: return r->nresources + r->nskills;
     case REG_TEMPLATES: return r->ntemplates;
     default: return r->nprompts;
   }
@@ -376,9 +381,12 @@ static void encode_init_tail(lua_State *L, registry *r, int info_idx, int v, boo
   if (r->declares_resources)
     buf_puts(&b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   buf_puts(&b, ",\"tools\":{\"listChanged\":true}");
+  if (r->has_widgets || r->nskills) buf_puts(&b, ",\"extensions\":{");
   if (r->has_widgets) /* MCP Apps (SEP-1865) */
-    buf_puts(&b, ",\"extensions\":{\"io.modelcontextprotocol/ui\":"
-                 "{\"mimeTypes\":[\"text/html;profile=mcp-app\"]}}");
+    buf_puts(&b, "\"io.modelcontextprotocol/ui\":{\"mimeTypes\":[\"text/html;profile=mcp-app\"]}");
+  if (r->nskills) /* Agent Skills (SEP-2640), folders readable by resources/directory/read */
+    buf_printf(&b, "%s\"" SKILLS_EXTENSION "\":{\"directoryRead\":true}", r->has_widgets ? "," : "");
+  if (r->has_widgets || r->nskills) buf_putc(&b, '}');
   buf_putc(&b, '}');
   /* serverInfo: name and version are required; the rest pass through */
   buf_puts(&b, ",\"serverInfo\":{\"name\":");
@@ -505,7 +513,8 @@ static void encode_complete_tail(lua_State *L, registry *r, int info_idx) {
 }
 
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
-                         size_t page_size, bool declare_all, buf *err) {
+                         size_t page_size, bool declare_all, const skills_catalog *skills,
+                         buf *err) {
   reg_idx = lua_absindex(L, reg_idx);
   if (info_idx) info_idx = lua_absindex(L, info_idx);
   if (info_idx && !lua_istable(L, info_idx)) info_idx = 0;
@@ -515,6 +524,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   r->page_size = page_size ? page_size : SIZE_MAX / 2;
   r->name = info_idx ? dup_field(L, info_idx, "name") : NULL;
   if (!r->name) r->name = strdup("luamcp-app");
+  r->nskills = skills ? skills->n : 0;
   bool ok = true;
 
   static const char *const lists[REG_NLISTS] = {"tools", "resources", "templates", "prompts"};
@@ -572,7 +582,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
       }
       lua_pop(L, 1);
     }
-    if (!encode_list(L, li, list_keys[l], l, r, err)) ok = false;
+    if (!encode_list(L, li, list_keys[l], l, r, skills, err)) ok = false;
     lua_pop(L, 1);
   }
   index_tools(r);
@@ -584,7 +594,8 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   r->has_widgets = lua_toboolean(L, -1);
   lua_pop(L, 1);
   r->declares_prompts = declare_all || r->nprompts;
-  r->declares_resources = declare_all || r->nresources || r->ntemplates;
+  /* skill files are resources: the extension needs the capability */
+  r->declares_resources = declare_all || r->nresources || r->ntemplates || r->nskills;
   for (int v = PROTO_2024_11_05; v <= PROTO_LATEST; v++) encode_init_tail(L, r, info_idx, v, declare_all);
   encode_list_cache(L, r, info_idx, declare_all);
   encode_complete_tail(L, r, info_idx);

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "principal.h"
 #include "protocol.h"
+#include "skills.h"
 
 typedef struct lua_State lua_State;
 
@@ -96,6 +97,8 @@ typedef struct registry {
      prompts and resources always when watching, since a reload may add them */
   bool declares_prompts, declares_resources;
   bool has_tasks; /* a tool may run as a task: discover advertises the extension */
+  size_t nskills; /* skills (skills.h): their SKILL.md ends resources/list, and the
+                     capabilities declare the skills extension */
   bool assert_format; /* app.lua schema = { format = "assert" }: format is checked */
   size_t page_size; /* items per page (every page but the last is full) */
   uint64_t cursor_key; /* keys the cursor check (see cursor.h) */
@@ -115,11 +118,14 @@ typedef struct registry {
 } registry;
 
 /* Build the snapshot from the registration table at reg_idx (filled by
-   lua/mcp.lua) and the app info table at info_idx (may be nil). Returns
+   lua/mcp.lua) and the app info table at info_idx (may be nil), and the
+   app's skills (may be NULL): each SKILL.md is listed after the app's own
+   resources. Returns
    NULL with a message in err on failure (e.g. a value that cannot be
    encoded). */
 registry *registry_build(lua_State *L, int reg_idx, int info_idx,
-                         size_t page_size, bool declare_all, buf *err);
+                         size_t page_size, bool declare_all, const skills_catalog *skills,
+                         buf *err);
 void registry_free(registry *r, lua_State *L);
 
 const reg_tool *registry_find_tool(const registry *r, const char *name, size_t len);

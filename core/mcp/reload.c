@@ -40,7 +40,8 @@ struct reload_watch {
   size_t nw, capw;
 };
 
-static const char *const subfolders[] = {"scripts", "widgets", "lib"};
+static const char *const subfolders[] = {"scripts", "widgets", "lib", "skills"};
+#define NSUBFOLDERS (sizeof subfolders / sizeof *subfolders)
 
 static void add_watch(reload_watch *rw, const char *path, bool top) {
   int wd = inotify_add_watch(rw->fd, path, WATCH_MASK);
@@ -105,8 +106,8 @@ static void on_events(void *ctx) {
     if (ev->len && ignored_name(name)) continue;
     if (w->top) {
       bool sub = false;
-      for (size_t i = 0; i < 3; i++) sub |= strcmp(name, subfolders[i]) == 0;
-      if (sub && (ev->mask & (IN_CREATE | IN_MOVED_TO))) { /* a new scripts/ or widgets/ */
+      for (size_t i = 0; i < NSUBFOLDERS; i++) sub |= strcmp(name, subfolders[i]) == 0;
+      if (sub && (ev->mask & (IN_CREATE | IN_MOVED_TO))) { /* a new scripts/, skills/, ... */
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", rw->dir, name);
         add_tree(rw, path);
@@ -145,7 +146,7 @@ reload_watch *reload_watch_new(server *srv, const char *dir, double debounce) {
   rw->dir = strdup(dir);
   rw->debounce = debounce;
   add_watch(rw, dir, true);
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < NSUBFOLDERS; i++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, subfolders[i]);
     add_tree(rw, path);

@@ -10,7 +10,9 @@
 #                      suite 0.2.0-alpha.12 (npm alias conformance-next), each
 #                      scenario at that revision's wire: scored scenarios, and
 #                      those run but never scored (extension: the tasks
-#                      scenarios; pending; added-after-release)
+#                      scenarios, and the Agent Skills ones the frozen set
+#                      predates, EXTRA_SCENARIOS below; pending;
+#                      added-after-release)
 #   tests/conformance/run.sh --requirements REV --scenario NAME
 #                      one scenario of that set, at that revision's wire
 #   tests/conformance/run.sh --requirements REV --list
@@ -129,6 +131,11 @@ NODE_MAJOR="$("$NODE" -p 'process.versions.node.split(".")[0]')"
 
 REQ_FILE=""
 SCENARIOS=()
+# Extension scenarios of the suite that the frozen sets predate (SEP-2640,
+# Agent Skills, merged after their anchor release): run after the set, each
+# at the set's wire, and counted as the set's own extension scenarios are.
+EXTRA_SCENARIOS=(sep-2640-skills-manifest sep-2640-skills-enumeration sep-2640-skills-directory)
+EXTRA_KINDS="$(printf '%s extension\n' "${EXTRA_SCENARIOS[@]}")"
 if [ -n "$REQUIREMENTS" ]; then
   REQ_FILE="$SUITE_DIR/requirements/$REQUIREMENTS.yaml"
   if [ ! -f "$REQ_FILE" ]; then
@@ -136,8 +143,10 @@ if [ -n "$REQUIREMENTS" ]; then
     for f in "$SUITE_DIR"/requirements/*.yaml; do echo "  $(basename "$f" .yaml)" >&2; done
     exit 2
   fi
-  # the set's server scenarios, "<name> <kind>" (kind: scored or the not_scored reason)
-  KINDS="$(LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" "$NODE" "$ROOT/tests/conformance/summarize.mjs" --kinds)" ||
+  # the set's server scenarios, "<name> <kind>" (kind: scored or the not_scored reason),
+  # then EXTRA_KINDS
+  KINDS="$(LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" LUAMCP_EXTRA_KINDS="$EXTRA_KINDS" \
+    "$NODE" "$ROOT/tests/conformance/summarize.mjs" --kinds)" ||
     fail_setup "cannot read $REQ_FILE"
   while read -r s _; do SCENARIOS+=("$s"); done <<<"$KINDS"
   if [ "$LIST" = 1 ]; then
@@ -285,8 +294,19 @@ set +e
 timeout "$SUITE_TIMEOUT" "$NODE" "$SUITE" server --url "$URL" "${ARGS[@]}" -o "$TMP/results" \
   </dev/null 2>&1 | tee "$TMP/suite.log" | sed -u -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /'
 SUITE_RC=${PIPESTATUS[0]}
-set -e
 if [ "$SUITE_RC" = 124 ]; then echo "$LABEL: the suite was stopped after ${SUITE_TIMEOUT} s"; fi
+if [ -n "$REQUIREMENTS" ] && [ -z "$SCENARIO" ]; then
+  # the extension scenarios the set predates, one by one (the suite takes one
+  # --scenario at a time); a missing result is a failure (summarize.mjs)
+  for s in "${EXTRA_SCENARIOS[@]}"; do
+    timeout 120 "$NODE" "$SUITE" server --url "$URL" --scenario "$s" --spec-version "$REQUIREMENTS" \
+      --force -o "$TMP/results" </dev/null 2>&1 | tee -a "$TMP/suite.log" |
+      sed -u -e 's/\x1b\[[0-9;]*m//g' -e 's/^/  | /'
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" = 124 ]; then echo "$LABEL: $s was stopped after 120 s"; fi
+  done
+fi
+set -e
 # }======
 
 # {====== stop the server(s): each must still be running, and exit 0 on SIGTERM
@@ -316,7 +336,7 @@ done
 # }======
 
 set +e
-LUAMCP_SERVER_PROBLEM="$SERVER_PROBLEM" LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" \
+LUAMCP_SERVER_PROBLEM="$SERVER_PROBLEM" LUAMCP_REQUIREMENTS_FILE="$REQ_FILE" LUAMCP_EXTRA_KINDS="$EXTRA_KINDS" \
   LUAMCP_CONFORMANCE_REPORT="$REPORT" LUAMCP_CONFORMANCE_LABEL="$LABEL" \
   "$NODE" "$ROOT/tests/conformance/summarize.mjs" \
   "$TMP/results" "$TMP/suite.log" "$SUITE_RC" "${SCENARIOS[@]}" >"$TMP/summary.txt"

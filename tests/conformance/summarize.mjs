@@ -40,6 +40,11 @@ function readKinds(file) {
   for (const e of doc.not_scored ?? []) {
     if (e.leg === 'server') kinds.set(e.scenario, e.reason || 'not-scored');
   }
+  // run.sh's scenarios the frozen set predates: "<name> <kind>" lines
+  for (const l of (process.env.LUAMCP_EXTRA_KINDS || '').split('\n')) {
+    const [s, k] = l.trim().split(/\s+/);
+    if (s && !kinds.has(s)) kinds.set(s, k || 'extension');
+  }
   return kinds;
 }
 const kinds = reqFile ? readKinds(reqFile) : null;
