@@ -38,11 +38,23 @@ typedef struct uv_events {
   bool settling;   /* settle() writes: a partial write registers writability */
 } uv_events;
 
+/* hiredis 0.14 holds a reply whole until its last byte, with no bound of
+   its own: past this many bytes not yet parsed the connection is dropped
+   (the calls waiting on it get an error, and it reconnects) rather than the
+   process growing with whatever one key holds. mcp.store's own values are
+   at most 16 MiB. */
+#define REDIS_PENDING_MAX ((size_t)64 << 20)
+static void drop_oversize(redisAsyncContext *ac);
+
 static void on_poll(uv_poll_t *h, int status, int events) {
   uv_events *p = h->data;
   if (status < 0) /* the handle is stopped: whichever hiredis waits for, it learns why */
     events = p->events & UV_WRITABLE ? UV_WRITABLE : UV_READABLE;
-  if (p->ac && (events & UV_READABLE)) redisAsyncHandleRead(p->ac);
+  if (p->ac && (events & UV_READABLE)) {
+    redisAsyncHandleRead(p->ac);
+    const redisReader *r = p->ac ? p->ac->c.reader : NULL;
+    if (r && r->len - r->pos > REDIS_PENDING_MAX) drop_oversize(p->ac); /* p->ac is NULL after */
+  }
   if (p->ac && (events & UV_WRITABLE)) redisAsyncHandleWrite(p->ac);
 }
 
@@ -108,6 +120,7 @@ struct redis_conn {
   bool live;             /* connected: commands may be sent */
   bool closing;
   bool counted;          /* counted in h->down */
+  bool oversize;         /* dropped for a reply past REDIS_PENDING_MAX */
   double backoff;
   uv_timer_t retry;
 };
@@ -195,7 +208,19 @@ static void on_connect(const redisAsyncContext *ac, int status) {
 
 static void on_disconnect(const redisAsyncContext *ac, int status) {
   redis_conn *rc = ac->data;
+  if (rc->oversize) {
+    rc->oversize = false;
+    log_msg(LOG_WARNING, "%s: redis %s sent a reply larger than %d MiB: the connection was dropped",
+            rc->h->what, rc->name, (int)(REDIS_PENDING_MAX >> 20));
+    went_down(rc, "a reply too large");
+    return;
+  }
   went_down(rc, status == REDIS_OK ? "closed by the server" : ac->errstr[0] ? ac->errstr : "lost");
+}
+
+static void drop_oversize(redisAsyncContext *ac) {
+  ((redis_conn *)ac->data)->oversize = true;
+  redisAsyncFree(ac); /* NULL replies to the calls waiting, then on_disconnect */
 }
 
 static void start(redis_conn *rc) {

@@ -2,12 +2,15 @@
 // every case is answered (an error or an isError result), and the server
 // keeps serving the next request.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { APPS, TEST_TIMEOUT, removeTemp, run, tempApp, withRaw } from './helpers.mjs';
+import { APPS, BIN, TEST_TIMEOUT, WAIT, removeTemp, run, tempApp, within, withRaw } from './helpers.mjs';
+import { REDIS, startRedis, stopChild } from './services.mjs';
 
 const HOSTILE_APP = path.join(APPS, 'hostile');
 const opts = { timeout: TEST_TIMEOUT };
@@ -193,6 +196,56 @@ end }
       assert.equal(after.content[0].text, 'true');
     });
   } finally {
+    await removeTemp(dir);
+  }
+});
+
+// issue 25 item 8: a Redis reply is held whole by hiredis before it is handed
+// over; past 64 MiB pending the connection is dropped (the call gets an error,
+// the store reconnects) instead of the server growing with the key.
+test('mcp.store on Redis: an 80 MB value someone else wrote drops the connection at 64 MiB, not the heap', { timeout: TEST_TIMEOUT, skip: !existsSync(REDIS) && 'redis-server is not installed' }, async () => {
+  const redis = await startRedis();
+  const dir = await tempApp({
+    'scripts/s.lua': `local mcp = require "mcp"
+mcp.tool { name = "get", description = "A key's length.", input = { key = mcp.string() }, handler = function(args)
+  local v = mcp.store.get(args.key)
+  return v and #v or "nil"
+end }
+`,
+  });
+  try {
+    const cli = await new Promise((resolve, reject) => {
+      const child = spawn('redis-cli', ['-p', String(redis.port), '-x', 'SET', 'big'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('error', reject).on('close', () => resolve(out));
+      child.stdin.end(Buffer.alloc(80 << 20, 'x'));
+    });
+    assert.match(cli, /OK/);
+    await withRaw(['--no-watch', '--store', `redis://127.0.0.1:${redis.port}/0`, dir], async (srv) => {
+      await srv.initialize();
+      const small = (await srv.call(1, 'tools/call', { name: 'get', arguments: { key: 'nothing' } })).result;
+      assert.equal(small.content[0].text, 'nil');
+      const hwm = async () => Number((await readFile(`/proc/${srv.child.pid}/status`, 'utf8')).match(/VmHWM:\s+(\d+) kB/)[1]) * 1024;
+      const before = await hwm();
+      const big = (await srv.call(2, 'tools/call', { name: 'get', arguments: { key: 'big' } })).result;
+      assert.equal(big.isError, true);
+      assert.match(big.content[0].text, /mcp\.store\.get: the connection to redis 127\.0\.0\.1:\d+\/0 was lost/);
+      // (not under ASan: its quarantine keeps every buffer hiredis outgrew)
+      if (!/asan/.test(BIN)) assert.ok((await hwm()) - before < 120 << 20, `peak RSS grew by ${((await hwm()) - before) >> 20} MiB`);
+      assert.match(srv.stderr, /sent a reply larger than 64 MiB: the connection was dropped/);
+      // it reconnects: the next get works
+      const again = await within((async () => {
+        for (;;) {
+          const r = (await srv.call(`a${Date.now()}`, 'tools/call', { name: 'get', arguments: { key: 'nothing' } })).result;
+          if (!r.isError) return r;
+          await delay(100);
+        }
+      })(), WAIT, 'the store to reconnect');
+      assert.equal(again.content[0].text, 'nil');
+    });
+  } finally {
+    await stopChild(redis.child, redis.exited);
     await removeTemp(dir);
   }
 });
