@@ -455,7 +455,8 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
 static int serve_as(http_server *srv, struct mg_connection *conn, principal *who) {
   const struct mg_request_info *ri = mg_get_request_info(conn);
   if (atomic_load(&srv->stopping) || engine_finishing(srv->e))
-    return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down", NULL);
+    return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR, "Server shutting down",
+                              "Retry-After: 1\r\nConnection: close\r\n");
   const char *v = mg_get_header(conn, "MCP-Protocol-Version");
   int hv = v ? proto_from_name(v, strlen(v)) : PROTO_NONE;
   if (v && strcmp(ri->request_method, "POST") != 0 && (!hv || proto_per_request(hv))) {

@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { BUSY_APP, FEATURES_APP, SCALE, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
+import { until } from './services.mjs';
 import {
   HTTP_APP,
   HttpServer,
@@ -415,6 +416,14 @@ async function shutdownRound(sessions) {
       await ex.waitMessage((m) => m.method === 'notifications/message', 'the log of the sleep tool: the call is in flight');
     }
     srv.terminate();
+    // a request that comes while the calls finish: a clean 503 saying when to come back
+    // (issue 25 item 15), never a reset
+    await until(() => /finishing calls in flight/.test(srv.stderr), 'the server to take the SIGTERM');
+    const late = await post(srv, call('sleep', { seconds: 0 }), { session: ids[0] });
+    assert.equal(late.status, 503, late.body);
+    assert.equal(late.headers['retry-after'], '1');
+    assert.equal(late.headers.connection, 'close');
+    assert.equal(JSON.parse(late.body).error.message, 'Server shutting down');
     for (const [i, ex] of calls.entries()) {
       await ex.until((x) => x.ended, `the end of the response of call ${i} after SIGTERM`);
       const body = JSON.stringify(ex.body);
