@@ -102,6 +102,12 @@ void access_log_write(const access_entry *e) {
     buf_put(b, e->id, e->id_len); /* a JSON string or number, as the client sent it */
   }
   field(b, "outcome", e->outcome);
-  buf_printf(b, ",\"duration_ms\":%.3f,\"bytes\":%zu}\n", e->duration * 1000.0, e->bytes);
+  buf_printf(b, ",\"duration_ms\":%.3f,\"bytes\":%zu", e->duration * 1000.0, e->bytes);
+  if (e->trace_id) { /* the id a trace backend finds the request's spans by */
+    buf_puts(b, ",\"trace\":\"");
+    for (int i = 0; i < 16; i++) buf_printf(b, "%02x", e->trace_id[i]);
+    buf_putc(b, '"');
+  }
+  buf_puts(b, "}\n");
   if (A.pending.len > 1 << 20) access_log_flush(); /* a huge round: do not hold it all */
 }

@@ -1,6 +1,6 @@
 /* access_log.h — --access-log FILE (or - for stderr): one JSON object a
  * line per request answered (time, instance, peer, session, subject,
- * revision, method, name, id, outcome, duration, bytes). Written by the
+ * revision, method, name, id, outcome, duration, bytes, trace). Written by the
  * engine's run-lock holder into a buffer, handed to the file at the end of
  * each round; SIGUSR1 has it reopened there (logrotate's convention), so a
  * rotation loses no line. */
@@ -24,6 +24,7 @@ typedef struct access_entry {
   size_t id_len;
   double duration; /* seconds */
   size_t bytes;    /* of the answer */
+  const unsigned char *trace_id; /* 16 bytes: the request's trace (--otlp); NULL: not traced */
 } access_entry;
 
 /* One line (the run-lock holder). */

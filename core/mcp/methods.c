@@ -935,6 +935,9 @@ static void count_request(server *srv, const inmsg *im, const char *method,
                           unsigned long errors_before, double t0) {
   if (im->taken) return;
   const char *outcome = jsonrpc_errors_written != errors_before ? "error" : "ok";
+  unsigned char trace_id[16];
+  if (im->span) memcpy(trace_id, trace_context(im->span)->trace_id, sizeof trace_id);
+  bool traced = im->span != NULL;
   if (im->span) {
     if (*outcome == 'e') {
       trace_attr_str(im->span, "error.type", "error");
@@ -949,7 +952,8 @@ static void count_request(server *srv, const inmsg *im, const char *method,
     access_log_write(&(access_entry){srv->opt.instance, im->s->peer, im->s->id,
                                      im->who ? im->who->subject : srv->opt.as ? srv->opt.as->subject : NULL,
                                      proto_name(im->cv.version), method, NULL, outcome, im->m.id.p,
-                                     im->m.id.n, engine_now() - t0, output_answer_bytes(im->reply)});
+                                     im->m.id.n, engine_now() - t0, output_answer_bytes(im->reply),
+                                     traced ? trace_id : NULL});
 }
 
 void methods_handle_request(server *srv, inmsg *im) {

@@ -91,7 +91,7 @@ static void end_spans(request *r, call *c) {
 }
 
 /* its access log line */
-static void log_call(server *srv, request *r, call *c) {
+static void log_call(server *srv, request *r, call *c, const unsigned char *trace_id) {
   static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
                                         "completion/complete"};
   outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
@@ -101,15 +101,18 @@ static void log_call(server *srv, request *r, call *c) {
   access_log_write(&(access_entry){srv->opt.instance, r->s->peer, r->s->id,
                                    r->who ? r->who->subject : NULL, proto_name(r->cv.version),
                                    methods[r->kind], r->item_name, outcome_names[o], id, idn,
-                                   engine_now() - r->started, output_answer_bytes(r->out)});
+                                   engine_now() - r->started, output_answer_bytes(r->out), trace_id});
 }
 
 void request_ended(void *ud, call *c) {
   server *srv = ud;
   request *r = request_of(c);
   if (metrics_on) count_call(r, c);
+  unsigned char trace_id[16];
+  bool traced = r->span != NULL;
+  if (traced) memcpy(trace_id, trace_context(r->span)->trace_id, sizeof trace_id);
   if (r->span || r->nspans) end_spans(r, c);
-  if (access_log_on()) log_call(srv, r, c);
+  if (access_log_on()) log_call(srv, r, c, traced ? trace_id : NULL);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);

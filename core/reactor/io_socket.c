@@ -34,6 +34,7 @@
 
 #include "call.h"
 #include "sandbox.h"
+#include "trace.h"
 
 #define SOCK_TYPE "mcp.socket"
 /* room offered to each read (the buffer goes once all is consumed) */
@@ -72,6 +73,7 @@ typedef struct sock {
   size_t rpos, rlen, cap, scan;
   int pat;
   size_t want;
+  trace_span *span; /* --otlp: the connect, a CLIENT span of the call that made it */
 } sock;
 
 struct lsock {
@@ -118,9 +120,18 @@ static int fail(lua_State *L, const char *msg) {
 
 /* {====================================================== handle lifetime */
 
+/* The connect's span ends with its outcome (NULL: connected). */
+static void end_span(sock *s, const char *error) {
+  if (!s->span) return;
+  if (error) trace_error(s->span, error);
+  trace_end(s->span);
+  s->span = NULL;
+}
+
 static void on_closed(uv_handle_t *h) {
   sock *s = h->data;
   if (--s->closes) return;
+  end_span(s, "the call ended before the connection was made");
   if (s->ud) s->ud->s = NULL;
   free(s->buf);
   free(s);
@@ -298,6 +309,12 @@ static int do_connect(lua_State *L, int op) {
   sock *s = sock_new(call_loop(c), ud);
   if (!s) return fail(L, "out of memory");
   ud->used = true;
+  trace_span *parent = trace_on ? call_span(c) : NULL;
+  if (parent && (s->span = trace_start(trace_context(parent), "connect", TRACE_CLIENT))) {
+    trace_attr_str(s->span, "network.transport", ud->kind == K_TCP ? "tcp" : "unix");
+    trace_attr_str(s->span, "server.address", host);
+    if (ud->kind == K_TCP) trace_attr_int(s->span, "server.port", port);
+  }
   int rc = 0;
   if (ud->kind == K_UNIX) {
     uv_pipe_connect(&s->creq, &s->u.pipe, host, on_connected);
@@ -324,6 +341,7 @@ static int do_connect(lua_State *L, int op) {
     }
   }
   if (rc != 0) {
+    end_span(s, errstr(rc));
     sock_close(s);
     return fail(L, errstr(rc));
   }
@@ -599,6 +617,7 @@ static sock *op_sock(lua_State *L, lua_KContext k) {
 static int connect_done(lua_State *L, int status, lua_KContext k) {
   (void)status;
   sock *s = op_sock(L, k);
+  end_span(s, s->status != 0 ? errstr(s->status) : NULL);
   if (s->status != 0) return fail(L, errstr(s->status));
   if ((k & 3) == OP_CONNECT_RET) lua_pushvalue(L, 1);
   else lua_pushinteger(L, 1);

@@ -23,6 +23,8 @@ import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
 import { freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { REDIS, startRedis, stopChild, until } from './services.mjs';
 import { existsSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import os from 'node:os';
 
 const require = createRequire(import.meta.url);
 const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
@@ -82,7 +84,9 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
   const rx = await startReceiver();
   const up = await startUpstream();
   try {
-    await withHttp(APP, ['--otlp', rx.url], async (srv) => {
+    const log = path.join(os.tmpdir(), `luamcp-traces-${process.pid}-${Date.now()}.log`);
+    const closed = await freePort();
+    await withHttp(APP, ['--otlp', rx.url, '--access-log', log], async (srv) => {
       const client = new Client({ name: 'traces-test', version: '0.0.0' }, { capabilities: { elicitation: {} } });
       client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { n: 'Ada' } }));
       await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
@@ -94,10 +98,18 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
         assert.equal(bad.isError, true);
         const both = await client.callTool({ name: 'child_and_question', arguments: {}, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
         assert.equal(both.content[0].text, 'child 3, accept');
+        const socks = await client.callTool({ name: 'sockets', arguments: { port: Number(new URL(up.url).port), closed }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(socks.content[0].text, 'refused, connection refused');
       } finally {
         await client.close();
       }
-      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 8, 'the spans exported', WAIT);
+      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 11, 'the spans exported', WAIT);
+      // the access log names each request's trace
+      const lines = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const calls = lines.filter((l) => l.method === 'tools/call');
+      assert.equal(calls.length, 4, JSON.stringify(lines));
+      for (const l of calls) assert.equal(l.trace, traceId, JSON.stringify(l));
+      await unlink(log);
       assert.ok(rx.requests.every((q) => q.path === '/v1/traces' && q.type === 'application/x-protobuf'), JSON.stringify(rx.requests));
       const mine = rx.spans.filter((s) => s.traceId === traceId);
       const server = mine.find((s) => s.name === 'tools/call fetch_traced');
@@ -141,6 +153,18 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       assert.equal(child.attrs['process.exit.code'], 3);
       assert.equal(child.status.code, 2);
       assert.ok(child.attrs['process.pid'] > 0);
+      // mcp.socket: a CLIENT span per connect, the refused one failed
+      const fourth = mine.find((s) => s.name === 'tools/call sockets');
+      const connects = mine.filter((s) => s.name === 'connect');
+      assert.equal(connects.length, 2);
+      for (const s of connects) {
+        assert.equal(s.parentSpanId, fourth.spanId);
+        assert.equal(s.kind, SpanKind.SPAN_KIND_CLIENT);
+        assert.equal(s.attrs['network.transport'], 'tcp');
+        assert.equal(s.attrs['server.address'], '127.0.0.1');
+      }
+      assert.deepEqual(connects.map((s) => [s.attrs['server.port'], s.status?.code ?? 0]).sort(),
+        [[Number(new URL(up.url).port), 0], [closed, 2]].sort());
       const question = mine.find((s) => s.name === 'elicitation/create');
       assert.equal(question.parentSpanId, third.spanId);
       assert.equal(question.kind, SpanKind.SPAN_KIND_CLIENT);

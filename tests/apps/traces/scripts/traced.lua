@@ -38,3 +38,15 @@ mcp.tool {
   description = "Counts in mcp.store.",
   handler = function() return tostring(mcp.store.incr("traces:count", 1)) end,
 }
+
+mcp.tool {
+  name = "sockets",
+  description = "Connects to a port, then to a closed one.",
+  input = { port = mcp.integer(), closed = mcp.integer() },
+  handler = function(args)
+    local s = assert(mcp.socket.connect("127.0.0.1", args.port))
+    s:close()
+    local none, err = mcp.socket.connect("127.0.0.1", args.closed)
+    return ("%s, %s"):format(none and "connected" or "refused", tostring(err))
+  end,
+}
