@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "mrtr.h"
+#include "trace.h"
 
 /* live tasks at most: past it a task tool runs as a plain call */
 #define TASKS_MAX 10000
@@ -254,6 +255,17 @@ static task *become(server *srv, call *c) {
   output_done(srv, r->out);
   r->out = &t->out;
   r->task = t;
+  if (r->span) { /* the request was answered: its span ends, the work goes on as a task span */
+    char name[160];
+    snprintf(name, sizeof name, "task %s", r->tool->name);
+    trace_span *work = trace_start(trace_context(r->span), name, TRACE_INTERNAL);
+    if (work) {
+      trace_attr_str(work, "mcp.task.id", t->id);
+      trace_attr_str(work, "gen_ai.tool.name", r->tool->name);
+    }
+    trace_end(r->span);
+    r->span = work;
+  }
   engine_call_adopt(c, t, srv->opt.task_ttl);
   log_msg(LOG_DEBUG, "tools/call '%s' became task %s", r->tool->name, t->id);
   return t;

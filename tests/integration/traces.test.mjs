@@ -184,6 +184,25 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       const fresh = rx.spans.filter((s) => s.name === 'tools/call plain' && s.traceId !== headerTrace);
       assert.equal(fresh.length, 1);
       assert.equal(fresh[0].parentSpanId, '');
+      // a task: the request's span ends with its CreateTaskResult; the work goes on in a
+      // 'task' span under it, with the task's id, and the script's spans under that
+      const taskTrace = crypto.randomBytes(16).toString('hex');
+      const tmeta = { ...meta, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        traceparent: `00-${taskTrace}-00f067aa0ba902b7-01` };
+      const created = await post(srv, rpc('tools/call', { name: 'tasked', arguments: {}, task: {}, _meta: tmeta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'tasked' } });
+      const text = created.body.startsWith('{') ? created.body : created.body.split('\n').find((l) => l.startsWith('data: ')).slice(6);
+      const taskId = JSON.parse(text).result?.taskId;
+      assert.ok(taskId, created.body);
+      await until(() => rx.spans.some((s) => s.traceId === taskTrace && s.name === 'task tasked'), 'the task span', WAIT);
+      const tspans = rx.spans.filter((s) => s.traceId === taskTrace);
+      const req = tspans.find((s) => s.name === 'tools/call tasked');
+      const work = tspans.find((s) => s.name === 'task tasked');
+      const inner = tspans.find((s) => s.name === 'work');
+      assert.equal(work.parentSpanId, req.spanId);
+      assert.equal(work.attrs['mcp.task.id'], taskId);
+      assert.equal(inner.parentSpanId, work.spanId);
+      assert.ok(req.end <= work.end, 'the request was answered before the task ended');
     }, { env: { OTEL_SERVICE_NAME: '' } });
   } finally {
     await rx.close();

@@ -50,3 +50,14 @@ mcp.tool {
     return ("%s, %s"):format(none and "connected" or "refused", tostring(err))
   end,
 }
+
+mcp.tool {
+  name = "tasked",
+  description = "Works a little, as a task when the client can take one.",
+  task = "optional",
+  handler = function(_, ctx)
+    ctx:sleep(0.01) -- its first wait: here it becomes a task (the client is answered)
+    ctx:span("work", { ["app.step"] = 1 }, function() ctx:sleep(0.05) end)
+    return "done"
+  end,
+}
