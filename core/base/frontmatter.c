@@ -214,24 +214,6 @@ static bool resolve_plain(parser *p, fm_node *node, const char *t, size_t n, int
   return true;
 }
 
-static void put_utf8(buf *b, unsigned long cp) {
-  if (cp < 0x80) {
-    buf_putc(b, (char)cp);
-  } else if (cp < 0x800) {
-    buf_putc(b, (char)(0xC0 | (cp >> 6)));
-    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    buf_putc(b, (char)(0xE0 | (cp >> 12)));
-    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
-  } else {
-    buf_putc(b, (char)(0xF0 | (cp >> 18)));
-    buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
-    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
-  }
-}
-
 #define UNCLOSED_QUOTE "a quoted value must close on the same line (multi-line quoted values are not supported)"
 
 /* The quoted scalar at t[*i] into out; *i past its closing quote. */
@@ -290,7 +272,7 @@ static bool read_quoted(parser *p, const char *t, size_t len, size_t *i, int no,
       unsigned long cp = strtoul(hex, NULL, 16);
       if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return fail(p, no, "invalid escape \"\\%c%s\"", e, hex);
-      put_utf8(out, cp);
+      json_put_utf8(out, (unsigned)cp);
       k += 2 + w;
     } else {
       return fail(p, no, "unknown escape \"\\%c\"", e);

@@ -68,7 +68,7 @@ bool json_utf8_valid(const char *s, size_t n) {
   return true;
 }
 
-static void put_utf8(buf *b, unsigned cp) {
+void json_put_utf8(buf *b, unsigned cp) {
   if (cp < 0x80) buf_putc(b, (char)cp);
   else if (cp < 0x800) {
     buf_putc(b, (char)(0xC0 | (cp >> 6)));
@@ -122,7 +122,7 @@ static const char *read_escape(const char *p, const char *end, buf *out) {
     }
   }
   if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
-  if (out) put_utf8(out, (unsigned)cp);
+  if (out) json_put_utf8(out, (unsigned)cp);
   return p;
 }
 

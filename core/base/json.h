@@ -66,6 +66,8 @@ bool json_object_get(json_span obj, const char *key, json_span *value);
 bool json_string_eq(json_span tok, const char *s);
 /* Unescape a raw JSON string token into out (NUL-terminated). */
 void json_string_unescape(json_span tok, buf *out);
+/* A code point (at most U+10FFFF) as UTF-8. */
+void json_put_utf8(buf *b, unsigned cp);
 /* The kind of a raw JSON value by its first byte: one of "{[\"tfn-0123456789". */
 static inline char json_kind(json_span v) { return v.n ? v.p[0] : 0; }
 

@@ -89,22 +89,28 @@ void skills_rpc_list(server *srv, inmsg *im) {
   end_result(srv, im, out);
 }
 
+/* {"<key>": <json>, ...the result's end}: what was found, or -32602 naming uri */
+static void answer_found(server *srv, inmsg *im, const char *key, const char *json, size_t len,
+                         const buf *uri, const char *missing) {
+  if (!json) {
+    output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, missing, uri->p);
+    return;
+  }
+  buf *out = output_reply(srv, im->reply);
+  jsonrpc_begin_result(out, im->m.id);
+  buf_printf(out, "{\"%s\":", key);
+  buf_put(out, json, len);
+  end_result(srv, im, out);
+}
+
 void skills_rpc_get(server *srv, inmsg *im) {
   if (absent(srv, im, "skills/get")) return;
   buf uri;
   buf_init(&uri);
   if (uri_param(srv, im, &uri)) {
     const skill *sk = skills_find(catalog_of(srv), uri.p, uri.len);
-    if (!sk) {
-      output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
-                   "Invalid params: no skill is served at %.200s", uri.p);
-    } else {
-      buf *out = output_reply(srv, im->reply);
-      jsonrpc_begin_result(out, im->m.id);
-      buf_puts(out, "{\"skill\":");
-      buf_put(out, sk->entry, sk->entry_len);
-      end_result(srv, im, out);
-    }
+    answer_found(srv, im, "skill", sk ? sk->entry : NULL, sk ? sk->entry_len : 0, &uri,
+                 "Invalid params: no skill is served at %.200s");
   }
   buf_free(&uri);
 }
@@ -122,16 +128,8 @@ void skills_rpc_directory(server *srv, inmsg *im) {
                  "Invalid params: unknown cursor (lists restart from the beginning)");
   } else {
     const skill_dir *d = skills_find_dir(catalog_of(srv), uri.p, uri.len);
-    if (!d) {
-      output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS,
-                   "Invalid params: %.200s is not a directory resource", uri.p);
-    } else {
-      buf *out = output_reply(srv, im->reply);
-      jsonrpc_begin_result(out, im->m.id);
-      buf_puts(out, "{\"resources\":");
-      buf_put(out, d->listing, d->listing_len);
-      end_result(srv, im, out);
-    }
+    answer_found(srv, im, "resources", d ? d->listing : NULL, d ? d->listing_len : 0, &uri,
+                 "Invalid params: %.200s is not a directory resource");
   }
   buf_free(&uri);
 }
