@@ -248,7 +248,7 @@ test('--timeout also stops a busy loop inside a coroutine the handler made', opt
 
 // {====== the commands that reach every method (core/cli/cli_client.c), and help
 
-const COMMANDS = ['serve', 'call', 'read', 'prompt', 'list', 'check', 'new', 'pack', 'help'];
+const COMMANDS = ['serve', 'call', 'read', 'prompt', 'list', 'check', 'new', 'pack', 'test', 'help'];
 const CONFORMANCE_APP = path.join(REPO_ROOT, 'tests', 'conformance', 'app');
 
 test('luamcp help COMMAND and COMMAND --help: each command\'s own usage, exit 0', opts, async () => {
