@@ -10,6 +10,7 @@
 --   bridge.now()                          the real clock (seconds)
 --   bridge.schemas()                      lua/mcp-results.json: the MCP schema's
 --                                         result definitions of each revision
+--   bridge.test_begin(), test_end()       a test's time limit (--test-timeout)
 -- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store and
 -- ctx:sleep (the scripts capture them as they load), and keeps the tests a
 -- file declares; cmd_test.c runs them with T._run.
@@ -727,6 +728,7 @@ function T._run(file, filter)
     if not filter or filter == "" or t.name:find(filter, 1, true) or file:find(filter, 1, true) then
       reset_fakes()
       local started = bridge.now()
+      bridge.test_begin()
       local ok, err = xpcall(function()
         for _, b in ipairs(before) do b() end
         t.fn()
@@ -739,6 +741,7 @@ function T._run(file, filter)
         return setmetatable({ message = tostring(type(e) == "table" and show(e) or e), details = trace,
                               where = "error" }, failure_mt)
       end)
+      bridge.test_end()
       local r = { name = t.name, ok = ok, ms = (bridge.now() - started) * 1000 }
       if ok and #state.unmatched > 0 then
         r.ok, r.message, r.details = false, t.where .. ": the outside world was reached without a fake", state.unmatched

@@ -59,6 +59,7 @@ typedef struct options {
   const char *junit;         /* --junit FILE: JUnit XML of the run */
   bool watch;                /* --watch: run again on every change */
   const char *test_revision; /* --revision: the clients' default */
+  double test_timeout;       /* --test-timeout: seconds one test may run (0: 60) */
 } options;
 
 /* cli.c */

@@ -80,6 +80,8 @@ const char cli_usage[] =
     "                      alone: that file)\n"
     "  --revision REV      the protocol revision test.app() clients speak by default:\n"
     "                      2026-07-28 (the default) or 2025-11-25\n"
+    "  --test-timeout SECONDS  how long one test's own code may run (default 60;\n"
+    "                      its calls have --timeout)\n"
     "\n"
     "Streamable HTTP (serve --http):\n"
     "  --http [HOST:]PORT  serve at http://HOST:PORT/mcp (HOST default 127.0.0.1)\n"
@@ -262,7 +264,8 @@ static const struct {
      "Exit status: 0 written, 1 the app did not load or the bundle could not be\n"
      "made, 2 a usage error.\n"},
     {"test",
-     "Usage: luamcp test [--junit FILE] [--watch] [--revision REV] [options] [DIR] [FILTER]\n"
+     "Usage: luamcp test [--junit FILE] [--watch] [--revision REV] [--test-timeout S]\n"
+     "                   [options] [DIR] [FILTER]\n"
      "\n"
      "Run the app's own tests: every DIR/tests/NAME_test.lua (DIR default .), each\n"
      "in a fresh state of the app loaded as serve loads it, with require \"mcp.test\":\n"

@@ -45,7 +45,46 @@ typedef struct runner {
   principal **who; /* every caller made up, kept for the server's life */
   size_t nwho;
   const char *revision;
+  double limit;    /* seconds a test (or a file's top level) may run: --test-timeout */
+  double deadline; /* of the one running (CLOCK_MONOTONIC), 0: none */
 } runner;
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A test's own code has no call's hook: this one ends a test that loops
+   (its calls have theirs). One runner at a time: luamcp test runs files in turn. */
+static runner *hooked;
+
+static void test_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  runner *r = hooked;
+  if (!r || r->deadline <= 0 || mono_now() < r->deadline) return;
+  lua_sethook(L, test_hook, LUA_MASKCOUNT, 1); /* every instruction now: a pcall cannot swallow it */
+  lua_Debug at;
+  char where[256] = "";
+  if (!lua_getstack(L, 0, &at) || !lua_getinfo(L, "Sl", &at)) return;
+  if (strcmp(at.source, "=test.lua") == 0) return; /* the runner's own code (its error handler) goes on */
+  if (at.currentline > 0) snprintf(where, sizeof where, "%s:%d: ", at.short_src, at.currentline);
+  char msg[400];
+  snprintf(msg, sizeof msg, "%sthe test ran longer than %g s (luamcp test --test-timeout)", where, r->limit);
+  lua_pushstring(L, msg); /* the position is in it: luaL_error would add the caller's */
+  lua_error(L);
+}
+
+static void limit_begin(lua_State *L, runner *r) {
+  hooked = r;
+  r->deadline = mono_now() + r->limit;
+  lua_sethook(L, test_hook, LUA_MASKCOUNT, 1000);
+}
+
+static void limit_end(lua_State *L, runner *r) {
+  r->deadline = 0;
+  lua_sethook(L, NULL, 0, 0);
+}
 
 static bool capture_write(outlet *o, const char *p, size_t n) {
   buf_put(&((tsession *)o)->lines, p, n);
@@ -150,6 +189,17 @@ static int bridge_schemas(lua_State *L) {
   return 1;
 }
 
+/* test_begin() / test_end(): the time limit of one test */
+static int bridge_test_begin(lua_State *L) {
+  limit_begin(L, runner_of(L));
+  return 0;
+}
+
+static int bridge_test_end(lua_State *L) {
+  limit_end(L, runner_of(L));
+  return 0;
+}
+
 static int bridge_now(lua_State *L) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -171,6 +221,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   static const luaL_Reg fns[] = {{"session", bridge_session}, {"submit", bridge_submit},
                                  {"pump", bridge_pump},       {"now", bridge_now},
                                  {"schemas", bridge_schemas},
+                                 {"test_begin", bridge_test_begin}, {"test_end", bridge_test_end},
                                  {NULL, NULL}};
   lua_newtable(L);
   lua_pushlightuserdata(L, r);
@@ -265,7 +316,8 @@ static void take_results(lua_State *L, int idx, const char *file, results *rs) {
 
 /* Run DIR/rel (a test file) in a fresh state of the app. */
 static void run_file(options *o, const char *dir, const char *rel, const char *filter, results *rs) {
-  runner r = {.revision = o->test_revision ? o->test_revision : "2026-07-28"};
+  runner r = {.revision = o->test_revision ? o->test_revision : "2026-07-28",
+              .limit = o->test_timeout > 0 ? o->test_timeout : 60};
   server_options so = o->server;
   so.app.prelude = prelude;
   so.app.prelude_ud = &r;
@@ -301,7 +353,10 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, -2);
     lua_setupvalue(L, -2, 1);
-    if (vm_pcall(L, 0, 0, NULL) != LUA_OK) {
+    limit_begin(L, &r); /* its top level, as a test */
+    int st = vm_pcall(L, 0, 0, NULL);
+    limit_end(L, &r);
+    if (st != LUA_OK) {
       file_failed(rs, rel, "(the file did not run)", lua_tostring(L, -1));
       lua_pop(L, 1);
     } else {

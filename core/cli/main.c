@@ -251,6 +251,11 @@ static int command_option(options *o, const char *a, const char *v) {
     return o->junit = v, 2;
   }
   if (IS("--watch")) return o->watch = true, 1;
+  if (IS("--test-timeout")) {
+    double t = number_arg(a, v);
+    if (!(t > 0)) cli_die_usage("%s must be more than 0", a);
+    return o->test_timeout = t, 2;
+  }
   if (IS("--revision")) {
     if (!v || (strcmp(v, "2025-11-25") != 0 && strcmp(v, "2026-07-28") != 0))
       cli_die_usage("%s needs 2025-11-25 or 2026-07-28", a);
@@ -300,8 +305,9 @@ static void check_options(options *o) {
   if ((o->out_dir || o->server_json || o->url) && strcmp(cmd, "pack") != 0)
     cli_die_usage("%s is an option of pack", o->out_dir ? "--out" : o->server_json ? "--server-json" : "--url");
   if (o->url && !o->server_json) cli_die_usage("%s needs --server-json", "--url");
-  if ((o->junit || o->watch || o->test_revision) && strcmp(cmd, "test") != 0)
-    cli_die_usage("%s is an option of test", o->junit ? "--junit" : o->watch ? "--watch" : "--revision");
+  if ((o->junit || o->watch || o->test_revision || o->test_timeout) && strcmp(cmd, "test") != 0)
+    cli_die_usage("%s is an option of test", o->junit ? "--junit" : o->watch ? "--watch"
+                                             : o->test_revision ? "--revision" : "--test-timeout");
   if (o->answer_elicit) {
     const char *err;
     size_t at;

@@ -186,6 +186,24 @@ test('exit codes: 2 for a usage error, 1 for an app that does not load or no tes
   exits(await run(['test', '--revision', '2024-01-01', WORKBENCH]), 2);
   exits(await run(['check', '--watch', WORKBENCH]), 2);
   exits(await run(['test', 'a', 'b', 'c']), 2);
+  exits(await run(['test', '--test-timeout', '0', WORKBENCH]), 2);
+  // a test that loops (even inside pcall) ends at --test-timeout, and the next one runs
+  const loops = await tempApp({
+    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "t", description = "T.", handler = function() return "x" end }\n',
+    'tests/l_test.lua': 'local test = require "mcp.test"\ntest("loops", function() while true do end end)\n' +
+      'test("loops in pcall", function() while true do pcall(function() end) end end)\n' +
+      'test("after", function() test.eq(test.app():call("t").content[1].text, "x") end)\n',
+  });
+  try {
+    const l = await run(['test', '--test-timeout', '0.3', loops]);
+    exits(l, 1);
+    assert.match(l.stdout, /FAIL {2}loops\n {8}tests\/l_test\.lua:2: the test ran longer than 0\.3 s \(luamcp test --test-timeout\)\n/);
+    assert.match(l.stdout, /FAIL {2}loops in pcall\n {8}tests\/l_test\.lua:3: the test ran longer than 0\.3 s/);
+    assert.match(l.stdout, /\n {2}ok {4}after /);
+    assert.match(l.stdout, /\n1 passed, 2 failed/);
+  } finally {
+    await removeTemp(loops);
+  }
   const broken = await tempApp({ 'scripts/x.lua': 'this is not lua\n', 'tests/t_test.lua': 'require "mcp.test"("t", function() end)\n' });
   const empty = await tempApp({ 'scripts/x.lua': 'local mcp = require "mcp"\n' });
   try {
