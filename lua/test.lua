@@ -150,6 +150,16 @@ end
 -- {====================================================== the virtual clock
 
 local clock = { now = bridge.now() }
+-- Virtual time passes: inside a call it also brings the call's deadline
+-- nearer, so a handler that sleeps past --timeout times out as it would.
+local function advance(s)
+  clock.now = clock.now + s
+  local timed_out = bridge.spend(s)
+  if timed_out then
+    bridge.park() -- the engine ends the call as any call timed out while waiting
+    error(timed_out, 0) -- where it cannot park (a coroutine the handler made)
+  end
+end
 T.clock = {
   now = function() return clock.now end,
   advance = function(s)
@@ -232,10 +242,10 @@ local function http_request(opts)
   local timeout = opts.timeout
   if res.delay then
     if timeout and res.delay > timeout then
-      clock.now = clock.now + timeout
+      advance(timeout)
       error(fmt("mcp.http: Timeout was reached (%s)", url), 2)
     end
-    clock.now = clock.now + res.delay
+    advance(res.delay)
   end
   if res.error then error(fmt("mcp.http: %s (%s)", res.error, url), 2) end
   local out = { status = res.status or 200, headers = lower_headers(res.headers), url = url }
@@ -315,11 +325,11 @@ local function exec(opts)
   if type(r) == "function" then r = r(run) end
   if type(r) ~= "table" then error("mcp.exec: the fake returned a " .. type(r), 2) end
   if r.delay and opts.timeout and r.delay > opts.timeout then
-    clock.now = clock.now + opts.timeout
+    advance(opts.timeout)
     return { signal = "SIGTERM", timed_out = true, stdout = r.stdout or "", stderr = r.stderr or "",
              stdout_truncated = false, stderr_truncated = false }
   end
-  if r.delay then clock.now = clock.now + r.delay end
+  if r.delay then advance(r.delay) end
   return { code = r.signal == nil and (r.code or 0) or nil, signal = r.signal, stdout = r.stdout or "",
            stderr = r.stderr or "", timed_out = false, stdout_truncated = false, stderr_truncated = false }
 end
@@ -366,7 +376,7 @@ function sock_mt:receive(pattern, prefix)
   pattern = pattern or "*l"
   prefix = prefix or ""
   local function wait() -- nothing more will come: a timeout, on the virtual clock
-    if self.timeout then clock.now = clock.now + self.timeout end
+    if self.timeout then advance(self.timeout) end
   end
   if pattern == "*a" or pattern == "a" then
     local all = self.inbox
@@ -486,7 +496,7 @@ do -- ctx:sleep waits on the virtual clock: a 30 s wait takes no time
   local _, methods = debug.getupvalue(ctx_mt.__index, 1)
   methods.sleep = function(_, s)
     if type(s) ~= "number" then error("bad argument #1 to 'sleep' (number expected, got " .. type(s) .. ")", 2) end
-    if s > 0 then clock.now = clock.now + s end
+    if s > 0 then advance(s) end
   end
 end
 

@@ -26,6 +26,7 @@
 #include "lua_api.h"
 #include "principal.h"
 #include "server.h"
+#include "call.h"
 
 #define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
 
@@ -200,6 +201,32 @@ static int bridge_test_end(lua_State *L) {
   return 0;
 }
 
+/* spend(seconds): virtual time the running call (if any) used up; the
+   call's timeout message when that took it past its deadline */
+static int bridge_spend(lua_State *L) {
+  if (!engine_call_spend(L, luaL_checknumber(L, 1))) return 0;
+  char msg[TIMEOUT_MSG_MAX];
+  call_timeout_message(call_current(L), msg);
+  lua_pushstring(L, msg);
+  return 1;
+}
+
+static int park_done(lua_State *L, int status, lua_KContext k) {
+  (void)L, (void)status, (void)k;
+  return 0;
+}
+
+/* park(): a call whose virtual time ran past its deadline waits for it as
+   ctx:sleep would, and the engine ends it as it ends any call timed out
+   while waiting (its result, its outcome). Returns at once where a call
+   cannot park (outside a call, in a coroutine the handler made). */
+static int bridge_park(lua_State *L) {
+  call *c = call_current(L);
+  if (!c || L != call_thread(c) || !lua_isyieldable(L)) return 0;
+  call_sleep(c, 0);
+  return lua_yieldk(L, 0, 0, park_done);
+}
+
 static int bridge_now(lua_State *L) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -222,6 +249,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
                                  {"pump", bridge_pump},       {"now", bridge_now},
                                  {"schemas", bridge_schemas},
                                  {"test_begin", bridge_test_begin}, {"test_end", bridge_test_end},
+                                 {"spend", bridge_spend},           {"park", bridge_park},
                                  {NULL, NULL}};
   lua_newtable(L);
   lua_pushlightuserdata(L, r);

@@ -442,6 +442,13 @@ void engine_call_start(engine *e, call *c, int nargs) {
 
 void engine_call_end_at_yield(call *c) { c->end_at_yield = true; }
 
+bool engine_call_spend(lua_State *L, double seconds) {
+  call *c = call_current(L);
+  if (!c) return false;
+  if (seconds > 0) c->deadline -= seconds;
+  return c->deadline <= engine_now();
+}
+
 void engine_call_adopt(call *c, const void *peer, double seconds) {
   c->peer = peer;
   c->deadline = engine_now() + seconds;

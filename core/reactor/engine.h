@@ -211,6 +211,11 @@ void engine_call_end_at_yield(call *c);
    now peer's call (cancellations and engine_end_peer name that peer), with
    `seconds` from now before its deadline. */
 void engine_call_adopt(call *c, const void *peer, double seconds);
+/* The call running on L (if any) spent `seconds` of a virtual clock
+   (luamcp test's ctx:sleep and fakes): its deadline comes that much sooner.
+   True when it has passed: the caller raises the timeout (call_timeout_message)
+   where the wait was, and the hook ends the call if a pcall swallows it. */
+bool engine_call_spend(lua_State *L, double seconds);
 /* The layer's own data of a call, and back. */
 void *call_extra(call *c);
 call *call_of_extra(void *extra);

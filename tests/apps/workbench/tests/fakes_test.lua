@@ -60,6 +60,19 @@ test("mcp.store: in memory, TTLs on the virtual clock", function()
   test.eq(app:call("limited").content[1].text, "call 1")
 end)
 
-test("ctx:sleep and os.time: a 30 s wait takes no time", function()
-  test.eq(app:call("slow", { seconds = 30 }).content[1].text, "waited 30 s")
+test("ctx:sleep and os.time: a 25 s wait takes no time", function()
+  test.eq(app:call("slow", { seconds = 25 }).content[1].text, "waited 25 s")
+end)
+
+test("the virtual clock and --timeout: a handler that sleeps past it times out, as when served", function()
+  local t0 = test.clock.now()
+  local r = app:call("slow", { seconds = 40 })
+  test.eq(r.isError, true)
+  test.eq(r.content[1].text, "call timed out after 30 s") -- the engine's own words
+  test.eq(test.clock.now() - t0, 40)
+  test.eq(app:call("slow", { seconds = 20 }).content[1].text, "waited 20 s") -- each call has its own 30 s
+  -- an upstream slower than the call may wait, with no timeout of its own
+  test.http.route("POST", "https://api.example.com/notes", { json = { id = "n" }, delay = 45 })
+  local w = app:call("post_note", { text = "x" })
+  test.eq(w.content[1].text, "call timed out after 30 s")
 end)
