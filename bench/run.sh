@@ -10,7 +10,11 @@
 #   BENCH_SERVERS  which servers, any of: luamcp ts ts2 floor-lua floor-c gifts
 #                  (default "luamcp ts ts2 floor-lua floor-c gifts"; ts2 = the
 #                  TypeScript SDK v2's serveStdio; gifts = luamcp
-#                  serving this repo's gift app, suggest_gifts)
+#                  serving this repo's gift app, suggest_gifts); also
+#                  luamcp-metrics, luamcp-otlp, luamcp-otlp1, luamcp-mw: luamcp
+#                  with --metrics, with --otlp to a local sink (every call
+#                  sampled, or 1 %), with one no-op mcp.use middleware, each
+#                  compared with luamcp (issue 23's costs)
 #   BENCH_N_W1     requests per run at W=1  (default 20000, ~2 s for the TS SDK)
 #   BENCH_N_W32    requests per run at W=32 (default 60000, ~1.5 s for the TS SDK)
 #   BENCH_MAX_S    hard time bound of one run in seconds (default 60)
@@ -35,7 +39,7 @@ lua_inc=/usr/include/lua5.4
 # Fail early, with the fix, rather than after minutes of partial runs.
 for s in $servers; do
   case $s in
-    luamcp|gifts)
+    luamcp|gifts|luamcp-metrics|luamcp-otlp|luamcp-otlp1|luamcp-mw)
       if [[ ! -x $luamcp ]]; then
         echo "bench: $luamcp not found; build it first (make), or run BENCH_SERVERS=ts $0" >&2
         exit 1
@@ -56,7 +60,8 @@ for s in $servers; do
         exit 1
       fi ;;
     floor-c) ;;
-    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, ts2, floor-lua, floor-c, gifts)" >&2; exit 1 ;;
+    *) echo "bench: unknown server '$s' in BENCH_SERVERS (luamcp, ts, ts2, floor-lua, floor-c, gifts," \
+            "luamcp-metrics, luamcp-otlp, luamcp-otlp1, luamcp-mw)" >&2; exit 1 ;;
   esac
 done
 
@@ -70,6 +75,20 @@ for s in $servers; do
   esac
 done
 
+# luamcp-metrics: a free loopback port for its listener (one server runs at a
+# time); luamcp-otlp*: an OTLP/HTTP sink that answers every POST at once
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+metrics_port=$(free_port)
+sink_port=
+sink_pid=
+if [[ " $servers " == *" luamcp-otlp"* ]]; then
+  sink_port=$(free_port)
+  node -e 'require("http").createServer((q, r) => { q.resume(); q.on("end", () => r.end()); })
+    .listen(Number(process.argv[1]), "127.0.0.1")' "$sink_port" &
+  sink_pid=$!
+  trap '[[ -n $sink_pid ]] && kill "$sink_pid" 2>/dev/null' EXIT
+fi
+
 # One server's command line and tool call, by name.
 server_cmd() {
   case $1 in
@@ -77,6 +96,10 @@ server_cmd() {
     ts)     echo "--tool echo -- node bench/ts_echo_server.mjs" ;;
     ts2)    echo "--tool echo -- node bench/ts2_echo_server.mjs" ;;
     gifts)  echo "--tool suggest_gifts -- $luamcp serve ." ;;
+    luamcp-metrics) echo "--tool echo -- $luamcp serve --metrics 127.0.0.1:$metrics_port bench/apps/echo" ;;
+    luamcp-otlp) echo "--tool echo -- $luamcp serve --otlp http://127.0.0.1:$sink_port bench/apps/echo" ;;
+    luamcp-otlp1) echo "--tool echo -- env OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.01 $luamcp serve --otlp http://127.0.0.1:$sink_port bench/apps/echo" ;;
+    luamcp-mw) echo "--tool echo -- $luamcp serve bench/apps/echo-mw" ;;
     floor-lua) echo "--tool echo -- $out_dir/lua_floor" ;;
     floor-c)   echo "--tool echo -- $out_dir/c_floor" ;;
   esac

@@ -43,6 +43,11 @@ const pairs = [
   { key: "luamcp/ts2", other: "ts2" },
   { key: "luamcp/floor-lua", other: "floor-lua" },
   { key: "luamcp/floor-c", other: "floor-c" },
+  // issue 23: luamcp without the feature over luamcp with it (above 1: the feature costs)
+  { key: "none/metrics", other: "luamcp-metrics" },
+  { key: "none/otlp", other: "luamcp-otlp" },
+  { key: "none/otlp 1 %", other: "luamcp-otlp1" },
+  { key: "none/middleware", other: "luamcp-mw" },
 ].filter((p) => servers.includes("luamcp") && servers.includes(p.other));
 
 // Pair luamcp's runs with the other's from the same round at the same width.

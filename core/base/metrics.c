@@ -27,6 +27,7 @@ typedef enum { T_COUNTER, T_GAUGE, T_HISTOGRAM, T_SECONDS } metric_type;
 
 struct metric_series {
   char *labels;  /* rendered: a="x",b="y" ("" for none) */
+  char *made_for[METRIC_LABELS_MAX]; /* the label values it was made for (NULL: the "_other" fold) */
   atomic_int_fast64_t value;  /* counter, gauge; ns for T_SECONDS; a histogram's count */
   atomic_uint_fast64_t sum_ns;
   atomic_uint_fast64_t bucket[NBUCKETS]; /* per bucket, not cumulative */
@@ -181,9 +182,30 @@ static size_t render_fixed(char *out, size_t cap, const struct family *f,
   return n;
 }
 
+/* Is s the series of these values? Compared value by value: no rendering. */
+static bool same_values(const struct family *f, const metric_series *s, const char *const *values) {
+  for (size_t i = 0; i < METRIC_LABELS_MAX && f->label[i]; i++) {
+    const char *v = values && values[i] ? values[i] : "";
+    if (!s->made_for[i] || strcmp(s->made_for[i], v) != 0) return false;
+  }
+  return true;
+}
+
+/* The series a thread found last in each family (two, for a request's ok and
+   its error): a request mostly asks for what the one before it asked, and
+   series live as long as the process. */
+static _Thread_local metric_series *recent[M_NFAMILIES][2];
+
 metric_series *metric_at(metric_id id, const char *const *values) {
-  pthread_once(&once, init_locks);
   struct family *f = &fam[id];
+  metric_series **mine = recent[id];
+  if (mine[0] && same_values(f, mine[0], values)) return mine[0];
+  if (mine[1] && same_values(f, mine[1], values)) {
+    metric_series *s = mine[1];
+    mine[1] = mine[0], mine[0] = s;
+    return s;
+  }
+  pthread_once(&once, init_locks);
   /* rendered on the stack: a lookup on every request allocates nothing */
   char stack[512];
   buf heap;
@@ -207,6 +229,8 @@ metric_series *metric_at(metric_id id, const char *const *values) {
     buf_init(&copy);
     buf_puts(&copy, key);
     if ((found = new_series(&copy))) {
+      for (size_t i = 0; i < METRIC_LABELS_MAX && f->label[i]; i++)
+        found->made_for[i] = strdup(values && values[i] ? values[i] : "");
       place(f, found);
       f->order[f->n++] = found;
     }
@@ -223,6 +247,7 @@ metric_series *metric_at(metric_id id, const char *const *values) {
   }
   pthread_mutex_unlock(&f->lock);
   buf_free(&heap);
+  if (found != f->other) mine[1] = mine[0], mine[0] = found;
   return found;
 }
 
