@@ -128,38 +128,49 @@ void trace_format(const trace_ctx *ctx, char out[56]) {
 
 /* {====== protobuf */
 
-void pb_varint(buf *b, uint64_t v) {
-  char tmp[10];
-  size_t n = 0;
+/* Writers into room already reserved: a span is dozens of tiny fields, and
+   a buf_put each (reserve, memcpy) was most of what tracing cost a call. */
+static char *raw_varint(char *o, uint64_t v) {
   do {
-    tmp[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    *o++ = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
     v >>= 7;
   } while (v);
-  buf_put(b, tmp, n);
+  return o;
+}
+
+static char *raw_put(char *o, const void *p, size_t n) {
+  memcpy(o, p, n);
+  return o + n;
+}
+
+void pb_varint(buf *b, uint64_t v) {
+  buf_reserve(b, 10);
+  b->len = (size_t)(raw_varint(b->p + b->len, v) - b->p);
 }
 
 void pb_tag(buf *b, unsigned field, unsigned wire) { pb_varint(b, (uint64_t)field << 3 | wire); }
 
 void pb_bytes(buf *b, unsigned field, const void *p, size_t n) {
-  pb_tag(b, field, 2);
-  pb_varint(b, n);
-  buf_put(b, p, n);
+  buf_reserve(b, 20 + n);
+  char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 2);
+  o = raw_varint(o, n);
+  b->len = (size_t)(raw_put(o, p, n) - b->p);
 }
 
 void pb_string(buf *b, unsigned field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
 
 void pb_fixed64(buf *b, unsigned field, uint64_t v) {
-  pb_tag(b, field, 1);
-  char le[8];
-  for (int i = 0; i < 8; i++) le[i] = (char)(v >> (8 * i));
-  buf_put(b, le, 8);
+  buf_reserve(b, 18);
+  char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 1);
+  for (int i = 0; i < 8; i++) *o++ = (char)(v >> (8 * i));
+  b->len = (size_t)(o - b->p);
 }
 
 static void pb_fixed32(buf *b, unsigned field, uint32_t v) {
-  pb_tag(b, field, 5);
-  char le[4];
-  for (int i = 0; i < 4; i++) le[i] = (char)(v >> (8 * i));
-  buf_put(b, le, 4);
+  buf_reserve(b, 14);
+  char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 5);
+  for (int i = 0; i < 4; i++) *o++ = (char)(v >> (8 * i));
+  b->len = (size_t)(o - b->p);
 }
 
 static size_t vlen(uint64_t v) {
@@ -177,14 +188,18 @@ static void kv(buf *b, unsigned field, const char *key, unsigned anyf, unsigned 
                const void *p, size_t n) {
   size_t kn = strlen(key);
   size_t any = 1 + (wire == 2 ? vlen(n) : 0) + n;
-  pb_tag(b, field, 2);
-  pb_varint(b, 1 + vlen(kn) + kn + 1 + vlen(any) + any);
-  pb_bytes(b, 1, key, kn);
-  pb_tag(b, 2, 2);
-  pb_varint(b, any);
-  pb_tag(b, anyf, wire);
-  if (wire == 2) pb_varint(b, n);
-  buf_put(b, p, n);
+  size_t body = 1 + vlen(kn) + kn + 1 + vlen(any) + any;
+  buf_reserve(b, 2 + vlen(body) + body);
+  char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 2);
+  o = raw_varint(o, body);
+  *o++ = 1 << 3 | 2; /* key */
+  o = raw_varint(o, kn);
+  o = raw_put(o, key, kn);
+  *o++ = 2 << 3 | 2; /* value: AnyValue */
+  o = raw_varint(o, any);
+  *o++ = (char)(anyf << 3 | wire);
+  if (wire == 2) o = raw_varint(o, n);
+  b->len = (size_t)(raw_put(o, p, n) - b->p);
 }
 
 void pb_kv_string(buf *b, unsigned field, const char *key, const char *value) {

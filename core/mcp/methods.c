@@ -182,8 +182,13 @@ static void start_call(server *srv, call *c, const char *method, const char *nam
   lua_State *co = call_thread(c);
   trace_span *span = request_of(c)->span;
   if (span && name) { /* "{mcp.method.name} {target}" and the target's own attribute */
-    char full[300];
-    snprintf(full, sizeof full, "%s %s", method, name);
+    char full[300]; /* "%s %s" by hand: printf was a tenth of what a span cost */
+    size_t ml = strlen(method), nl = strlen(name);
+    if (ml + 1 + nl >= sizeof full) nl = sizeof full - ml - 2;
+    memcpy(full, method, ml);
+    full[ml] = ' ';
+    memcpy(full + ml + 1, name, nl);
+    full[ml + 1 + nl] = '\0';
     trace_set_name(span, full);
     if (method[0] == 't') {
       trace_attr_str(span, "gen_ai.tool.name", name);
