@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ typedef struct runner {
   principal **who; /* every caller made up, kept for the server's life */
   size_t nwho;
   const char *revision;
+  bool pumping;    /* the engine runs: a fake, an answer or a handler is calling */
   double limit;    /* seconds a test (or a file's top level) may run: --test-timeout */
   double deadline; /* of the one running (CLOCK_MONOTONIC), 0: none */
 } runner;
@@ -119,8 +121,17 @@ static int bridge_session(lua_State *L) {
 }
 
 /* submit(session, line [, subject, scopes]) */
+/* A request is the test's own: from inside the engine (a fake, a handler)
+   it would wait on the engine that is waiting on it. */
+static void not_nested(lua_State *L, runner *r) {
+  if (r->pumping)
+    luaL_error(L, "a test.app() client is used from the test's own code, not from a fake or a "
+                  "handler (the server is busy with the request that called it)");
+}
+
 static int bridge_submit(lua_State *L) {
   runner *r = runner_of(L);
+  not_nested(L, r);
   tsession *t = session_at(L, r, 1);
   size_t n;
   const char *line = luaL_checklstring(L, 2, &n);
@@ -137,7 +148,9 @@ static int bridge_submit(lua_State *L) {
   if (!msg) return luaL_error(L, "luamcp test: out of memory");
   memcpy(msg, line, n);
   msg[n] = '\0';
+  r->pumping = true; /* an idle engine runs the message (and its handler) right here */
   server_submit(r->srv, t->s, &t->out, msg, n, NULL);
+  r->pumping = false;
   return 0;
 }
 
@@ -161,9 +174,12 @@ static bool pump_done(void *ud) {
    question) did, or the engine had nothing left to do. */
 static int bridge_pump(lua_State *L) {
   runner *r = runner_of(L);
+  not_nested(L, r);
   tsession *t = session_at(L, r, 1);
   snprintf(t->want, sizeof t->want, "%lld", (long long)luaL_checkinteger(L, 2));
+  r->pumping = true;
   engine_run_until(server_engine(r->srv), pump_done, t);
+  r->pumping = false;
   lua_newtable(L);
   size_t used = 0;
   int i = 0;
@@ -310,12 +326,29 @@ static void file_failed(results *rs, const char *file, const char *what, const c
   r->message = strdup(msg);
 }
 
+/* A Lua string as C text: a NUL inside it shown as \0, not an end */
+static char *dup_text(lua_State *L, int idx, const char *dflt) {
+  size_t n;
+  const char *s = lua_tolstring(L, idx, &n);
+  if (!s) return strdup(dflt);
+  buf b;
+  buf_init(&b);
+  for (size_t i = 0; i < n; i++) {
+    if (s[i]) buf_putc(&b, s[i]);
+    else buf_puts(&b, "\\0");
+  }
+  buf_putc(&b, '\0');
+  return b.p;
+}
+
 /* T._run's list into rs */
 static void take_results(lua_State *L, int idx, const char *file, results *rs) {
   for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, idx); i++) {
     lua_rawgeti(L, idx, i);
     lua_getfield(L, -1, "name");
-    result *r = add(rs, file, lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    char *name = dup_text(L, -1, "?");
+    result *r = add(rs, file, name);
+    free(name);
     lua_pop(L, 1);
     lua_getfield(L, -1, "ms");
     r->ms = lua_tonumber(L, -1);
@@ -324,12 +357,16 @@ static void take_results(lua_State *L, int idx, const char *file, results *rs) {
     lua_pop(L, 2);
     if (!ok) {
       lua_getfield(L, -1, "message");
-      r->message = strdup(lua_tostring(L, -1) ? lua_tostring(L, -1) : "failed");
+      r->message = dup_text(L, -1, "failed");
       lua_pop(L, 1);
       lua_getfield(L, -1, "details");
       for (lua_Integer k = 1; lua_istable(L, -1) && k <= (lua_Integer)lua_rawlen(L, -1); k++) {
         lua_rawgeti(L, -1, k);
-        if (lua_isstring(L, -1)) buf_printf(&r->details, "%s\n", lua_tostring(L, -1));
+        if (lua_isstring(L, -1)) {
+          char *line = dup_text(L, -1, "");
+          buf_printf(&r->details, "%s\n", line);
+          free(line);
+        }
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
@@ -341,6 +378,16 @@ static void take_results(lua_State *L, int idx, const char *file, results *rs) {
 /* }====================================================== */
 
 /* {====================================================== running a file */
+
+/* The app's name, from the first file that loaded it: JUnit's package */
+static char junit_package[256];
+
+/* A regular file (a FIFO would block the read forever); else why not. */
+static const char *not_regular(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return strerror(errno);
+  return S_ISREG(st.st_mode) ? NULL : "not a regular file";
+}
 
 /* Run DIR/rel (a test file) in a fresh state of the app. */
 static void run_file(options *o, const char *dir, const char *rel, const char *filter, results *rs) {
@@ -359,6 +406,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
     return;
   }
   buf_free(&errors);
+  if (!junit_package[0] && a->reg->name) snprintf(junit_package, sizeof junit_package, "%s", a->reg->name);
   r.srv = server_new(a, &so);
   lua_State *L = a->vm.L;
   char path[PATH_MAX + 256];
@@ -367,7 +415,12 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   buf_init(&src);
   char chunkname[PATH_MAX];
   snprintf(chunkname, sizeof chunkname, "@%s", rel);
-  if (!buf_read_file(&src, path)) {
+  const char *odd = not_regular(path);
+  if (odd) {
+    char msg[PATH_MAX + 64];
+    snprintf(msg, sizeof msg, "%s: cannot read: %s", rel, odd);
+    file_failed(rs, rel, "(the file did not load)", msg);
+  } else if (!buf_read_file(&src, path)) {
     char msg[PATH_MAX + 64];
     snprintf(msg, sizeof msg, "%s: cannot read: %s", rel, strerror(errno));
     file_failed(rs, rel, "(the file did not load)", msg);
@@ -466,17 +519,45 @@ static void run_all(options *o, const char *dir, const char *filter, FILE *out, 
 
 /* {====================================================== JUnit XML */
 
-static void xml_text(FILE *f, const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
+/* The length of a valid UTF-8 sequence at s (of n bytes) whose code point XML 1.0
+   allows, else 0. */
+static size_t xml_char(const unsigned char *s, size_t n, bool attr) {
+  unsigned c = s[0];
+  if (c < 0x80) return c >= 0x20 || c == '\t' || (!attr && (c == '\n' || c == '\r')) ? 1 : 0;
+  size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (!len || len > n || c > 0xF4) return 0;
+  unsigned long cp = c & (0x3F >> (len - 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  static const unsigned long min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
+    return 0;
+  return len;
+}
+
+/* Text as XML allows it: escaped, and what is not a character of XML 1.0
+   (invalid UTF-8, control bytes, NUL) as U+FFFD; in an attribute, line
+   ends as references (a parser would turn them into spaces). */
+static void xml_text_as(FILE *f, const char *s, size_t n, bool attr) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = u[i];
+    size_t len = xml_char(u + i, n - i, attr);
     if (c == '<') fputs("&lt;", f);
     else if (c == '>') fputs("&gt;", f);
     else if (c == '&') fputs("&amp;", f);
     else if (c == '"') fputs("&quot;", f);
-    else if (c < 0x20 && c != '\n' && c != '\t') fputc('?', f); /* not allowed in XML 1.0 */
-    else fputc(c, f);
+    else if (attr && c == '\n') fputs("&#10;", f);
+    else if (attr && c == '\r') fputs("&#13;", f);
+    else if (!len) fputs("\xEF\xBF\xBD", f);
+    else fwrite(u + i, 1, len, f);
+    i += len ? len : 1;
   }
 }
+static void xml_text(FILE *f, const char *s, size_t n) { xml_text_as(f, s, n, false); }
+static void xml_attr(FILE *f, const char *s, size_t n) { xml_text_as(f, s, n, true); }
 
 /* The Ant JUnit schema (tests/vendor/JUnit.xsd): a testsuite per file. */
 static bool write_junit(const char *path, const char *app_name, const results *rs) {
@@ -500,26 +581,26 @@ static bool write_junit(const char *path, const char *app_name, const results *r
       ms += rs->r[j].ms;
     }
     fputs("  <testsuite package=\"", f);
-    xml_text(f, app_name, strlen(app_name));
+    xml_attr(f, app_name, strlen(app_name));
     fprintf(f, "\" id=\"%d\" name=\"", id++);
-    xml_text(f, rs->r[i].file, strlen(rs->r[i].file));
+    xml_attr(f, rs->r[i].file, strlen(rs->r[i].file));
     fprintf(f, "\" timestamp=\"%s\" hostname=\"", stamp);
-    xml_text(f, host, strlen(host));
+    xml_attr(f, host, strlen(host));
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n    <properties/>\n",
             j - i, failures, ms / 1000);
     for (size_t k = i; k < j; k++) {
       const result *r = &rs->r[k];
       fputs("    <testcase name=\"", f);
-      xml_text(f, r->name, strlen(r->name));
+      xml_attr(f, r->name, strlen(r->name));
       fputs("\" classname=\"", f);
-      xml_text(f, r->file, strlen(r->file));
+      xml_attr(f, r->file, strlen(r->file));
       fprintf(f, "\" time=\"%.3f\"", r->ms / 1000);
       if (!r->message) {
         fputs("/>\n", f);
         continue;
       }
       fputs(">\n      <failure type=\"assertion\" message=\"", f);
-      xml_text(f, r->message, strlen(r->message));
+      xml_attr(f, r->message, strlen(r->message));
       fputs("\">", f);
       xml_text(f, r->message, strlen(r->message));
       fputc('\n', f);
@@ -541,38 +622,63 @@ static bool write_junit(const char *path, const char *app_name, const results *r
 
 /* {====================================================== --watch */
 
-/* Block until a file of the app or of tests/ changes, then a short quiet
-   time; *changed gets a test file's tests/NAME when only it changed. */
-static bool wait_change(const char *dir, FILE *out, char *changed, size_t cap) {
-  int fd = inotify_init1(IN_CLOEXEC);
-  if (fd < 0) return false;
-  static const char *const subs[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
-  int wd[5];
-  for (int i = 0; i < 5; i++) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s%s", dir, subs[i]);
-    wd[i] = inotify_add_watch(fd, p, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE);
-  }
-  /* said once the watches are in place: a save from now on is seen */
-  fprintf(out, "watching %s for changes (Ctrl-C ends)\n", dir);
+/* --watch: one inotify instance for the whole session, set up before the
+   first run, so a save made while tests run is seen too. */
+typedef struct watcher {
+  int fd;
+  const char *dir;
+  int wd[5]; /* the folder itself (app.lua, and subfolders appearing), scripts, lib, widgets, tests */
+} watcher;
+
+static const char *const watched[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
+
+static void watch_add(watcher *w, int i) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s%s", w->dir, watched[i]);
+  w->wd[i] = inotify_add_watch(w->fd, p, IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+                                            IN_DELETE | IN_ONLYDIR);
+}
+
+static bool watch_open(watcher *w, const char *dir) {
+  w->dir = dir;
+  w->fd = inotify_init1(IN_CLOEXEC);
+  if (w->fd < 0) return false;
+  for (int i = 0; i < 5; i++) watch_add(w, i);
+  return true;
+}
+
+/* Block until a file of the app or of tests/ changed (events queued while the
+   tests ran count), then a short quiet time; *changed gets a test file's
+   tests/NAME when only it was saved (deleted or more than one: all run). */
+static void wait_change(watcher *w, FILE *out, char *changed, size_t cap) {
+  fprintf(out, "watching %s for changes (Ctrl-C ends)\n", w->dir);
   bool app = false, test = false;
   *changed = '\0';
   char ev[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
   int wait_ms = -1;
   for (;;) {
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
     int r = poll(&pfd, 1, wait_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break; /* quiet for a while after a change: go */
-    ssize_t n = read(fd, ev, sizeof ev);
+    ssize_t n = read(w->fd, ev, sizeof ev);
     for (char *p = ev; n > 0 && p < ev + n;) {
       struct inotify_event *e = (struct inotify_event *)p;
       p += sizeof *e + e->len;
       if (!e->len || e->name[0] == '.') continue;
       size_t l = strlen(e->name);
-      if (e->wd == wd[0] && strcmp(e->name, "app.lua") != 0) continue; /* the top: app.lua only */
-      if (e->wd == wd[4]) {
+      if (e->wd == w->wd[0]) {
+        bool sub = false;
+        for (int i = 1; i < 5; i++)
+          if (strcmp(e->name, watched[i] + 1) == 0 && (e->mask & (IN_CREATE | IN_MOVED_TO))) {
+            watch_add(w, i); /* a folder made after the start: watched from now on */
+            sub = true;
+          }
+        if (!sub && strcmp(e->name, "app.lua") != 0) continue; /* the top: app.lua only */
+        app = true;
+      } else if (e->wd == w->wd[4]) {
         if (l < 9 || strcmp(e->name + l - 9, "_test.lua") != 0) continue;
+        if (e->mask & (IN_DELETE | IN_MOVED_FROM)) app = true; /* gone: the rest still run */
         if (test && strcmp(changed + 6, e->name) != 0) app = true; /* two test files: all */
         test = true;
         snprintf(changed, cap, "tests/%s", e->name);
@@ -582,9 +688,7 @@ static bool wait_change(const char *dir, FILE *out, char *changed, size_t cap) {
       wait_ms = 50;
     }
   }
-  close(fd);
   if (app) *changed = '\0';
-  return true;
 }
 
 /* }====================================================== */
@@ -604,6 +708,11 @@ int cmd_test(options *o) {
   }
   int status;
   char only[300] = "";
+  watcher w = {.fd = -1};
+  if (o->watch && !watch_open(&w, dir)) {
+    fprintf(stderr, "luamcp: test --watch: inotify: %s\n", strerror(errno));
+    return 1;
+  }
   for (;;) {
     results rs = {0};
     struct timespec t0, t1;
@@ -616,17 +725,15 @@ int cmd_test(options *o) {
             (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     if (rs.n == 0) fprintf(out, "no test ran%s%s\n", filter ? " matching " : "", filter ? filter : "");
     status = failed || rs.n == 0 ? 1 : 0;
-    if (o->junit && !write_junit(o->junit, name, &rs)) {
+    if (o->junit && !write_junit(o->junit, junit_package[0] ? junit_package : name, &rs)) {
       fprintf(stderr, "luamcp: test: cannot write %s: %s\n", o->junit, strerror(errno));
       status = 1;
     }
     results_clear(&rs);
     if (!o->watch) break;
-    if (!wait_change(dir, out, only, sizeof only)) {
-      fprintf(stderr, "luamcp: test --watch: inotify: %s\n", strerror(errno));
-      break;
-    }
+    wait_change(&w, out, only, sizeof only);
   }
+  if (w.fd >= 0) close(w.fd);
   fclose(out);
   return status;
 }

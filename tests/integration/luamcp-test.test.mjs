@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, WRAP, removeTemp, run, tempApp, within } from './helpers.mjs';
@@ -110,6 +111,52 @@ test('failures: FILE:LINE of the assertion, each difference by path, the unmatch
   }
 });
 
+// Found by review: each of these hung the runner, reached the network, or passed.
+test('misuse fails its test, never hangs nor reaches the network', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': `local mcp = require "mcp"
+mcp.tool { name = "fetch", description = "Fetches.", handler = function() return mcp.http.get("https://x.example/y").body end }
+mcp.tool { name = "echo", description = "Echoes.", handler = function() return "e" end }
+mcp.tool { name = "sock4", description = "tcp4.", handler = function()
+  local s = mcp.socket.tcp4(); local ok, err = s:connect("127.0.0.1", 9); return tostring(ok) .. " " .. tostring(err) end }
+mcp.tool { name = "ask", description = "Asks.", handler = function(_, ctx)
+  return ctx:elicit { message = "?", schema = { n = mcp.string() } }.action end }
+mcp.tool { name = "tasked", description = "A task.", task = "optional", handler = function(_, ctx) ctx:sleep(1) return "done" end }
+`,
+    'tests/m_test.lua': `local test = require "mcp.test"
+local app = test.app()
+test("nested", function()
+  test.http.route("GET", "https://x.example/*", function() app:call("echo") return { body = "x" } end)
+  app:call("fetch")
+end)
+test("tcp4 is faked", function() test.eq(app:call("sock4").content[1].text, "nil connection refused") end)
+test("capabilities per request", function()
+  local _, err = app:call("ask", {}, { capabilities = {}, answers = { elicit = { n = "x" } } })
+  test.eq(err and err.code, -32021)
+end)
+test("a task handle comes back as it is", function()
+  local r = app:call("tasked", {}, { capabilities = { extensions = { ["io.modelcontextprotocol/tasks"] = {} } } })
+  test.eq(r.resultType, "task")
+  test.ok(r.taskId)
+end)
+test("wrong types", function() test.http.route(5, "x", {}) end)
+test("NaN clock", function() test.clock.advance(0/0) end)
+`,
+  });
+  try {
+    const r = await run(['test', dir]);
+    exits(r, 1);
+    assert.match(r.stdout, /FAIL {2}nested\n {8}tests\/m_test\.lua:3: a test\.app\(\) client is used from the test's own code, not from a fake or a handler/);
+    assert.match(r.stdout, /FAIL {2}tcp4 is faked\n {8}tests\/m_test\.lua:7: the outside world was reached without a fake\n {10}mcp\.socket 127\.0\.0\.1:9: no test\.socket\.peer for it/);
+    assert.match(r.stdout, /ok {4}capabilities per request /);
+    assert.match(r.stdout, /ok {4}a task handle comes back as it is /);
+    assert.match(r.stdout, /FAIL {2}wrong types\n {8}tests\/m_test\.lua:17: http\.route\(method or "\*", url pattern, response\): method and url are strings/);
+    assert.match(r.stdout, /FAIL {2}NaN clock\n {8}tests\/m_test\.lua:18: clock\.advance needs seconds >= 0/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every result', opts, async () => {
   const xsd = await readFile(XSD);
   assert.equal(createHash('sha256').update(xsd).digest('hex'),
@@ -174,6 +221,43 @@ test('--watch: a saved test file runs again (that file alone); a saved script ru
     const third = out.slice(out.lastIndexOf('watching ', out.lastIndexOf('watching ') - 1));
     assert.match(third, /tests\/w_test\.lua/);
     assert.match(third, /2 passed, 0 failed/);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+    await removeTemp(dir);
+  }
+});
+
+test('--watch: a save made while the tests run is seen, and a test file that is gone runs the rest', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "1" end }\n',
+    // a second of real work: the save below lands while it runs
+    'tests/slow_test.lua': 'local test = require "mcp.test"\ntest("slow", function() local t = os.clock() while os.clock() - t < 1 do end end)\n',
+    'tests/w_test.lua': 'local test = require "mcp.test"\ntest("w", function() test.ok(true) end)\n',
+  });
+  const command = WRAP[0] || BIN;
+  const child = spawn(command, [...WRAP.slice(1), ...(WRAP.length ? [BIN] : []), 'test', '--watch', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters = [];
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  const runs = () => out.split('watching ').length - 1;
+  const until = (n, what) => within(new Promise((resolve) => {
+    const check = () => (runs() >= n ? resolve() : waiters.push(check));
+    check();
+  }), WAIT, what);
+  try {
+    await delay(300); // the first run is in its slow test
+    await writeFile(path.join(dir, 'tests', 'w_test.lua'), 'local test = require "mcp.test"\ntest("w2", function() test.ok(true) end)\n');
+    await until(2, 'a second run for the save made during the first');
+    assert.match(out.slice(out.indexOf('watching ')), /tests\/w_test\.lua\n {2}ok {4}w2 /);
+    await unlink(path.join(dir, 'tests', 'w_test.lua'));
+    await until(3, 'a run after a test file was deleted');
+    const third = out.slice(out.lastIndexOf('watching ', out.lastIndexOf('watching ') - 1));
+    assert.match(third, /tests\/slow_test\.lua\n {2}ok {4}slow /, 'the rest ran');
+    assert.match(third, /\n1 passed, 0 failed/);
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
