@@ -29,7 +29,19 @@ typedef struct parser {
   int *err_line;
   buf *err;
   bool failed;
+  size_t keys; /* so far, in every mapping: each new one is checked against its siblings */
 } parser;
+
+/* Front matter is a few fields: past this many keys in all, a file is refused
+   rather than checked for duplicates in quadratic time. */
+#define FM_KEYS_MAX 4096
+
+static bool fail(parser *p, int no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* One more key (at line no): false, with the error, past FM_KEYS_MAX. */
+static bool count_key(parser *p, int no) {
+  if (++p->keys <= FM_KEYS_MAX) return true;
+  return fail(p, no, "more than %d keys: front matter holds a few fields", FM_KEYS_MAX);
+}
 
 static bool fail(parser *p, int no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(parser *p, int no, const char *fmt, ...) {
@@ -396,7 +408,7 @@ static bool read_flow(parser *p, fm_node *node, const char *t, size_t len, size_
       ok = read_flow_key(p, t, len, &k, no, &key);
       if (ok) {
         buf_putc(&key, '\0');
-        ok = key_ok(p, key.p, no) && !frontmatter_get(node, key.p);
+        ok = key_ok(p, key.p, no) && count_key(p, no) && !frontmatter_get(node, key.p);
         if (ok) {
           fm_node *kid = add_kid(node, no);
           kid->key = strdup(key.p);
@@ -687,6 +699,10 @@ static bool parse_map(parser *p, fm_node *node, size_t indent, int depth) {
       ok = m < 0 ? false : fail(p, l->no, "expected \"key: value\"");
       break;
     }
+    if (!count_key(p, l->no)) {
+      ok = false;
+      break;
+    }
     if (frontmatter_get(node, key.p)) {
       ok = fail(p, l->no, "duplicate key \"%s\"", key.p);
       break;
@@ -770,7 +786,7 @@ bool frontmatter_parse(const char *text, size_t n, fm_node *root, int *err_line,
     size_t t = skip_ws(raw, len, 0);
     *l = (line){no, ind, raw, len, raw + t, len - t, ind < len && raw[ind] == '\t'};
   }
-  parser p = {ls, count, 0, err_line, err, false};
+  parser p = {.ls = ls, .n = count, .err_line = err_line, .err = err};
   bool ok = true;
   if (!closed) {
     ok = fail(&p, 1, "the front matter has no closing \"---\" line");

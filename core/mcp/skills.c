@@ -89,7 +89,7 @@ static bool key_of(const char *uri, size_t n, buf *out) {
   if (hash) n = (size_t)(hash - uri);
   for (size_t i = sizeof scheme - 1; i < n; i++) {
     char c = uri[i];
-    if (c == '?') return false;
+    if (c == '?' || c == '\0') return false; /* a raw NUL (\u0000) names nothing, as %00 does */
     if (c == '%') {
       int h = i + 2 < n ? hexval(uri[i + 1]) : -1, l = h >= 0 ? hexval(uri[i + 2]) : -1;
       if (l < 0 || (h == 0 && l == 0)) return false;

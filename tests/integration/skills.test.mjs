@@ -134,6 +134,7 @@ test('raw: a client reaches no file outside the skill; bad params are -32602; no
         'skill://pdf-tools/../../secret.txt', 'skill://pdf-tools/%2e%2e/%2e%2e/secret.txt',
         'skill://pdf-tools/references/..%2F..%2F..%2Fsecret.txt', 'skill://..%2Fsecret.txt',
         'skill://pdf-tools/%00', 'skill://pdf-tools/%zz', 'skill://pdf-tools/SKILL.md?x=1',
+        'skill://pdf-tools/SKILL.md\u0000../../secret.txt', 'skill://pdf-tools/SKILL.md\u0000zzz',
         'skill://' + 'a/'.repeat(5000) + 'SKILL.md',
       ];
       for (const uri of escapes) {
@@ -187,6 +188,9 @@ test('check: a broken SKILL.md is a load error at file:line; a symlink out of th
     ['---\nname: pdf-tools\ndescription: d\nmetadata:\n  n: 3\n---\n', /skills\/pdf-tools\/SKILL\.md:4: metadata must map strings to strings/],
     ['---\nname: pdf-tools\ndescription: d\n\tx: 1\n---\n', /skills\/pdf-tools\/SKILL\.md:4: tabs cannot be used for indentation/],
     ['# no front matter\n', /skills\/pdf-tools\/SKILL\.md:1: SKILL\.md must begin with a "---" line/],
+    // bounded: duplicate keys are checked pairwise, so a file of 100k keys is refused at once
+    ['---\nname: pdf-tools\ndescription: d\nmetadata:\n' + Array.from({ length: 100000 }, (_, i) => `  k${i}: v\n`).join('') + '---\n',
+      /skills\/pdf-tools\/SKILL\.md:4098: more than 4096 keys: front matter holds a few fields/],
   ];
   const dir = await skillApp();
   try {
