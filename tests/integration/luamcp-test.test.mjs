@@ -184,46 +184,56 @@ test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every resul
   }
 });
 
-test('--watch: a saved test file runs again (that file alone); a saved script runs them all', opts, async () => {
-  const dir = await tempApp({
-    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "1" end }\n',
-    'tests/v_test.lua': 'local test = require "mcp.test"\ntest("v", function() test.eq(test.app():call("v").content[1].text, "1") end)\n',
-    'tests/w_test.lua': 'local test = require "mcp.test"\ntest("w", function() test.ok(true) end)\n',
-  });
+/** `luamcp test --watch dir`: its output so far (out()), until(n) runs have ended, stop(). */
+function watch(dir) {
   const command = WRAP[0] || BIN;
   const child = spawn(command, [...WRAP.slice(1), ...(WRAP.length ? [BIN] : []), 'test', '--watch', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const waiters = [];
   child.stdout.on('data', (d) => {
     out += d;
-    for (const w of waiters.splice(0)) w();
+    for (const f of waiters.splice(0)) f();
   });
   const runs = () => out.split('watching ').length - 1;
   const until = (n, what) => within(new Promise((resolve) => {
     const check = () => (runs() >= n ? resolve() : waiters.push(check));
     check();
   }), WAIT, what);
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+  };
+  return { out: () => out, until, stop };
+}
+
+test('--watch: a saved test file runs again (that file alone); a saved script runs them all', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "1" end }\n',
+    'tests/v_test.lua': 'local test = require "mcp.test"\ntest("v", function() test.eq(test.app():call("v").content[1].text, "1") end)\n',
+    'tests/w_test.lua': 'local test = require "mcp.test"\ntest("w", function() test.ok(true) end)\n',
+  });
+  const w = watch(dir);
+  const until = w.until;
   try {
     await until(1, 'the first run');
-    assert.match(out, /2 passed, 0 failed/);
+    assert.match(w.out(), /2 passed, 0 failed/);
     // an editor's save: a new file renamed over the old one
     const tmp = path.join(dir, 'tests', '.v_test.lua.swp');
     await writeFile(tmp, 'local test = require "mcp.test"\ntest("v", function() test.eq(test.app():call("v").content[1].text, "2") end)\n');
     await rename(tmp, path.join(dir, 'tests', 'v_test.lua'));
     await until(2, 'a run after the test was saved');
-    const second = out.slice(out.indexOf('watching '));
+    const second = w.out().slice(w.out().indexOf('watching '));
     assert.match(second, /tests\/v_test\.lua\n {2}FAIL {2}v\n/);
     assert.doesNotMatch(second, /w_test/, 'only the saved test file ran');
     assert.match(second, /0 passed, 1 failed/);
     await writeFile(path.join(dir, 'scripts', 'x.lua'),
       'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "2" end }\n');
     await until(3, 'a run after the script was saved');
-    const third = out.slice(out.lastIndexOf('watching ', out.lastIndexOf('watching ') - 1));
+    const third = w.out().slice(w.out().lastIndexOf('watching ', w.out().lastIndexOf('watching ') - 1));
     assert.match(third, /tests\/w_test\.lua/);
     assert.match(third, /2 passed, 0 failed/);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+    await w.stop();
     await removeTemp(dir);
   }
 });
@@ -235,32 +245,20 @@ test('--watch: a save made while the tests run is seen, and a test file that is 
     'tests/slow_test.lua': 'local test = require "mcp.test"\ntest("slow", function() local t = os.clock() while os.clock() - t < 1 do end end)\n',
     'tests/w_test.lua': 'local test = require "mcp.test"\ntest("w", function() test.ok(true) end)\n',
   });
-  const command = WRAP[0] || BIN;
-  const child = spawn(command, [...WRAP.slice(1), ...(WRAP.length ? [BIN] : []), 'test', '--watch', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters = [];
-  child.stdout.on('data', (d) => {
-    out += d;
-    for (const w of waiters.splice(0)) w();
-  });
-  const runs = () => out.split('watching ').length - 1;
-  const until = (n, what) => within(new Promise((resolve) => {
-    const check = () => (runs() >= n ? resolve() : waiters.push(check));
-    check();
-  }), WAIT, what);
+  const w = watch(dir);
+  const until = w.until;
   try {
     await delay(300); // the first run is in its slow test
     await writeFile(path.join(dir, 'tests', 'w_test.lua'), 'local test = require "mcp.test"\ntest("w2", function() test.ok(true) end)\n');
     await until(2, 'a second run for the save made during the first');
-    assert.match(out.slice(out.indexOf('watching ')), /tests\/w_test\.lua\n {2}ok {4}w2 /);
+    assert.match(w.out().slice(w.out().indexOf('watching ')), /tests\/w_test\.lua\n {2}ok {4}w2 /);
     await unlink(path.join(dir, 'tests', 'w_test.lua'));
     await until(3, 'a run after a test file was deleted');
-    const third = out.slice(out.lastIndexOf('watching ', out.lastIndexOf('watching ') - 1));
+    const third = w.out().slice(w.out().lastIndexOf('watching ', w.out().lastIndexOf('watching ') - 1));
     assert.match(third, /tests\/slow_test\.lua\n {2}ok {4}slow /, 'the rest ran');
     assert.match(third, /\n1 passed, 0 failed/);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+    await w.stop();
     await removeTemp(dir);
   }
 });
