@@ -42,6 +42,29 @@ mcp.tool {
   handler = function(args) return args.text:match("^%s*(.-)%s*$") end,
 }
 
+-- Busy until the client, having seen a progress, creates the flag file: it
+-- ends only if its progress reached the client while it ran (or after max_ms).
+mcp.tool {
+  name = "busy_until_seen",
+  description = "Keeps the CPU busy, reporting progress, until the file flag exists.",
+  input = { flag = mcp.string(), max_ms = mcp.number(), step = mcp.number() },
+  handler = function(args, ctx)
+    local t0 = os.clock()
+    local i = 0
+    while (os.clock() - t0) * 1000 < args.max_ms do
+      i = i + 1
+      ctx:progress(i)
+      spin(args.step)
+      local f = io.open(args.flag)
+      if f then
+        f:close()
+        return "released"
+      end
+    end
+    return "never released"
+  end,
+}
+
 mcp.tool {
   name = "busy_progress",
   description = "Keeps the CPU busy for ms milliseconds, reporting progress every step ms.",
