@@ -564,6 +564,11 @@ void engine_run(engine *e) {
   run_unlock(e);
 }
 
+void engine_claim_loop(engine *e) {
+  e->loop_thread = pthread_self();
+  e->loop_running = true;
+}
+
 void engine_run_until(engine *e, bool (*done)(void *ud), void *ud) {
   run_lock(e);
   e->loop_thread = pthread_self();

@@ -155,6 +155,10 @@ bool engine_finishing(engine *e);
 
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
+/* The calling thread will call engine_run: said before other threads start
+   submitting (the HTTP workers), so a call a worker runs inline can be handed
+   over to the loop even when its request came before engine_run began. */
+void engine_claim_loop(engine *e);
 /* Serve until done(ud), asked after each round's output went out, or until
    nothing is left to do (no call, nothing queued): for a caller that drives
    the engine a request at a time from its own thread (luamcp test), with

@@ -727,6 +727,9 @@ int transport_http_serve(server *core, const http_options *o) {
   cb.http_error = civetweb_error;
   cb.begin_request = route;
   mg_init_library(o->cert ? MG_FEATURES_TLS : 0);
+  /* before a worker exists: a request that comes before engine_run began
+     must still hand a busy call over (its progress would wait for its end) */
+  engine_claim_loop(e);
   srv->ctx = mg_start(&cb, srv, opts);
   if (combined) { /* loaded at start: the copy of the key goes at once */
     unlink(pem);
