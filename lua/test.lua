@@ -680,7 +680,7 @@ function client_mt:request(method, params, opts)
 end
 
 function client_mt:call(name, args, opts)
-  return self:request("tools/call", { name = name, arguments = args or setmetatable({}, nil) }, opts)
+  return self:request("tools/call", { name = name, arguments = args or {} }, opts)
 end
 function client_mt:read(uri, opts) return self:request("resources/read", { uri = uri }, opts) end
 function client_mt:prompt(name, args, opts)

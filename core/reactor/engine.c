@@ -507,10 +507,35 @@ static bool work_round(engine *e) {
   return finishing;
 }
 
-void engine_run(engine *e) {
-  run_lock(e);
+/* Wait on the loop until what is due next (and at most until `until`,
+   engine_now() seconds; 0: no bound of the caller's). */
+static void wait_next(engine *e, double until) {
+  int timeout = uv_backend_timeout(&e->loop);
+  if (until > 0) {
+    int ms = (int)ceil((until - engine_now()) * 1000.0);
+    if (ms < 0) ms = 0;
+    if (timeout < 0 || ms < timeout) timeout = ms;
+  }
+  /* read by a call resumed above, not yet dispatched; or handles started
+     since the loop polled (registered by its next pass) */
+  if (e->ndeferred || unregistered_handles(e)) timeout = 0;
+  /* with a settle user (Redis), never asleep for good: a timer a worker
+     starts further out than the planned wake-up (a parked call's
+     deadline, its command already written at the settle point) then
+     needs no wake-up (loop_changed); without one, an idle server sleeps */
+  if (e->nsettle && (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS)) timeout = LOOP_SLEEP_MAX_MS;
+  e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
+  wait_for_loop(e, timeout);
+}
+
+void engine_claim_loop(engine *e) {
   e->loop_thread = pthread_self();
   e->loop_running = true;
+}
+
+void engine_run(engine *e) {
+  run_lock(e);
+  engine_claim_loop(e);
   watchdog_start(e); /* e->watching is read by run-lock holders: set under the lock */
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT); /* due timers and ready I/O: parked calls resume */
@@ -543,36 +568,15 @@ void engine_run(engine *e) {
       while (e->ninputs) engine_remove_input(e, e->inputs[0]->fd);
     settle(e); /* what the hooks above queued, before the wait */
     e->h.flush(e->h.ud);
-    int timeout = uv_backend_timeout(&e->loop);
-    if (finishing) {
-      int ms = (int)ceil((e->finish_deadline - engine_now()) * 1000.0);
-      if (ms < 0) ms = 0;
-      if (timeout < 0 || ms < timeout) timeout = ms;
-    }
-    /* read by a call resumed above, not yet dispatched; or handles started
-       since the loop polled (registered by its next pass) */
-    if (e->ndeferred || unregistered_handles(e)) timeout = 0;
-    /* with a settle user (Redis), never asleep for good: a timer a worker
-       starts further out than the planned wake-up (a parked call's
-       deadline, its command already written at the settle point) then
-       needs no wake-up (loop_changed); without one, an idle server sleeps */
-    if (e->nsettle && (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS)) timeout = LOOP_SLEEP_MAX_MS;
-    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
-    wait_for_loop(e, timeout);
+    wait_next(e, finishing ? e->finish_deadline : 0);
   }
   watchdog_stop(e); /* it takes only watch_mu: joined with e->run held */
   run_unlock(e);
 }
 
-void engine_claim_loop(engine *e) {
-  e->loop_thread = pthread_self();
-  e->loop_running = true;
-}
-
 void engine_run_until(engine *e, bool (*done)(void *ud), void *ud) {
   run_lock(e);
-  e->loop_thread = pthread_self();
-  e->loop_running = true;
+  engine_claim_loop(e);
   watchdog_start(e);
   for (;;) {
     uv_run(&e->loop, UV_RUN_NOWAIT);
@@ -584,11 +588,7 @@ void engine_run_until(engine *e, bool (*done)(void *ud), void *ud) {
     bool idle = e->qlen == 0 && e->ndeferred == 0 && e->ncalls == 0;
     pthread_mutex_unlock(&e->lock);
     if (idle) break; /* nothing more will come */
-    int timeout = uv_backend_timeout(&e->loop);
-    if (e->ndeferred || unregistered_handles(e)) timeout = 0;
-    if (e->nsettle && (timeout < 0 || timeout > LOOP_SLEEP_MAX_MS)) timeout = LOOP_SLEEP_MAX_MS;
-    e->sleep_until = timeout < 0 ? 0 : uv_now(&e->loop) + (uint64_t)timeout;
-    wait_for_loop(e, timeout);
+    wait_next(e, 0);
   }
   watchdog_stop(e);
   e->loop_running = false; /* the caller runs Lua of its own until the next round */

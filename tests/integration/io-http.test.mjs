@@ -524,23 +524,32 @@ test('connections are reused: 20 sequential calls, one TCP connection', opts, ()
     }),
   ));
 
-test('a server that closes its connections after each answer: no transfer fails (plain GETs and redirect chains)', opts, async () => {
-  // answers, then drops the connection curl would reuse (no Connection: close)
+/** A loopback origin that reads each request's head and hands the socket,
+    method and target to answer(), which writes whatever the case needs. */
+async function rawOrigin(answer) {
   const origin = net.createServer((s) => {
     let head = '';
     s.on('error', () => {});
     s.on('data', (d) => {
       head += d;
       if (!head.includes('\r\n\r\n')) return;
-      const target = head.split(' ')[1];
+      const [method, target] = head.split(' ');
       head = '';
-      const hops = target.startsWith('/r/') ? Number(target.slice(3)) : 0;
-      s.write(hops > 0 ? `HTTP/1.1 302 Found\r\nLocation: /r/${hops - 1}\r\nContent-Length: 0\r\n\r\n`
-                       : 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-      setTimeout(() => s.destroy(), 1);
+      answer(s, method, target);
     });
   });
   await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  return origin;
+}
+
+test('a server that closes its connections after each answer: no transfer fails (plain GETs and redirect chains)', opts, async () => {
+  // answers, then drops the connection curl would reuse (no Connection: close)
+  const origin = await rawOrigin((s, method, target) => {
+    const hops = target.startsWith('/r/') ? Number(target.slice(3)) : 0;
+    s.write(hops > 0 ? `HTTP/1.1 302 Found\r\nLocation: /r/${hops - 1}\r\nContent-Length: 0\r\n\r\n`
+                     : 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    setTimeout(() => s.destroy(), 1);
+  });
   const base = `http://127.0.0.1:${origin.address().port}`;
   try {
     await withRaw([IO_APP], async (srv) => {
@@ -560,24 +569,15 @@ test('a request whose connection dies before any answer: GET, PUT, DELETE once m
   // reads each request, then resets the connection without a byte of answer
   // (/r/N redirects first, answered as usual)
   const seen = [];
-  const origin = net.createServer((s) => {
-    let head = '';
-    s.on('error', () => {});
-    s.on('data', (d) => {
-      head += d;
-      if (!head.includes('\r\n\r\n')) return;
-      const [method, target] = head.split(' ');
-      head = '';
-      seen.push(`${method} ${target}`);
-      if (target.startsWith('/r/') || target.startsWith('/x/')) {
-        const to = target.startsWith('/x/') ? `http://localhost:${origin.address().port}/dead` : '/dead';
-        s.write(`HTTP/1.1 303 See Other\r\nLocation: ${to}\r\nContent-Length: 0\r\n\r\n`);
-        return;
-      }
-      s.resetAndDestroy();
-    });
+  const origin = await rawOrigin((s, method, target) => {
+    seen.push(`${method} ${target}`);
+    if (target.startsWith('/r/') || target.startsWith('/x/')) {
+      const to = target.startsWith('/x/') ? `http://localhost:${origin.address().port}/dead` : '/dead';
+      s.write(`HTTP/1.1 303 See Other\r\nLocation: ${to}\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    s.resetAndDestroy();
   });
-  await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${origin.address().port}`;
   const attempts = async (srv, args) => {
     seen.length = 0;
