@@ -103,6 +103,11 @@ static void key_part(struct sha256_ctx *c, const char *s) {
   if (s) sha256_update(c, strlen(s), (const uint8_t *)s);
 }
 
+void principal_key_or(const char *made, const principal *p, char out[PRINCIPAL_KEY_LEN + 1]) {
+  if (made) snprintf(out, PRINCIPAL_KEY_LEN + 1, "%s", made);
+  else principal_key(p, out);
+}
+
 void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]) {
   out[0] = '\0';
   if (!p) return;

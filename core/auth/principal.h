@@ -41,6 +41,8 @@ bool principal_has_all(const principal *p, const char *list, const char **missin
    principal (a task) or crosses to another instance keeps this. */
 #define PRINCIPAL_KEY_LEN 64
 void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]);
+/* The key already made (forwarded: copied as it is), else p's. */
+void principal_key_or(const char *made, const principal *p, char out[PRINCIPAL_KEY_LEN + 1]);
 /* Same issuer, subject and client (a session belongs to them). */
 bool principal_same(const principal *a, const principal *b);
 

@@ -230,19 +230,13 @@ static void start_call(server *srv, call *c, const char *method, const char *nam
   engine_call_start(srv->e, c, 0);
 }
 
-/* Who the request comes from: its token's principal, else --as (luamcp
-   call), else nobody (NULL: stdio, an open server — scopes do not apply). */
-static const principal *caller(const server *srv, const inmsg *im) {
-  return im->who ? im->who : srv->opt.as;
-}
-
 /* Does the caller hold every scope the item declares? Else the request is
    answered with SERVER_INSUFFICIENT_SCOPE (403 with a scope challenge over
    HTTP), naming the scopes it was granted and those missing, so a client
    that steps up keeps what it had (the specification's recommendation). */
 static bool scope_refused(server *srv, inmsg *im, const char *scopes, const char *what,
                           const char *name) {
-  const principal *who = caller(srv, im);
+  const principal *who = server_caller(srv, im);
   const char *missing;
   size_t n;
   if (!who || principal_has_all(who, scopes, &missing, &n)) return false;
@@ -276,8 +270,8 @@ static void handle_list(server *srv, inmsg *im, reg_list list) {
   /* a caller sees what its scopes allow: pages cut for it */
   reg_pages own;
   bool model_only = list == REG_TOOLS && r->has_app_only && !cv->ui && !cv->ui_unknown;
-  bool cut = caller(srv, im) &&
-             registry_pages_for(r, list, cv->version, model_only, caller(srv, im), &own);
+  bool cut = server_caller(srv, im) &&
+             registry_pages_for(r, list, cv->version, model_only, server_caller(srv, im), &own);
   if (cut) pg = &own;
   if (model_only) {
     /* a client without MCP Apps has no views: app-only tools are not for it */

@@ -135,7 +135,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
     why = "made by another version of luamcp";
   else if (strtod(e.p, NULL) < wall_now())
     why = "expired";
-  else if (!bind_digest(engine_app(srv->e)->vm.L, im->who ? im->who : srv->opt.as, what, name,
+  else if (!bind_digest(engine_app(srv->e)->vm.L, server_caller(srv, im), what, name,
                         name_len, r->args, r->args_len, bind) ||
            b.n != 66 || memcmp(b.p + 1, bind, 64) != 0)
     why = "made for another request";

@@ -253,11 +253,6 @@ void server_accept(server *srv, session *s, const char *p, size_t n) {
   server_inject(srv, s, s->standalone, p, n);
 }
 
-void server_caller_key(const server *srv, const inmsg *im, char out[PRINCIPAL_KEY_LEN + 1]) {
-  if (im->who_key) snprintf(out, PRINCIPAL_KEY_LEN + 1, "%s", im->who_key);
-  else principal_key(im->who ? im->who : srv->opt.as, out);
-}
-
 void server_inject(server *srv, session *s, outlet *reply, const char *p, size_t n) {
   server_inject_as(srv, s, reply, p, n, NULL);
 }

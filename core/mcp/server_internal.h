@@ -240,8 +240,17 @@ void server_inject(server *srv, session *s, outlet *reply, const char *msg, size
    principal (principal_key; "" for nobody). */
 void server_inject_as(server *srv, session *s, outlet *reply, const char *msg, size_t len,
                       const char *who_key);
-/* Whose the request is, as principal_key names it ("" for nobody). */
-void server_caller_key(const server *srv, const inmsg *im, char out[PRINCIPAL_KEY_LEN + 1]);
+/* Who the request comes from: its token's principal, else --as (luamcp
+   call), else nobody (NULL: stdio, an open server — scopes do not apply). */
+static inline const principal *server_caller(const server *srv, const inmsg *im) {
+  return im->who ? im->who : srv->opt.as;
+}
+/* Whose the request is, as principal_key names it ("" for nobody): the
+   key another instance forwarded with it, else its caller's. */
+static inline void server_caller_key(const server *srv, const inmsg *im,
+                                     char out[PRINCIPAL_KEY_LEN + 1]) {
+  principal_key_or(im->who_key, server_caller(srv, im), out);
+}
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);
