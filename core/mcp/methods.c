@@ -258,7 +258,7 @@ static bool scope_refused(server *srv, inmsg *im, const char *scopes, const char
   char msg[512];
   snprintf(msg, sizeof msg, "Insufficient scope: %s '%s' needs the scope %.*s", what, name, (int)n,
            missing);
-  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, SERVER_INSUFFICIENT_SCOPE, msg, data.p);
+  output_rpc_error(srv, im->reply, im->m.id, SERVER_INSUFFICIENT_SCOPE, msg, data.p);
   buf_free(&want), buf_free(&data);
   return true;
 }
@@ -491,7 +491,7 @@ static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_Stat
   bool ok = !why.len;
   if (!ok) {
     buf_putc(&why, '\0');
-    jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
+    output_rpc_error(srv, im->reply, im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
   }
   buf_free(&want), buf_free(&got), buf_free(&why);
   return ok;
@@ -562,7 +562,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
        earlier versions answered a protocol error */
     if (im->cv.version >= PROTO_2025_11_25)
       output_tool_error(srv, &im->cv, output_reply(srv, im->reply), m->id, msg.p, msg.len);
-    else jsonrpc_write_error(output_reply(srv, im->reply), m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
+    else output_rpc_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
     buf_free(&err);
     return;
@@ -659,9 +659,9 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
-    jsonrpc_write_error(output_reply(srv, im->reply), m->id,
-                        proto_per_request(im->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
-                        "Resource not found", d.p);
+    output_rpc_error(srv, im->reply, m->id,
+                     proto_per_request(im->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                     "Resource not found", d.p);
     buf_free(&d);
     buf_free(&uri);
     return;
@@ -928,31 +928,16 @@ static trace_span *server_span(const inmsg *im, const char *method) {
   return s;
 }
 
-/* mcp_server_requests_total of a request answered without a call (a
-   call's own is counted when it ends: request.c) */
-static void count_request(server *srv, const inmsg *im, const char *method,
-                          unsigned long errors_before, double t0) {
+/* A request answered without a call (a call's own is accounted when it
+   ends: request.c). */
+static void count_request(server *srv, inmsg *im, const char *method, double t0) {
   if (im->taken) return;
-  const char *outcome = jsonrpc_errors_written != errors_before ? "error" : "ok";
-  unsigned char trace_id[16];
-  if (im->span) memcpy(trace_id, trace_context(im->span)->trace_id, sizeof trace_id);
-  bool traced = im->span != NULL;
-  if (im->span) {
-    if (*outcome == 'e') {
-      trace_attr_str(im->span, "error.type", "error");
-      trace_error(im->span, "the request was answered with an error");
-    }
-    trace_end(im->span);
-    ((inmsg *)im)->span = NULL;
-  }
-  if (metrics_on)
-    metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(im->cv.version), outcome}), 1);
-  if (access_log_on())
-    access_log_write(&(access_entry){srv->opt.instance, im->s->peer, im->s->id,
-                                     im->who ? im->who->subject : srv->opt.as ? srv->opt.as->subject : NULL,
-                                     proto_name(im->cv.version), method, NULL, outcome, im->m.id.p,
-                                     im->m.id.n, engine_now() - t0, output_answer_bytes(im->reply),
-                                     traced ? trace_id : NULL});
+  accounting_record(srv, &(account){.method = method, .version = im->cv.version,
+                                    .outcome = im->reply->error_code ? OUTCOME_ERROR : OUTCOME_OK,
+                                    .s = im->s, .who = server_caller(srv, im), .id = im->m.id,
+                                    .started = t0, .bytes = output_answer_bytes(im->reply),
+                                    .span = im->span});
+  im->span = NULL;
 }
 
 void methods_handle_request(server *srv, inmsg *im) {
@@ -960,18 +945,17 @@ void methods_handle_request(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   int version = im->cv.version;
   const struct method *me = method_of(m);
-  unsigned long errors = jsonrpc_errors_written;
   double t0 = access_log_on() ? engine_now() : 0;
   if (trace_on) im->span = server_span(im, me ? me->name : "other");
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                    "Invalid Request: the session is not initialized (send initialize first)");
-      count_request(srv, im, me->name, errors, t0);
+      count_request(srv, im, me->name, t0);
       return;
     }
     me->fn(srv, im);
-    count_request(srv, im, me->name, errors, t0);
+    count_request(srv, im, me->name, t0);
     return;
   }
   buf name;
@@ -983,5 +967,5 @@ void methods_handle_request(server *srv, inmsg *im) {
   else
     output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
-  count_request(srv, im, "other", errors, t0); /* never the client's string: unbounded */
+  count_request(srv, im, "other", t0); /* never the client's string: unbounded */
 }

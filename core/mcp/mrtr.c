@@ -395,7 +395,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
              miss & 1 ? "\"elicitation\":{}" : "", (miss & 1) && (miss & 6) ? "," : "",
              miss & 2 ? "\"sampling\":{}" : "", (miss & 2) && (miss & 4) ? "," : "",
              miss & 4 ? "\"roots\":{}" : "");
-    jsonrpc_write_error(out, (json_span){id, idn}, MCP_MISSING_CAPABILITY, msg, data);
+    output_rpc_error(srv, r->out, (json_span){id, idn}, MCP_MISSING_CAPABILITY, msg, data);
   } else {
     char bind[65];
     if (!bind_digest(L, r->who, r->what, r->name, r->name_len, r->args, r->args_len, bind)) {

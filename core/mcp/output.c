@@ -61,6 +61,7 @@ void output_done(server *srv, outlet *o) {
 
 buf *output_reply(server *srv, outlet *o) {
   o->answered = true;
+  o->error_code = 0;
   buf *b = output_of(srv, o);
   o->answer_at = b->len;
   return b;
@@ -76,7 +77,14 @@ void output_error(server *srv, outlet *o, json_span id, int code, const char *fm
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  jsonrpc_write_error(output_reply(srv, o), id, code, msg, NULL);
+  output_rpc_error(srv, o, id, code, msg, NULL);
+}
+
+void output_rpc_error(server *srv, outlet *o, json_span id, int code, const char *msg,
+                      const char *data) {
+  buf *b = output_reply(srv, o);
+  o->error_code = code;
+  jsonrpc_write_error(b, id, code, msg, data);
 }
 
 void output_json(server *srv, outlet *o, json_span id, const char *json, size_t n) {

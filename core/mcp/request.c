@@ -56,63 +56,31 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   return c;
 }
 
-const char *const outcome_names[] = {"ok", "tool_error", "error", "timeout", "cancelled"};
-
-/* mcp_server_requests_total and mcp_server_operation_duration_seconds of
-   a call that ends */
-static void count_call(request *r, call *c) {
-  static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
-                                        "completion/complete"};
-  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
-                                                                         : r->outcome;
-  const char *method = methods[r->kind], *name = outcome_names[o];
-  metric_add(metric_at(M_REQUESTS, (const char *const[]){method, proto_name(r->cv.version), name}), 1);
-  metric_observe(metric_at(M_OPERATION, (const char *const[]){method, r->item_name ? r->item_name : "", name}),
-                 engine_now() - r->started);
-  metric_gauge_add(metric_only(M_CALLS), -1);
-}
-
-/* the call's spans: those ctx:span left open (the call ended while they
-   ran), then its server span, with its outcome */
-static void end_spans(request *r, call *c) {
-  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
-                                                                         : r->outcome;
+/* the spans ctx:span left open (the call ended while they ran) */
+static void end_open_spans(request *r, outcome o) {
   while (r->nspans > 0) {
     trace_span *s = r->spans[--r->nspans];
     trace_error(s, outcome_names[o == OUTCOME_OK ? OUTCOME_CANCELLED : o]);
     trace_end(s);
   }
-  if (o != OUTCOME_OK) {
-    trace_attr_str(r->span, "error.type", outcome_names[o]);
-    trace_error(r->span, outcome_names[o]);
-  }
-  trace_end(r->span);
-  r->span = NULL;
-}
-
-/* its access log line */
-static void log_call(server *srv, request *r, call *c, const unsigned char *trace_id) {
-  static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
-                                        "completion/complete"};
-  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
-                                                                         : r->outcome;
-  size_t idn;
-  const char *id = call_id(c, &idn);
-  access_log_write(&(access_entry){srv->opt.instance, r->s->peer, r->s->id,
-                                   r->who ? r->who->subject : NULL, proto_name(r->cv.version),
-                                   methods[r->kind], r->item_name, outcome_names[o], id, idn,
-                                   engine_now() - r->started, output_answer_bytes(r->out), trace_id});
 }
 
 void request_ended(void *ud, call *c) {
   server *srv = ud;
+  static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
+                                        "completion/complete"};
   request *r = request_of(c);
-  if (metrics_on) count_call(r, c);
-  unsigned char trace_id[16];
-  bool traced = r->span != NULL;
-  if (traced) memcpy(trace_id, trace_context(r->span)->trace_id, sizeof trace_id);
-  if (r->span || r->nspans) end_spans(r, c);
-  if (access_log_on()) log_call(srv, r, c, traced ? trace_id : NULL);
+  outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
+                                                                         : r->outcome;
+  if (metrics_on) metric_gauge_add(metric_only(M_CALLS), -1);
+  end_open_spans(r, o);
+  size_t idn;
+  const char *id = call_id(c, &idn);
+  accounting_record(srv, &(account){.method = methods[r->kind], .version = r->cv.version,
+                                    .item = r->item_name, .outcome = o, .call = true, .s = r->s,
+                                    .who = r->who, .id = {id, idn}, .started = r->started,
+                                    .bytes = output_answer_bytes(r->out), .span = r->span});
+  r->span = NULL;
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);

@@ -211,9 +211,9 @@ static void finish_resource(server *srv, call *c, int nres) {
     buf_putc(&d, '}');
     buf_putc(&d, '\0');
     /* 2026-07-28 has no -32002: not found is invalid params */
-    jsonrpc_write_error(output_reply(srv, r->out), id_of(c),
-                        proto_per_request(r->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
-                        "Resource not found", d.p);
+    output_rpc_error(srv, r->out, id_of(c),
+                     proto_per_request(r->cv.version) ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                     "Resource not found", d.p);
     buf_free(&d);
     return;
   }
@@ -312,8 +312,7 @@ static bool rpc_error(server *srv, call *c, int idx) {
     if (!json_encode(co, -1, &data, err, sizeof err)) data.len = 0;
     buf_putc(&data, '\0');
   }
-  jsonrpc_write_error(output_reply(srv, request_of(c)->out), id_of(c), code, msg,
-                      data.len > 1 ? data.p : NULL);
+  output_rpc_error(srv, request_of(c)->out, id_of(c), code, msg, data.len > 1 ? data.p : NULL);
   buf_free(&data);
   lua_settop(co, top);
   return true;
@@ -349,8 +348,8 @@ void results_returned(void *ud, call *c, int nres) {
 void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
   if (lua_gettop(call_thread(c)) > 0 && rpc_error(ud, c, -1)) return; /* error(mcp.rpc_error(...)) */
-  buf *out = output_reply(ud, r->out);
   r->outcome = r->kind == CALL_TOOL ? OUTCOME_TOOL_ERROR : OUTCOME_ERROR;
-  if (r->kind == CALL_TOOL) output_tool_error(ud, &r->cv, out, id_of(c), msg, strlen(msg));
-  else jsonrpc_write_error(out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
+  if (r->kind == CALL_TOOL)
+    output_tool_error(ud, &r->cv, output_reply(ud, r->out), id_of(c), msg, strlen(msg));
+  else output_rpc_error(ud, r->out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);
 }

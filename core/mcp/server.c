@@ -53,7 +53,7 @@ static void attach(server *srv, session *s, outlet *stream) {
    place). */
 static bool answered_at_once(server *srv, const jsonrpc_msg *m, outlet *o) {
   if (m->kind == JSONRPC_INVALID) {
-    jsonrpc_write_error(output_reply(srv, o), m->id, m->error_code, m->error_msg, NULL);
+    output_rpc_error(srv, o, m->id, m->error_code, m->error_msg, NULL);
     return true;
   }
   if (m->kind == JSONRPC_REQUEST && jsonrpc_method_is(m, "ping") && !envelope_claimed(m)) {
@@ -73,7 +73,7 @@ static bool classify(server *srv, inmsg *im) {
   int code = im->env_read ? 0 : envelope_read(&im->m, &im->env, &msg, &data);
   if (code) {
     buf_putc(&data, '\0');
-    jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
+    output_rpc_error(srv, im->reply, im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
     buf_free(&msg), buf_free(&data);
     return false;
   }
@@ -186,7 +186,7 @@ static void dispatch_failed(void *ud, void *msg, const char *err) {
   inmsg *im = msg;
   if (im->type != MSG_RPC || !im->reply || im->m.kind != JSONRPC_REQUEST) return;
   im->reply->out.len = 0; /* what was half written */
-  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, JSONRPC_INTERNAL_ERROR, err, NULL);
+  output_rpc_error(srv, im->reply, im->m.id, JSONRPC_INTERNAL_ERROR, err, NULL);
 }
 
 /* A request answered by the dispatch itself (no call took it over) is

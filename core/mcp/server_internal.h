@@ -72,6 +72,23 @@ typedef enum outcome {
 } outcome;
 extern const char *const outcome_names[];
 
+/* {====== accounting.c: a request answered, as metrics, span and access log see it */
+typedef struct account {
+  const char *method; /* its method ("other": none we serve) */
+  int version;        /* the revision it was served under */
+  const char *item;   /* the tool, resource, prompt or template it named, or NULL */
+  outcome outcome;
+  bool call;          /* a call answered it (a handler ran) */
+  const session *s;
+  const principal *who;
+  json_span id;
+  double started; /* engine_now() when it came (0: not timed) */
+  size_t bytes;   /* of its answer */
+  trace_span *span; /* its SERVER span, ended here, or NULL */
+} account;
+void accounting_record(struct server *srv, const account *a);
+/* }====== */
+
 /* A call as the server sees it: the request it answers (the engine's call
    extra data). */
 typedef struct request {
@@ -184,6 +201,10 @@ buf *output_reply(server *srv, outlet *o);
 size_t output_answer_bytes(const outlet *o);
 /* The request o answers is over (flush, then the transport closes it). */
 void output_done(server *srv, outlet *o);
+/* Answer o's request with a JSON-RPC error (data: a JSON value or NULL),
+   recorded in o->error_code; output_error formats its message. */
+void output_rpc_error(server *srv, outlet *o, json_span id, int code, const char *msg,
+                      const char *data);
 void output_error(server *srv, outlet *o, json_span id, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void output_json(server *srv, outlet *o, json_span id, const char *json, size_t n);

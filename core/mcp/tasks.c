@@ -359,9 +359,9 @@ static void resume(task *t) {
 /* {====================================================== the methods */
 
 void tasks_missing_capability(server *srv, inmsg *im) {
-  jsonrpc_write_error(output_reply(srv, im->reply), im->m.id, MCP_MISSING_CAPABILITY,
-                      "Missing required client capability: the " TASKS_EXTENSION " extension",
-                      "{\"requiredCapabilities\":{\"extensions\":{\"" TASKS_EXTENSION "\":{}}}}");
+  output_rpc_error(srv, im->reply, im->m.id, MCP_MISSING_CAPABILITY,
+                   "Missing required client capability: the " TASKS_EXTENSION " extension",
+                   "{\"requiredCapabilities\":{\"extensions\":{\"" TASKS_EXTENSION "\":{}}}}");
 }
 
 /* The task params.taskId names, or NULL after answering the error. */

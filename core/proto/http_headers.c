@@ -120,27 +120,7 @@ done:
   return code;
 }
 
-int http_headers_status(const char *json, size_t n) {
-  /* the message's own kind, at its top level as jsonrpc.c writes every
-     answer: {"jsonrpc":"2.0","id":ID, then "result" or "error" (a search
-     of the whole text would find an "error" inside a result) */
-  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", err[] = ",\"error\":{\"code\":";
-  const char *p = json, *end = json + n;
-  if (n < sizeof head - 1 || memcmp(p, head, sizeof head - 1) != 0) return 200;
-  p += sizeof head - 1;
-  if (p < end && *p == '"') { /* a string id: to its closing quote */
-    for (p++; p < end && *p != '"'; p += *p == '\\' ? 2 : 1) {}
-    p++;
-  } else {
-    while (p < end && *p != ',' && *p != '}') p++;
-  }
-  if (p > end || (size_t)(end - p) < sizeof err - 1 || memcmp(p, err, sizeof err - 1) != 0) return 200;
-  /* the code within the n bytes (atoi would read on past them) */
-  const char *c = p + sizeof err - 1;
-  bool neg = c < end && *c == '-';
-  int code = 0;
-  for (c += neg; c < end && *c >= '0' && *c <= '9' && code < 100000; c++) code = code * 10 + (*c - '0');
-  if (neg) code = -code;
+int http_headers_status(int code) {
   switch (code) {
     case JSONRPC_METHOD_NOT_FOUND: return 404;
     case MCP_HEADER_MISMATCH:

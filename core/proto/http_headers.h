@@ -18,10 +18,11 @@ int http_headers_check(const jsonrpc_msg *m, int revision, const char *version, 
    may not (or a broken sentinel). */
 bool http_header_decode(const char *v, buf *out);
 
-/* The status of a per-request revision's JSON answer: 404 for an unknown
-   method, 400 for a missing client capability (and version and header
-   errors), else 200 (other errors stay in-band, as in the TypeScript SDK;
-   envelope errors get 400 before dispatch). */
-int http_headers_status(const char *json, size_t n);
+/* The status of a per-request revision's JSON answer, from its JSON-RPC
+   error code (0: a result): 404 for an unknown method, 400 for a missing
+   client capability (and version and header errors), else 200 (other
+   errors stay in-band, as in the TypeScript SDK; envelope errors get 400
+   before dispatch). */
+int http_headers_status(int code);
 
 #endif

@@ -150,11 +150,8 @@ void jsonrpc_write_result(buf *b, json_span id, const char *result_json,
   jsonrpc_end_reply(b);
 }
 
-_Thread_local unsigned long jsonrpc_errors_written;
-
 void jsonrpc_write_error(buf *b, json_span id, int code, const char *msg,
                          const char *data_json) {
-  jsonrpc_errors_written++;
   buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
   put_id(b, id);
   buf_printf(b, ",\"error\":{\"code\":%d,\"message\":", code);

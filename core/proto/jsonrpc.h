@@ -71,8 +71,4 @@ void jsonrpc_write_error(buf *b, json_span id, int code, const char *msg,
 void jsonrpc_write_notification(buf *b, const char *method,
                                 const char *params_json, size_t params_len);
 
-/* Error answers this thread wrote (jsonrpc_write_error): how a request
-   answered at once is counted as failed (metrics). */
-extern _Thread_local unsigned long jsonrpc_errors_written;
-
 #endif

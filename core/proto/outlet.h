@@ -32,6 +32,10 @@ struct outlet {
      tell the final line from a notification without parsing it */
   bool answered;
   size_t answer_at; /* where in out the answer began (the access log's bytes) */
+  /* the answer's JSON-RPC error code, 0 for a result: recorded when the
+     answer is written (output_rpc_error), so neither the server's
+     accounting nor the transport (its HTTP status) reads the answer again */
+  int error_code;
 };
 
 #endif

@@ -68,6 +68,7 @@ typedef struct hstream {
   uint64_t seq;  /* events made so far */
   bool sse;      /* answered as an event stream: resumable (Last-Event-ID) */
   bool answered; /* the lines written hold the request's answer (outlet.answered) */
+  int error_code; /* that answer's JSON-RPC error, 0 for a result (outlet.error_code) */
   bool per_request; /* of a per-request revision (2026-07-28 on): no event ids, errors map to statuses */
   /* per-request: closing the connection is its cancellation (its
      session, id, and the connection's socket once looked up) */
@@ -192,6 +193,11 @@ int http_respond_error(struct mg_connection *conn, int status, int code, const c
 int http_respond_rpc_error(struct mg_connection *conn, int status, json_span id, int code,
                            const char *msg, const char *data, const char *extra);
 const char *http_status_text(int status);
+/* The status line and the headers every answer carries into b (extra: more
+   header lines, or NULL); the caller ends the headers. */
+void http_start_response(buf *b, int status, const char *extra);
+/* b in one write; false (and no keep-alive) when it was cut short. */
+bool http_send_all(struct mg_connection *conn, const buf *b);
 /* }====== */
 
 /* {====== http_admission.c */

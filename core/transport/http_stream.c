@@ -1,9 +1,8 @@
 /* http_stream.c — a response's stream (http_internal.h): the lines the
  * engine writes for it, the replay ring a resumption (Last-Event-ID) reads,
  * and relaying it on the connection: one JSON body when the only line is
- * the final answer, SSE events otherwise; and the responses themselves,
- * each built in one buffer and sent with one write (two writes per
- * response halved throughput: docs/PERFORMANCE.md). */
+ * the final answer, SSE events otherwise (the responses are written as
+ * http_respond.c writes them). */
 #include "http_internal.h"
 
 #include <dirent.h>
@@ -80,6 +79,7 @@ static bool hstream_write(outlet *o, const char *p, size_t n) {
   } else if (!st->gone) {
     buf_put(&st->pending, p, n);
     st->answered = o->answered; /* the server says whether the answer is among them */
+    st->error_code = o->error_code; /* and, when it is, with which error */
     /* behind by more than this write: one large message alone is no sign */
     if (st->pending.len > st->cap && st->pending.len > n)
       fell_behind(st, LOG_NOTICE, "the client fell behind");
@@ -125,6 +125,7 @@ static void hstream_finish_with(outlet *o, const char *p, size_t n) {
   pthread_mutex_lock(&st->lock);
   if (n && !st->gone && st->parked) store_lines(st, p, n);
   else if (n && !st->gone) buf_put(&st->pending, p, n); /* the last bytes: past the cap is fine */
+  st->error_code = o->error_code;
   st->finished = true;
   pthread_mutex_unlock(&st->lock);
   /* the worker's wake-up (a futex call when it sleeps) once the run lock is
@@ -152,92 +153,6 @@ hstream *http_stream_new(http_server *srv) {
   return st;
 }
 
-/* {====================================================== responses */
-
-const char *http_status_text(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 202: return "Accepted";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 417: return "Expectation Failed";
-    case 429: return "Too Many Requests";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-  }
-}
-
-/* Status line and headers every answer carries; extra is more header lines. */
-
-static void start_response(buf *b, int status, const char *extra) {
-  if (metrics_on) { /* every answer of the MCP listener starts here */
-    static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
-    static _Atomic(metric_series *) series[5]; /* found once each: workers answer concurrently */
-    int k = status / 100 - 1;
-    k = k >= 0 && k < 5 ? k : 4;
-    metric_series *m = atomic_load_explicit(&series[k], memory_order_acquire);
-    if (!m) atomic_store_explicit(&series[k], m = metric_at(M_HTTP_RESPONSES, &classes[k]), memory_order_release);
-    metric_add(m, 1);
-  }
-  buf_printf(b, "HTTP/1.1 %d %s\r\nCache-Control: no-cache\r\nKeep-Alive: timeout=%d\r\n", status,
-             http_status_text(status), KEEP_ALIVE_S);
-  if (extra) buf_puts(b, extra);
-}
-
-static bool send_all(struct mg_connection *conn, const buf *b) {
-  if (mg_write(conn, b->p, b->len) == (int)b->len) return true;
-  /* a response cut short: what civetweb would read or write next on this
-     connection would not line up with it */
-  mg_disable_connection_keep_alive(conn);
-  return false;
-}
-
-/* A complete response with a body (or none), in one write. */
-int http_respond(struct mg_connection *conn, int status, const char *extra,
-                   const char *type, const char *body, size_t n) {
-  buf b;
-  buf_init(&b);
-  start_response(&b, status, extra);
-  if (type) buf_printf(&b, "Content-Type: %s\r\n", type);
-  buf_printf(&b, "Content-Length: %zu\r\n\r\n", n);
-  buf_put(&b, body, n);
-  send_all(conn, &b);
-  buf_free(&b);
-  return status;
-}
-
-/* An HTTP error answering request id with a JSON-RPC error (data: a JSON
-   value or NULL; extra: headers or NULL). */
-int http_respond_rpc_error(struct mg_connection *conn, int status, json_span id, int code,
-                             const char *msg, const char *data, const char *extra) {
-  buf b;
-  buf_init(&b);
-  jsonrpc_write_error(&b, id, code, msg, data);
-  int r = http_respond(conn, status, extra, "application/json", b.p, b.len - 1);
-  buf_free(&b);
-  return r;
-}
-
-/* An HTTP error with a JSON-RPC error body (id null: it answers no request
-   the server accepted). */
-int http_respond_error(struct mg_connection *conn, int status, int code, const char *msg,
-                         const char *extra) {
-  buf b;
-  buf_init(&b);
-  jsonrpc_write_error(&b, (json_span){0}, code, msg, NULL);
-  int r = http_respond(conn, status, extra, "application/json", b.p, b.len - 1);
-  buf_free(&b);
-  return r;
-}
-
-/* }====================================================== */
 
 /* {====================================================== relaying a stream */
 
@@ -296,7 +211,7 @@ static bool client_gone(http_server *srv, struct mg_connection *conn, hstream *s
    (Last-Event-ID). st->lock held. */
 static void start_event_stream(hstream *st, buf *out, buf *chunk, const char *extra,
                                uint64_t replay_after) {
-  start_response(out, 200,
+  http_start_response(out, 200,
                  "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
                  "X-Accel-Buffering: no\r\n");
   if (extra) buf_puts(out, extra);
@@ -360,22 +275,23 @@ static int answer_whole(hstream *st, struct mg_connection *conn, const buf *line
   int status = 202;
   if (lines->len) {
     size_t n = lines->len - 1; /* without the newline */
-    status = st->per_request ? http_headers_status(lines->p, n) : 200;
+    status = st->per_request ? http_headers_status(st->error_code) : 200;
     char challenge[4096];
-    if (http_auth_scope_challenge(st->srv, lines->p, n, challenge, sizeof challenge)) {
+    if (st->error_code == SERVER_INSUFFICIENT_SCOPE &&
+        http_auth_scope_challenge(st->srv, lines->p, n, challenge, sizeof challenge)) {
       status = 403;
       if (metrics_on)
         metric_add(metric_at(M_AUTH_REFUSALS, (const char *const[]){"insufficient_scope"}), 1);
     }
-    start_response(out, status, extra);
+    http_start_response(out, status, extra);
     if (status == 403) buf_puts(out, challenge);
     buf_printf(out, "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", n);
     buf_put(out, lines->p, n);
   } else {
-    start_response(out, 202, extra);
+    http_start_response(out, 202, extra);
     buf_puts(out, "Content-Length: 0\r\n\r\n");
   }
-  send_all(conn, out);
+  http_send_all(conn, out);
   return status;
 }
 
@@ -420,7 +336,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
       if (started) {
         buf_puts(&out, "0\r\n\r\n");
         pthread_mutex_unlock(&st->lock);
-        send_all(conn, &out);
+        http_send_all(conn, &out);
         pthread_mutex_lock(&st->lock);
       }
       break;
@@ -461,7 +377,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
     if (!started && (lines.len || detach)) {
       /* parked before anything was sent: the priming event still tells
          the client which stream to resume */
-      start_response(&out, 200,
+      http_start_response(&out, 200,
                      "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
                      "X-Accel-Buffering: no\r\n");
       if (extra) buf_puts(&out, extra);
@@ -481,7 +397,7 @@ int http_relay(http_server *srv, struct mg_connection *conn, hstream *st, bool s
     }
     if (out.len) {
       pthread_mutex_unlock(&st->lock);
-      bool ok = send_all(conn, &out);
+      bool ok = http_send_all(conn, &out);
       pthread_mutex_lock(&st->lock);
       if (out.cap > 65536) buf_free(&out); /* a large batch's memory goes now */
       else out.len = 0;
