@@ -16,6 +16,7 @@
 #include "app.h"
 #include "base64.h"
 #include "call.h"
+#include "ctx_client.h"
 #include "io_http.h"
 #include "io_exec.h"
 #include "io_socket.h"
@@ -115,7 +116,7 @@ static int core_validate(lua_State *L) {
 static int core_notify_updated(lua_State *L) {
   size_t n;
   const char *uri = luaL_checklstring(L, 1, &n);
-  call_notify_updated(L, uri, n); /* nobody to tell while `luamcp check` loads */
+  ctx_client_notify_updated(L, uri, n); /* nobody to tell while `luamcp check` loads */
   return 0;
 }
 
@@ -239,7 +240,7 @@ static const char *format_args(lua_State *L, int i, size_t *len) {
 static void log_at(lua_State *L, call *c, int level, int first) {
   size_t n;
   const char *msg = format_args(L, first, &n);
-  call_log(c, level, msg, n);
+  ctx_client_log(c, level, msg, n);
 }
 
 /* ctx:log(level, fmt, ...) */
@@ -275,7 +276,7 @@ static int ctx_progress(lua_State *L) {
   const char *message = luaL_optstring(L, 4, NULL);
   if (!isfinite(progress)) return luaL_argerror(L, 2, "must be a finite number");
   if (has_total && !isfinite(total)) return luaL_argerror(L, 3, "must be a finite number");
-  lua_pushboolean(L, call_progress(c, progress, total, message));
+  lua_pushboolean(L, ctx_client_progress(c, progress, total, message));
   return 1;
 }
 
@@ -374,7 +375,7 @@ static int ask(lua_State *L, const char *method, int kind, int params_idx) {
   char err[256];
   int base = lua_gettop(L);
   lua_KContext k = ((lua_KContext)base << 2) | kind;
-  switch (call_ask_client(c, method, L, params_idx, key, err, sizeof err)) {
+  switch (ctx_client_ask(c, method, L, params_idx, key, err, sizeof err)) {
     case ASK_FAILED: return luaL_error(L, "%s", err);
     case ASK_ANSWERED: return ask_done(L, LUA_OK, k); /* an earlier round's answer */
     default: return lua_yieldk(L, 0, k, ask_done);
@@ -476,7 +477,7 @@ static int ask_next(lua_State *L, int status, lua_KContext k) {
     lua_getfield(L, -2, "params");
     int params = lua_istable(L, -1) ? lua_gettop(L) : 0;
     int base = lua_gettop(L);
-    int how = call_ask_client(c, method, L, params, NULL, err, sizeof err);
+    int how = ctx_client_ask(c, method, L, params, NULL, err, sizeof err);
     if (how == ASK_FAILED) return luaL_error(L, "%s", err);
     lua_settop(L, base);
     lua_pop(L, 3); /* params, method, question: the key stays at 4 for the next turn */
@@ -492,9 +493,9 @@ static int ctx_ask(lua_State *L) {
   lua_settop(L, 2);
   if (L != call_thread(c))
     return luaL_error(L, "ctx:ask must be called from the handler itself, not a nested coroutine");
-  if (call_asks_in_rounds(c)) {
+  if (ctx_client_asks_in_rounds(c)) {
     char err[256];
-    switch (call_ask_round(c, L, 2, err, sizeof err)) {
+    switch (ctx_client_ask_round(c, L, 2, err, sizeof err)) {
       case ASK_FAILED: return luaL_error(L, "%s", err);
       case ASK_ANSWERED: return 1;
       default: return lua_yieldk(L, 0, 0, ask_done_round);
@@ -511,7 +512,7 @@ static int ctx_ask(lua_State *L) {
    client reconnects (GET + Last-Event-ID) and gets the rest (SEP-1699).
    Returns false where there is no such stream (stdio). */
 static int ctx_close_stream(lua_State *L) {
-  lua_pushboolean(L, call_detach(check_ctx(L)));
+  lua_pushboolean(L, ctx_client_detach(check_ctx(L)));
   return 1;
 }
 
@@ -522,7 +523,7 @@ static int ctx_close_stream(lua_State *L) {
    `task`, the client did not declare the extension, a 2025 session): it
    goes on as a plain call. */
 static int ctx_as_task(lua_State *L) {
-  lua_pushboolean(L, call_as_task(check_ctx(L)));
+  lua_pushboolean(L, ctx_client_as_task(check_ctx(L)));
   return 1;
 }
 
@@ -553,10 +554,10 @@ static int span_done(lua_State *L, int status, lua_KContext k) {
   trace_span *s = (trace_span *)k;
   ctx_ud *u = lua_touserdata(L, 1);
   if (status != LUA_OK && status != LUA_YIELD) {
-    if (s && u->c) call_span_close(u->c, s, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+    if (s && u->c) ctx_client_span_close(u->c, s, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
     return lua_error(L);
   }
-  if (s && u->c) call_span_close(u->c, s, NULL);
+  if (s && u->c) ctx_client_span_close(u->c, s, NULL);
   return lua_gettop(L) - 4;
 }
 
@@ -575,7 +576,7 @@ static int ctx_span(lua_State *L) {
   lua_settop(L, 4);
   if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
   luaL_checktype(L, 4, LUA_TFUNCTION);
-  trace_span *s = trace_on ? call_span_open(c, name) : NULL;
+  trace_span *s = trace_on ? ctx_client_span_open(c, name) : NULL;
   if (s && lua_istable(L, 3)) {
     lua_pushnil(L);
     while (lua_next(L, 3)) {
@@ -620,7 +621,7 @@ static int ctx_index(lua_State *L) {
   if (strcmp(key, "client_capabilities") == 0) {
     if (!u->c) return 0;
     bool sampling, elicitation, roots, ui;
-    call_client_caps(u->c, &sampling, &elicitation, &roots, &ui);
+    ctx_client_caps(u->c, &sampling, &elicitation, &roots, &ui);
     lua_createtable(L, 0, 4);
     if (sampling) lua_newtable(L), lua_setfield(L, -2, "sampling");
     if (elicitation) lua_newtable(L), lua_setfield(L, -2, "elicitation");
@@ -634,7 +635,7 @@ static int ctx_index(lua_State *L) {
     return 1;
   }
   if (strcmp(key, "uri") == 0) { /* what a resources/read reads */
-    const char *uri = u->c ? call_resource_uri(u->c) : NULL;
+    const char *uri = u->c ? ctx_client_resource_uri(u->c) : NULL;
     if (uri) lua_pushstring(L, uri);
     else lua_pushnil(L);
     return 1;
@@ -642,14 +643,14 @@ static int ctx_index(lua_State *L) {
   if (strcmp(key, "auth") == 0) { /* built once per call, kept as the ctx's user value */
     if (lua_getiuservalue(L, 1, 1) == LUA_TNIL && u->c) {
       lua_pop(L, 1);
-      ctx_auth_push(L, call_principal(u->c));
+      ctx_auth_push(L, ctx_client_principal(u->c));
       lua_pushvalue(L, -1);
       lua_setiuservalue(L, 1, 1);
     }
     return 1;
   }
   if (strcmp(key, "protocol_version") == 0) {
-    if (u->c) lua_pushstring(L, call_protocol_version(u->c));
+    if (u->c) lua_pushstring(L, ctx_client_version(u->c));
     else lua_pushnil(L);
     return 1;
   }

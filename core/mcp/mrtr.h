@@ -33,7 +33,7 @@ bool mrtr_open(server *srv, inmsg *im, const char *what, const char *name, size_
 void mrtr_take(request *r, request *tmpl);
 void mrtr_free(request *r);
 
-/* A question from the handler of a per-request revision's request (see call_ask_client);
+/* A question from the handler of a per-request revision's request (see ctx_client_ask);
    key: its inputRequests key (NULL: by its place, "q<n>"). */
 int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const char *key, char *err,
              size_t errlen);
@@ -41,7 +41,7 @@ int mrtr_ask(call *c, const char *method, lua_State *L, int params_idx, const ch
    question as a round of one. */
 void mrtr_push_question(lua_State *L, const char *method, int params_idx, const char *key);
 /* Several at once (ctx:ask): the table at reqs_idx maps keys to
-   {method=, params=}; answered: the answers by key (call_ask_round). */
+   {method=, params=}; answered: the answers by key (ctx_client_ask_round). */
 int mrtr_ask_round(call *c, lua_State *L, int reqs_idx, char *err, size_t errlen);
 
 /* The questions of a round (the table at reqs: keys to {method=, params=})

@@ -123,7 +123,7 @@ static void client_span_close(call *c, trace_span *s, const char *error) {
 }
 
 /* where child spans hang: the innermost ctx:span, else the server span */
-static trace_span *client_span(call *c) {
+trace_span *request_span(call *c) {
   request *r = request_of(c);
   return r->nspans ? r->spans[r->nspans - 1] : r->span;
 }
@@ -266,7 +266,7 @@ static int client_ask(call *c, const char *method, lua_State *L, int params_idx,
   buf_free(&b);
   r->asked = id;
   r->ask = (call_wait){.abort = abort_ask, .what = method};
-  trace_span *parent = trace_on ? client_span(c) : NULL;
+  trace_span *parent = trace_on ? request_span(c) : NULL;
   if (parent && (r->ask_span = trace_start(trace_context(parent), method, TRACE_CLIENT))) {
     trace_attr_str(r->ask_span, "mcp.method.name", method);
     trace_attr_int(r->ask_span, "jsonrpc.request.id", (long long)id);
@@ -330,7 +330,7 @@ static bool client_detach(call *c) {
 
 static void client_notify_updated(void *ud, const char *uri, size_t n) { notify_updated(ud, uri, n); }
 
-const call_client request_client = {.protocol_version = client_protocol_version,
+const ctx_client request_client = {.protocol_version = client_protocol_version,
                                     .resource_uri = client_resource_uri,
                                     .log = client_log,
                                     .progress = client_progress,
@@ -341,7 +341,6 @@ const call_client request_client = {.protocol_version = client_protocol_version,
                                     .caps = client_caps,
                                     .detach = client_detach,
                                     .principal = client_principal,
-                                    .span = client_span,
                                     .span_open = client_span_open,
                                     .span_close = client_span_close,
                                     .notify_updated = client_notify_updated};

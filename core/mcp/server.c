@@ -297,7 +297,7 @@ void server_inject_as(server *srv, session *s, outlet *reply, const char *p, siz
    level permitting), like a handler's own warning. */
 static void blocked(void *ud, call *c, const char *msg) {
   (void)ud;
-  call_log(c, LOG_WARNING, msg, strlen(msg));
+  ctx_client_log(c, LOG_WARNING, msg, strlen(msg));
 }
 
 static void release_vm(void *ud, vm *v) {
@@ -328,7 +328,8 @@ static const engine_hooks hooks = {
     .finishing = finishing,
     .flush = output_flush_all,
     .release_vm = release_vm,
-    /* .client: request_client, set in server_new */
+    .client = &request_client,
+    .span = request_span,
 };
 
 server *server_new(app *a, const server_options *opt) {
@@ -337,7 +338,6 @@ server *server_new(app *a, const server_options *opt) {
   if (srv->opt.task_ttl <= 0) srv->opt.task_ttl = 3600;
   engine_hooks h = hooks;
   h.ud = srv;
-  h.client = request_client;
   srv->e = engine_new(&a->vm, &opt->engine, &h);
   pthread_mutex_init(&srv->facts_lock, NULL);
   reload_set_facts(srv, a);

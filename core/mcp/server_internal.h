@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "call.h"
+#include "ctx_client.h"
 #include "envelope.h"
 #include "registry.h"
 #include "server.h"
@@ -245,7 +246,9 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
 static inline request *request_of(call *c) { return call_extra(c); }
 /* The engine's hooks for a call: its end; what its ctx asks of the client. */
 void request_ended(void *ud, call *c);
-extern const call_client request_client;
+extern const ctx_client request_client;
+/* The span of c's request (engine_hooks.span). */
+struct trace_span *request_span(call *c);
 /* A response from the client: the answer to the question a parked call asked. */
 void request_answered(server *srv, inmsg *im);
 /* results.c: the engine's hooks for a call that returned or failed */

@@ -37,7 +37,7 @@ void tasks_missing_capability(server *srv, inmsg *im);
 
 /* the engine's waits hook: the call becomes a task if it may */
 void tasks_waits(void *ud, call *c);
-/* ctx:as_task (call_client.as_task): make the call a task now if its tool
+/* ctx:as_task (ctx_client.as_task): make the call a task now if its tool
    and its client allow; true when it is one (now or already). */
 bool tasks_as_task(call *c);
 /* A question from a task's handler (instead of an MRTR round): the table

@@ -50,14 +50,16 @@ engine *engine_of_state(lua_State *L) {
 
 void *engine_layer(engine *e) { return e->h.ud; }
 
-const call_client *call_client_of(const call *c) { return &c->e->h.client; }
+const void *call_client(const call *c) { return c->e->h.client; }
 
-const call_client *call_client_of_state(lua_State *L, void **ud) {
+const void *call_client_of_state(lua_State *L, void **ud) {
   engine *e = engine_of_state(L);
   if (!e) return NULL;
   *ud = e->h.ud;
-  return &e->h.client;
+  return e->h.client;
 }
+
+struct trace_span *call_span(call *c) { return c->e->h.span ? c->e->h.span(c) : NULL; }
 
 call *call_current(lua_State *L) {
   call *c = call_of(L);

@@ -130,8 +130,11 @@ typedef struct engine_hooks {
   /* No call runs in v any more and it is not the current version (a
      reload replaced it, or the engine is freed): free it and its owner. */
   void (*release_vm)(void *ud, vm *v);
-  /* What a call's ctx asks of its client (call.h). */
-  call_client client;
+  /* What a call's ctx asks of its client: the layer's table
+     (core/app/ctx_client.h), kept for call_client and never read here. */
+  const void *client;
+  /* The span of c's request (call_span), or NULL. */
+  struct trace_span *(*span)(call *c);
 } engine_hooks;
 
 engine *engine_new(vm *v, const engine_options *opt, const engine_hooks *hooks);
