@@ -110,6 +110,7 @@ struct http_server {
   atomic_bool stopped; /* mg_stop is over (the nudger's signal) */
   engine *e;
   http_options opt;
+  char instance[SESSION_ID_LEN + 1]; /* opt.instance when none was given */
   struct mg_context *ctx;
   pthread_mutex_t lock; /* sessions, and every hsession's fields */
   hsession *sessions;

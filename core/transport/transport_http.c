@@ -642,25 +642,45 @@ int transport_http_check_auth(const http_options *o) {
   return rc;
 }
 
-int transport_http_serve(server *core, const http_options *o) {
-  engine *e = server_engine(core);
+/* civetweb's options for o: the strings they point to live in co */
+typedef struct civetweb_opts {
+  const char *v[24];
+  char ports[128], threads[16], keep_ms[16], request_ms[32], pem[4096];
+  char tmpdir[sizeof "/tmp/luamcp-tls.XXXXXX"];
+  bool combined; /* pem is a copy of key and certificate in tmpdir */
+} civetweb_opts;
+
+/* The teardown of every phase: what was never made is left alone. */
+static int http_server_free(http_server *srv, int status) {
+  if (srv->ctx) mg_exit_library();
+  while (srv->sessions) {
+    hsession *hs = srv->sessions;
+    srv->sessions = hs->next;
+    http_session_free(hs);
+  }
+  free(srv->buckets);
+  for (size_t i = 0; i < PEER_BUCKETS; i++)
+    while (srv->peers[i]) {
+      peer *p = srv->peers[i];
+      srv->peers[i] = p->next;
+      free(p);
+    }
+  pthread_mutex_destroy(&srv->lock);
+  pthread_mutex_destroy(&srv->reaper_lock);
+  pthread_cond_destroy(&srv->reaper_cond);
+  pthread_mutex_destroy(&srv->body_lock);
+  pthread_mutex_destroy(&srv->idle_lock);
+  pthread_cond_destroy(&srv->idle);
+  http_auth_free(srv);
+  free(srv);
+  return status;
+}
+
+static http_server *http_server_new(server *core, const http_options *o) {
   http_server *srv = calloc(1, sizeof *srv);
-  srv->e = e;
+  srv->e = server_engine(core);
   srv->srv = core;
   srv->opt = *o;
-  char auth_why[512];
-  if (!http_auth_init(srv, auth_why, sizeof auth_why)) {
-    log_msg(LOG_ERROR, "%s", auth_why);
-    http_auth_free(srv);
-    free(srv);
-    return 1;
-  }
-  char instance[SESSION_ID_LEN + 1];
-  if (!o->instance) { /* a short random name: ids stay routable by it */
-    http_random_id(instance);
-    instance[8] = '\0';
-    srv->opt.instance = instance; /* lives as long as this function serves */
-  }
   pthread_mutex_init(&srv->lock, NULL);
   pthread_mutex_init(&srv->reaper_lock, NULL);
   pthread_cond_init(&srv->reaper_cond, NULL);
@@ -670,6 +690,11 @@ int transport_http_serve(server *core, const http_options *o) {
   pthread_mutex_init(&srv->idle_lock, NULL);
   pthread_cond_init(&srv->idle, NULL);
   atomic_init(&srv->next_stream, 0);
+  if (!o->instance) { /* a short random name: ids stay routable by it */
+    http_random_id(srv->instance);
+    srv->instance[8] = '\0';
+    srv->opt.instance = srv->instance;
+  }
   /* default: a fifth of the workers, 64 of 320, so the 256 calls waiting
      on I/O that 320 is sized for still find workers (docs/http.md, "Streamable
      HTTP", has the measurements) */
@@ -678,49 +703,48 @@ int transport_http_serve(server *core, const http_options *o) {
   /* default: half the pool, so one address cannot shut the others out */
   srv->max_streams_per_peer = o->max_streams_per_peer ? o->max_streams_per_peer
                                                       : (srv->max_streams + 1) / 2;
+  return srv;
+}
 
-  char ports[128], threads[16], pem[4096] = "";
+static bool civetweb_options(const http_options *o, civetweb_opts *co) {
   const char *host = strcmp(o->host, "localhost") == 0 ? "127.0.0.1" : o->host;
-  snprintf(ports, sizeof ports, "%s:%d%s", host, o->port, o->cert ? "s" : "");
-  snprintf(threads, sizeof threads, "%d", o->threads);
-  const char *opts[24];
-  int k = 0;
-  opts[k++] = "listening_ports", opts[k++] = ports;
-  opts[k++] = "num_threads", opts[k++] = threads;
-  opts[k++] = "tcp_nodelay", opts[k++] = "1"; /* else 40 ms stalls */
-  opts[k++] = "enable_keep_alive", opts[k++] = "yes";
-  char keep_ms[16];
-  snprintf(keep_ms, sizeof keep_ms, "%d", KEEP_ALIVE_S * 1000);
-  opts[k++] = "keep_alive_timeout_ms", opts[k++] = keep_ms;
+  snprintf(co->ports, sizeof co->ports, "%s:%d%s", host, o->port, o->cert ? "s" : "");
+  snprintf(co->threads, sizeof co->threads, "%d", o->threads);
+  snprintf(co->keep_ms, sizeof co->keep_ms, "%d", KEEP_ALIVE_S * 1000);
   /* civetweb's one timeout: the whole request head, and any read or write
      that makes no progress (a slowloris peer is dropped after it) */
-  char request_ms[32];
-  snprintf(request_ms, sizeof request_ms, "%.0f", o->header_timeout * 1000.0);
-  opts[k++] = "request_timeout_ms", opts[k++] = request_ms;
-  char tmpdir[] = "/tmp/luamcp-tls.XXXXXX";
-  bool combined = false;
-  if (o->cert) {
-    char why[256];
-    if (!civetweb_tls_usable(why, sizeof why)) {
-      log_msg(LOG_ERROR, "TLS unavailable: %s", why);
-      http_auth_free(srv);
-      free(srv);
-      return 1;
-    }
-    snprintf(pem, sizeof pem, "%s", o->cert);
-    if (o->key && strcmp(o->key, o->cert) != 0) {
-      /* civetweb reads key and certificate from one PEM file */
-      if (!mkdtemp(tmpdir) || !concat_pem(o->key, o->cert, tmpdir, pem, sizeof pem)) {
-        log_msg(LOG_ERROR, "TLS: cannot read %s and %s", o->key, o->cert);
-        http_auth_free(srv);
-        free(srv);
-        return 1;
-      }
-      combined = true;
-    }
-    opts[k++] = "ssl_certificate", opts[k++] = pem;
+  snprintf(co->request_ms, sizeof co->request_ms, "%.0f", o->header_timeout * 1000.0);
+  int k = 0;
+  co->v[k++] = "listening_ports", co->v[k++] = co->ports;
+  co->v[k++] = "num_threads", co->v[k++] = co->threads;
+  co->v[k++] = "tcp_nodelay", co->v[k++] = "1"; /* else 40 ms stalls */
+  co->v[k++] = "enable_keep_alive", co->v[k++] = "yes";
+  co->v[k++] = "keep_alive_timeout_ms", co->v[k++] = co->keep_ms;
+  co->v[k++] = "request_timeout_ms", co->v[k++] = co->request_ms;
+  co->v[k] = NULL;
+  if (!o->cert) return true;
+  char why[256];
+  if (!civetweb_tls_usable(why, sizeof why)) {
+    log_msg(LOG_ERROR, "TLS unavailable: %s", why);
+    return false;
   }
-  opts[k] = NULL;
+  snprintf(co->pem, sizeof co->pem, "%s", o->cert);
+  if (o->key && strcmp(o->key, o->cert) != 0) {
+    /* civetweb reads key and certificate from one PEM file */
+    snprintf(co->tmpdir, sizeof co->tmpdir, "/tmp/luamcp-tls.XXXXXX");
+    if (!mkdtemp(co->tmpdir) || !concat_pem(o->key, o->cert, co->tmpdir, co->pem, sizeof co->pem)) {
+      log_msg(LOG_ERROR, "TLS: cannot read %s and %s", o->key, o->cert);
+      return false;
+    }
+    co->combined = true;
+  }
+  co->v[k++] = "ssl_certificate", co->v[k++] = co->pem;
+  co->v[k] = NULL;
+  return true;
+}
+
+static bool start_listening(http_server *srv, civetweb_opts *co) {
+  const http_options *o = &srv->opt;
   struct mg_callbacks cb;
   memset(&cb, 0, sizeof cb);
   cb.log_message = log_civetweb;
@@ -729,29 +753,28 @@ int transport_http_serve(server *core, const http_options *o) {
   mg_init_library(o->cert ? MG_FEATURES_TLS : 0);
   /* before a worker exists: a request that comes before engine_run began
      must still hand a busy call over (its progress would wait for its end) */
-  engine_claim_loop(e);
-  srv->ctx = mg_start(&cb, srv, opts);
-  if (combined) { /* loaded at start: the copy of the key goes at once */
-    unlink(pem);
-    rmdir(tmpdir);
+  engine_claim_loop(srv->e);
+  srv->ctx = mg_start(&cb, srv, co->v);
+  if (co->combined) { /* loaded at start: the copy of the key goes at once */
+    unlink(co->pem);
+    rmdir(co->tmpdir);
   }
   if (!srv->ctx) {
     log_msg(LOG_ERROR, "cannot listen on %s:%d (in use? a bad address?)", o->host, o->port);
     mg_exit_library();
-    http_auth_free(srv);
-    free(srv);
-    return 1;
+    return false;
   }
   pthread_create(&srv->reaper, NULL, http_reaper_main, srv);
   log_msg(LOG_INFO, "listening on http%s://%s:%d/mcp%s (instance %s)", o->cert ? "s" : "", o->host,
-          o->port, o->stateless ? " (stateless)" : "", srv->opt.instance);
+          o->port, o->stateless ? " (stateless)" : "", o->instance);
   if (o->dev)
     log_msg(LOG_INFO, "developer page: http%s://%s:%d/dev", o->cert ? "s" : "", o->host, o->port);
+  return true;
+}
 
-  engine_run(e); /* until a signal, then the calls in flight finish */
-
-  /* let workers send the last answers and close their streams (bounded),
-     then stop civetweb */
+/* Let workers send the last answers and close their streams (bounded),
+   then stop civetweb. */
+static void stop_listening(http_server *srv) {
   atomic_store(&srv->draining, true);
   wake_streams(srv);
   pthread_mutex_lock(&srv->idle_lock);
@@ -776,26 +799,19 @@ int transport_http_serve(server *core, const http_options *o) {
   mg_stop(srv->ctx);
   atomic_store(&srv->stopped, true);
   if (nudging) pthread_join(nudger, NULL);
-  mg_exit_library();
-  while (srv->sessions) {
-    hsession *hs = srv->sessions;
-    srv->sessions = hs->next;
-    http_session_free(hs);
+}
+
+int transport_http_serve(server *core, const http_options *o) {
+  http_server *srv = http_server_new(core, o);
+  char why[512];
+  if (!http_auth_init(srv, why, sizeof why)) {
+    log_msg(LOG_ERROR, "%s", why);
+    return http_server_free(srv, 1);
   }
-  free(srv->buckets);
-  for (size_t i = 0; i < PEER_BUCKETS; i++)
-    while (srv->peers[i]) {
-      peer *p = srv->peers[i];
-      srv->peers[i] = p->next;
-      free(p);
-    }
-  pthread_mutex_destroy(&srv->lock);
-  pthread_mutex_destroy(&srv->reaper_lock);
-  pthread_cond_destroy(&srv->reaper_cond);
-  pthread_mutex_destroy(&srv->body_lock);
-  pthread_mutex_destroy(&srv->idle_lock);
-  pthread_cond_destroy(&srv->idle);
-  http_auth_free(srv);
-  free(srv);
-  return 0;
+  civetweb_opts co = {.combined = false};
+  if (!civetweb_options(&srv->opt, &co) || !start_listening(srv, &co))
+    return http_server_free(srv, 1);
+  engine_run(srv->e); /* until a signal, then the calls in flight finish */
+  stop_listening(srv);
+  return http_server_free(srv, 0);
 }
