@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "json.h"
+
 #include "access_log.h"
 #include "metrics.h"
 
@@ -34,4 +36,45 @@ void accounting_record(server *srv, const account *a) {
                                      a->who ? a->who->subject : NULL, proto_name(a->version), a->method,
                                      a->item, outcome, a->id.p, a->id.n, took, a->bytes,
                                      a->span ? trace_id : NULL});
+}
+
+/* The request's server span (OpenTelemetry's MCP conventions): a child of
+   the trace context in its _meta (where MCP clients put it), else of the
+   HTTP request's traceparent. */
+trace_span *accounting_start(const inmsg *im, const char *method) {
+  trace_ctx meta_parent;
+  const trace_ctx *parent = &im->parent;
+  json_span meta, tp, ts = {0};
+  /* a search of the raw text first: most requests carry no trace context */
+  if (im->m.params.n && memmem(im->m.params.p, im->m.params.n, "traceparent", 11) &&
+      jsonrpc_param(&im->m, "_meta", &meta) && json_kind(meta) == '{' &&
+      json_object_get(meta, "traceparent", &tp) && json_kind(tp) == '"') {
+    if (json_object_get(meta, "tracestate", &ts) && json_kind(ts) != '"') ts.n = 0;
+    if (trace_parse(tp.p + 1, tp.n - 2, ts.n ? ts.p + 1 : NULL, ts.n ? ts.n - 2 : 0, &meta_parent))
+      parent = &meta_parent;
+  }
+  trace_span *s = trace_start(parent, method, TRACE_SERVER);
+  if (!s) return NULL;
+  trace_attr_str(s, "mcp.method.name", method);
+  trace_attr_str(s, "mcp.protocol.version", proto_name(im->cv.version));
+  if (im->s->id[0]) trace_attr_str(s, "mcp.session.id", im->s->id);
+  if (im->m.id.n) { /* a string id without its quotes */
+    bool str = im->m.id.p[0] == '"';
+    trace_attr_strn(s, "jsonrpc.request.id", im->m.id.p + str, im->m.id.n - 2 * str);
+  }
+  trace_attr_str(s, "network.transport", im->http ? "tcp" : "pipe");
+  if (im->s->peer[0]) trace_attr_str(s, "client.address", im->s->peer);
+  return s;
+}
+
+/* A request answered without a call (a call's own is accounted when it
+   ends: request.c). */
+void accounting_answered(server *srv, inmsg *im, const char *method, double t0) {
+  if (im->taken) return;
+  accounting_record(srv, &(account){.method = method, .version = im->cv.version,
+                                    .outcome = im->reply->error_code ? OUTCOME_ERROR : OUTCOME_OK,
+                                    .s = im->s, .who = server_caller(srv, im), .id = im->m.id,
+                                    .started = t0, .bytes = output_answer_bytes(im->reply),
+                                    .span = im->span});
+  im->span = NULL;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -17,9 +16,7 @@
 #include "server_internal.h"
 #include "json.h"
 #include "log.h"
-#include "metrics.h"
 #include "lua_api.h"
-#include "http_headers.h"
 #include "listen.h"
 #include "mrtr.h"
 #include "skills_rpc.h"
@@ -90,144 +87,6 @@ answer:;
   buf_printf(out, "{\"protocolVersion\":\"%s\",", proto_name(s->version));
   buf_put(out, engine_app(srv->e)->reg->init_tail[s->version], engine_app(srv->e)->reg->init_tail_len[s->version]);
   jsonrpc_end_reply(out);
-}
-
-/* {====== middleware (mcp.use): the chain in C. next is a light C function
-   (no closure per call); where the chain is stays in the request. */
-
-static int run_level(lua_State *L, request *r, int i);
-
-/* middleware i's return (or the handler's, i = n): its values */
-static int level_done(lua_State *L, int status, lua_KContext k) {
-  (void)status;
-  request *r = request_of(call_current(L));
-  r->chain_active = (int)(k & 0xff) - 1;
-  return lua_gettop(L) - (int)(k >> 8);
-}
-
-static int chain_next(lua_State *L) {
-  call *c = call_current(L);
-  request *r = c ? request_of(c) : NULL;
-  if (!r || r->chain_req <= 0 || r->chain_active < 0)
-    return luaL_error(L, "mcp.use: next() called outside its middleware");
-  int i = r->chain_active;
-  uint64_t bit = i < 64 ? (uint64_t)1 << i : 0;
-  if (r->chain_called & bit) { /* named by the middleware's definition: a tail call leaves no frame */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, call_app(c)->reg->middleware);
-    lua_rawgeti(L, -1, i + 1);
-    lua_Debug ar;
-    lua_getinfo(L, ">S", &ar);
-    return luaL_error(L, "%s:%d: mcp.use: next() called twice by the middleware defined here",
-                      ar.short_src, ar.linedefined);
-  }
-  r->chain_called |= bit;
-  lua_settop(L, 0);
-  return run_level(L, r, i + 1);
-}
-
-/* Call middleware i with (req, next), or past the last the handler with the
-   arguments req holds now (they may have been changed). */
-static int run_level(lua_State *L, request *r, int i) {
-  int base = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, call_app(call_current(L))->reg->middleware);
-  lua_rawgeti(L, -1, i + 1);
-  lua_remove(L, -2);
-  int nargs = 2;
-  if (!lua_isnil(L, -1)) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_req);
-    lua_pushcfunction(L, chain_next);
-    r->chain_active = i;
-  } else {
-    lua_pop(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_handler);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->chain_req);
-    int req = lua_gettop(L);
-    switch (r->kind) {
-      case CALL_RESOURCE: /* a template's variables, else the URI */
-        if (lua_getfield(L, req, "variables") == LUA_TNIL) {
-          lua_pop(L, 1);
-          lua_getfield(L, req, "uri");
-        }
-        break;
-      case CALL_COMPLETE:
-        lua_getfield(L, req, "value");
-        lua_getfield(L, req, "arguments");
-        nargs = 3;
-        break;
-      default: lua_getfield(L, req, "arguments"); break;
-    }
-    lua_getfield(L, req, "ctx");
-    lua_remove(L, req);
-    r->chain_active = -1; /* the handler: a next() it might reach is refused */
-  }
-  lua_KContext k = (lua_KContext)((intptr_t)base << 8 | (i & 0xff));
-  lua_callk(L, nargs, LUA_MULTRET, k, level_done);
-  return level_done(L, LUA_OK, k);
-}
-
-static int chain_entry(lua_State *L) {
-  request *r = request_of(call_current(L));
-  return run_level(L, r, 0);
-}
-
-/* }====== */
-
-/* Start c: on its thread are the handler, its n arguments (named by
-   fields in req) and ctx. With middleware (mcp.use), the call runs
-   run_chain(list, req, handler) instead, req = {method=, name=, fields...,
-   ctx=}: without, nothing is added to the call. */
-static void start_call(server *srv, call *c, const char *method, const char *name,
-                       const char *const *fields, int n, const char *uri) {
-  const app *a = call_app(c);
-  lua_State *co = call_thread(c);
-  trace_span *span = request_of(c)->span;
-  if (span && name) { /* "{mcp.method.name} {target}" and the target's own attribute */
-    char full[300]; /* "%s %s" by hand: printf was a tenth of what a span cost */
-    size_t ml = strlen(method), nl = strlen(name);
-    if (ml + 1 + nl >= sizeof full) nl = sizeof full - ml - 2;
-    memcpy(full, method, ml);
-    full[ml] = ' ';
-    memcpy(full + ml + 1, name, nl);
-    full[ml + 1 + nl] = '\0';
-    trace_set_name(span, full);
-    if (method[0] == 't') {
-      trace_attr_str(span, "gen_ai.tool.name", name);
-      trace_attr_str(span, "gen_ai.operation.name", "execute_tool");
-    } else if (method[0] == 'p') {
-      trace_attr_str(span, "gen_ai.prompt.name", name);
-    }
-  }
-  if (method[0] == 'r') trace_attr_str(span, "mcp.resource.uri", request_of(c)->uri);
-  if (a->reg->middleware == LUA_NOREF) {
-    engine_call_start(srv->e, c, n + 1);
-    return;
-  }
-  int base = lua_gettop(co) - n - 1; /* the handler's index */
-  lua_createtable(co, 0, n + 3);
-  int req = lua_gettop(co);
-  lua_pushstring(co, method);
-  lua_setfield(co, req, "method");
-  if (name) {
-    lua_pushstring(co, name);
-    lua_setfield(co, req, "name");
-  }
-  if (uri) { /* resources/read: the URI asked for, a template's variables or not */
-    lua_pushstring(co, uri);
-    lua_setfield(co, req, "uri");
-  }
-  for (int i = 0; i <= n; i++) { /* the arguments, then ctx */
-    lua_pushvalue(co, base + 1 + i);
-    lua_setfield(co, req, i < n ? fields[i] : "ctx");
-  }
-  request *r = request_of(c);
-  r->chain_req = luaL_ref(co, LUA_REGISTRYINDEX); /* pops req */
-  lua_pushvalue(co, base);
-  r->chain_handler = luaL_ref(co, LUA_REGISTRYINDEX);
-  r->chain_active = -1;
-  r->chain_called = 0;
-  lua_settop(co, base - 1);
-  lua_pushcfunction(co, chain_entry);
-  engine_call_start(srv->e, c, 0);
 }
 
 /* Does the caller hold every scope the item declares? Else the request is
@@ -406,97 +265,6 @@ static void drop_optional_nulls(lua_State *L, int schema_idx) {
   lua_settop(L, args);
 }
 
-/* The value of header Mcp-Param-<name> among im's (names match ignoring
-   case), or NULL. */
-static const char *param_header(const inmsg *im, const char *name) {
-  for (const char *p = im->params, *end = p + im->params_len; p && p < end;) {
-    const char *v = p + strlen(p) + 1;
-    if (strcasecmp(p, name) == 0) return v;
-    p = v + strlen(v) + 1;
-  }
-  return NULL;
-}
-
-/* The decimal form of the integer at idx (an integer, or a float with an
-   integral value: 42.0 in the body is 42), or false. */
-static bool decimal_of(lua_State *L, int idx, char *out, size_t cap) {
-  long long v;
-  if (lua_isinteger(L, idx)) {
-    v = (long long)lua_tointeger(L, idx);
-  } else if (lua_type(L, idx) == LUA_TNUMBER) {
-    lua_Number f = lua_tonumber(L, idx);
-    if (!(f == floor(f)) || f < -9007199254740992.0 || f > 9007199254740992.0) return false;
-    v = (long long)f;
-  } else {
-    return false;
-  }
-  snprintf(out, cap, "%lld", v);
-  return true;
-}
-
-/* 2026-07-28 over HTTP: the tool's x-mcp-header parameters against the
-   Mcp-Param-* headers (the arguments on top of L). False after answering
-   -32020 (HeaderMismatch). */
-static bool param_headers_ok(server *srv, inmsg *im, const reg_tool *t, lua_State *L) {
-  if (t->headers == LUA_NOREF || !proto_per_request(im->cv.version) || !im->http) return true;
-  int args = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, t->headers);
-  int list = lua_gettop(L);
-  buf want, got, why;
-  buf_init(&want), buf_init(&got), buf_init(&why);
-  size_t n = lua_rawlen(L, list);
-  for (size_t i = 1; i <= n && !why.len; i++) {
-    lua_rawgeti(L, list, (lua_Integer)i);
-    lua_getfield(L, -1, "name");
-    const char *name = lua_tostring(L, -1);
-    lua_getfield(L, -2, "type");
-    const char *type = lua_tostring(L, -1);
-    lua_getfield(L, -3, "path");
-    int path = lua_gettop(L);
-    lua_pushvalue(L, args); /* the value at the path, if any */
-    for (lua_Integer k = 1; k <= (lua_Integer)lua_rawlen(L, path) && lua_istable(L, -1); k++) {
-      lua_rawgeti(L, path, k);
-      lua_rawget(L, -2);
-      lua_remove(L, -2);
-    }
-    const char *h = param_header(im, name);
-    got.len = 0;
-    if (h && !http_header_decode(h, &got)) {
-      buf_printf(&why, "Header mismatch: Mcp-Param-%s header value is malformed", name);
-    } else if (!lua_isnil(L, -1) && !json_isnull(L, -1) && lua_type(L, -1) != LUA_TTABLE) {
-      want.len = 0;
-      char dec[32]; /* an integer's decimal form, before tolstring below converts the value */
-      bool integral = strcmp(type, "integer") == 0 && decimal_of(L, -1, dec, sizeof dec);
-      if (lua_type(L, -1) == LUA_TBOOLEAN) buf_puts(&want, lua_toboolean(L, -1) ? "true" : "false");
-      else if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
-        size_t len;
-        const char *s = lua_tolstring(L, -1, &len); /* a number converts on the stack copy */
-        buf_put(&want, s, len);
-      }
-      bool same;
-      if (!h) same = false;
-      else if (strcmp(type, "integer") == 0) /* its decimal form, exactly (42, -7): the spec's */
-        same = integral && got.len == strlen(dec) && memcmp(got.p, dec, got.len) == 0;
-      else {
-        same = got.len == want.len && memcmp(got.p, want.p, got.len) == 0;
-      }
-      if (!same)
-        buf_printf(&why, h ? "Header mismatch: Mcp-Param-%s header does not match the argument"
-                           : "Header mismatch: Mcp-Param-%s header is required (the argument is set)",
-                   name);
-    }
-    lua_settop(L, list);
-  }
-  lua_settop(L, args);
-  bool ok = !why.len;
-  if (!ok) {
-    buf_putc(&why, '\0');
-    output_rpc_error(srv, im->reply, im->m.id, MCP_HEADER_MISMATCH, why.p, NULL);
-  }
-  buf_free(&want), buf_free(&got), buf_free(&why);
-  return ok;
-}
-
 static void handle_tools_call(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   lua_State *L = engine_app(srv->e)->vm.L;
@@ -579,7 +347,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, t->handler);
   lua_xmove(L, call_thread(c), 1); /* the arguments */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  start_call(srv, c, "tools/call", t->name, (const char *const[]){"arguments"}, 1, NULL);
+  method_chain_start(srv, c, "tools/call", t->name, (const char *const[]){"arguments"}, 1, NULL);
 }
 
 /* Does uri match the template (uri_template.h)? Pushes a table of the
@@ -683,7 +451,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
   if (nargs) lua_xmove(L, call_thread(c), 1); /* template variables */
   else lua_pushstring(call_thread(c), request_of(c)->uri); /* read(uri, ctx) */
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  start_call(srv, c, "resources/read", item, (const char *const[]){nargs ? "variables" : "uri"}, 1,
+  method_chain_start(srv, c, "resources/read", item, (const char *const[]){nargs ? "variables" : "uri"}, 1,
              nargs ? request_of(c)->uri : NULL);
 }
 
@@ -744,7 +512,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   lua_remove(call_thread(c), -2);
   lua_xmove(L, call_thread(c), 1);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
-  start_call(srv, c, "prompts/get", p->name, (const char *const[]){"arguments"}, 1, NULL);
+  method_chain_start(srv, c, "prompts/get", p->name, (const char *const[]){"arguments"}, 1, NULL);
 done:
   buf_free(&name);
 }
@@ -809,7 +577,7 @@ static void handle_complete(server *srv, inmsg *im) {
   else
     lua_newtable(co);
   lua_rawgeti(co, LUA_REGISTRYINDEX, request_of(c)->ctx_ref); /* complete(value, args, ctx) */
-  start_call(srv, c, "completion/complete", item, (const char *const[]){"value", "arguments"}, 2,
+  method_chain_start(srv, c, "completion/complete", item, (const char *const[]){"value", "arguments"}, 2,
              NULL);
 done:
   buf_free(&key), buf_free(&argname), buf_free(&value);
@@ -899,63 +667,22 @@ bool methods_need_lua(const jsonrpc_msg *m) {
   return me && me->needs_lua;
 }
 
-/* The request's server span (OpenTelemetry's MCP conventions): a child of
-   the trace context in its _meta (where MCP clients put it), else of the
-   HTTP request's traceparent. */
-static trace_span *server_span(const inmsg *im, const char *method) {
-  trace_ctx meta_parent;
-  const trace_ctx *parent = &im->parent;
-  json_span meta, tp, ts = {0};
-  /* a search of the raw text first: most requests carry no trace context */
-  if (im->m.params.n && memmem(im->m.params.p, im->m.params.n, "traceparent", 11) &&
-      jsonrpc_param(&im->m, "_meta", &meta) && json_kind(meta) == '{' &&
-      json_object_get(meta, "traceparent", &tp) && json_kind(tp) == '"') {
-    if (json_object_get(meta, "tracestate", &ts) && json_kind(ts) != '"') ts.n = 0;
-    if (trace_parse(tp.p + 1, tp.n - 2, ts.n ? ts.p + 1 : NULL, ts.n ? ts.n - 2 : 0, &meta_parent))
-      parent = &meta_parent;
-  }
-  trace_span *s = trace_start(parent, method, TRACE_SERVER);
-  if (!s) return NULL;
-  trace_attr_str(s, "mcp.method.name", method);
-  trace_attr_str(s, "mcp.protocol.version", proto_name(im->cv.version));
-  if (im->s->id[0]) trace_attr_str(s, "mcp.session.id", im->s->id);
-  if (im->m.id.n) { /* a string id without its quotes */
-    bool str = im->m.id.p[0] == '"';
-    trace_attr_strn(s, "jsonrpc.request.id", im->m.id.p + str, im->m.id.n - 2 * str);
-  }
-  trace_attr_str(s, "network.transport", im->http ? "tcp" : "pipe");
-  if (im->s->peer[0]) trace_attr_str(s, "client.address", im->s->peer);
-  return s;
-}
-
-/* A request answered without a call (a call's own is accounted when it
-   ends: request.c). */
-static void count_request(server *srv, inmsg *im, const char *method, double t0) {
-  if (im->taken) return;
-  accounting_record(srv, &(account){.method = method, .version = im->cv.version,
-                                    .outcome = im->reply->error_code ? OUTCOME_ERROR : OUTCOME_OK,
-                                    .s = im->s, .who = server_caller(srv, im), .id = im->m.id,
-                                    .started = t0, .bytes = output_answer_bytes(im->reply),
-                                    .span = im->span});
-  im->span = NULL;
-}
-
 void methods_handle_request(server *srv, inmsg *im) {
   session *s = im->s;
   const jsonrpc_msg *m = &im->m;
   int version = im->cv.version;
   const struct method *me = method_of(m);
   double t0 = access_log_on() ? engine_now() : 0;
-  if (trace_on) im->span = server_span(im, me ? me->name : "other");
+  if (trace_on) im->span = accounting_start(im, me ? me->name : "other");
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
       output_error(srv, im->reply, m->id, JSONRPC_INVALID_REQUEST,
                    "Invalid Request: the session is not initialized (send initialize first)");
-      count_request(srv, im, me->name, t0);
+      accounting_answered(srv, im, me->name, t0);
       return;
     }
     me->fn(srv, im);
-    count_request(srv, im, me->name, t0);
+    accounting_answered(srv, im, me->name, t0);
     return;
   }
   buf name;
@@ -967,5 +694,5 @@ void methods_handle_request(server *srv, inmsg *im) {
   else
     output_error(srv, im->reply, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: %s", name.p);
   buf_free(&name);
-  count_request(srv, im, "other", t0); /* never the client's string: unbounded */
+  accounting_answered(srv, im, "other", t0); /* never the client's string: unbounded */
 }

@@ -88,6 +88,25 @@ typedef struct account {
   trace_span *span; /* its SERVER span, ended here, or NULL */
 } account;
 void accounting_record(struct server *srv, const account *a);
+/* The SERVER span of a request (OpenTelemetry's MCP conventions), or NULL
+   when not traced. */
+trace_span *accounting_start(const inmsg *im, const char *method);
+/* A request answered at once, without a call (a call's own is accounted
+   when it ends: request.c); t0: when it came (0: not timed). */
+void accounting_answered(struct server *srv, inmsg *im, const char *method, double t0);
+/* }====== */
+
+/* {====== methods */
+/* Start c (method_chain.c): on its thread are the handler, its n arguments
+   (named by fields in req) and ctx. With middleware (mcp.use), the call
+   runs the chain instead, req = {method=, name=, fields..., ctx=}: without,
+   nothing is added to the call. */
+void method_chain_start(struct server *srv, call *c, const char *method, const char *name,
+                        const char *const *fields, int n, const char *uri);
+/* 2026-07-28 over HTTP: the tool's x-mcp-header parameters against the
+   Mcp-Param-* headers (the arguments on top of L). False after answering
+   -32020 (HeaderMismatch): param_headers.c. */
+bool param_headers_ok(struct server *srv, inmsg *im, const reg_tool *t, lua_State *L);
 /* }====== */
 
 /* A call as the server sees it: the request it answers (the engine's call
