@@ -17,10 +17,7 @@
  * holds outside Lua (the easy handle, header list, buffers) is released by
  * the first of: the result being built, the call's abort, __close, __gc.
  *
- * libcurl is loaded with dlopen when mcp.http is first used, not linked:
- * it and what it links (OpenSSL, GnuTLS, LDAP, SSH, ...) were 31 more
- * shared libraries at every start, doubling start-up and idle memory for
- * apps that never make a request (docs/PERFORMANCE.md). */
+ * libcurl is loaded when mcp.http is first used (curl_dl.h). */
 #include "io_http.h"
 
 #include <math.h>
@@ -32,14 +29,12 @@
 #include <string.h>
 #include <strings.h>
 
-#define CURL_DISABLE_TYPECHECK /* the setopt macros would hide our pointers */
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
 
 #include "buf.h"
 #include "call.h"
+#include "curl_dl.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -54,89 +49,6 @@
 #define DEFAULT_REDIRECTS 10
 #define MAX_REDIRECTS 1000
 
-/* {====================================================== libcurl, on demand */
-
-static struct {
-  CURLcode (*global_init)(long);
-  curl_version_info_data *(*version_info)(CURLversion);
-  CURLM *(*multi_init)(void);
-  CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
-  CURLMcode (*multi_add_handle)(CURLM *, CURL *);
-  CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
-  CURLMcode (*multi_assign)(CURLM *, curl_socket_t, void *);
-  CURLMsg *(*multi_info_read)(CURLM *, int *);
-  CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
-  const char *(*multi_strerror)(CURLMcode);
-  CURL *(*easy_init)(void);
-  CURLcode (*easy_perform)(CURL *);
-  void (*easy_reset)(CURL *);
-  void (*easy_cleanup)(CURL *);
-  CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-  CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-  const char *(*easy_strerror)(CURLcode);
-  struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-  void (*slist_free_all)(struct curl_slist *);
-} C;
-
-/* NULL once libcurl is loaded, else why it cannot be. */
-static const char *curl_load(void) {
-  static const char *why = "not loaded";
-  static bool tried;
-  if (tried) return why;
-  tried = true;
-  void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return why = "libcurl is not installed (Debian: libcurl4)";
-#define SYM(field, name) \
-  if (!(*(void **)&C.field = dlsym(h, name))) return why = "libcurl lacks " name;
-  SYM(global_init, "curl_global_init")
-  SYM(version_info, "curl_version_info")
-  SYM(multi_init, "curl_multi_init")
-  SYM(multi_setopt, "curl_multi_setopt")
-  SYM(multi_add_handle, "curl_multi_add_handle")
-  SYM(multi_remove_handle, "curl_multi_remove_handle")
-  SYM(multi_assign, "curl_multi_assign")
-  SYM(multi_info_read, "curl_multi_info_read")
-  SYM(multi_socket_action, "curl_multi_socket_action")
-  SYM(multi_strerror, "curl_multi_strerror")
-  SYM(easy_init, "curl_easy_init")
-  SYM(easy_perform, "curl_easy_perform")
-  SYM(easy_reset, "curl_easy_reset")
-  SYM(easy_cleanup, "curl_easy_cleanup")
-  SYM(easy_setopt, "curl_easy_setopt")
-  SYM(easy_getinfo, "curl_easy_getinfo")
-  SYM(easy_strerror, "curl_easy_strerror")
-  SYM(slist_append, "curl_slist_append")
-  SYM(slist_free_all, "curl_slist_free_all")
-#undef SYM
-  return why = NULL;
-}
-
-/* the code below calls libcurl by its own names (curl.h defines three of
-   them as macros of themselves) */
-#undef curl_easy_setopt
-#undef curl_easy_getinfo
-#undef curl_multi_setopt
-#define curl_global_init C.global_init
-#define curl_version_info C.version_info
-#define curl_multi_init C.multi_init
-#define curl_multi_setopt C.multi_setopt
-#define curl_multi_add_handle C.multi_add_handle
-#define curl_multi_remove_handle C.multi_remove_handle
-#define curl_multi_assign C.multi_assign
-#define curl_multi_info_read C.multi_info_read
-#define curl_multi_socket_action C.multi_socket_action
-#define curl_multi_strerror C.multi_strerror
-#define curl_easy_init C.easy_init
-#define curl_easy_perform C.easy_perform
-#define curl_easy_reset C.easy_reset
-#define curl_easy_cleanup C.easy_cleanup
-#define curl_easy_setopt C.easy_setopt
-#define curl_easy_getinfo C.easy_getinfo
-#define curl_easy_strerror C.easy_strerror
-#define curl_slist_append C.slist_append
-#define curl_slist_free_all C.slist_free_all
-
-/* }====================================================== */
 
 /* {====================================================== the multi handle */
 
@@ -250,28 +162,10 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
   return 0;
 }
 
-static bool global_ok;
-static void global_init(void) {
-  if (curl_load() || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return;
-  global_ok = true;
-  const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-  if (!(v->features & CURL_VERSION_ASYNCHDNS))
-    log_msg(LOG_WARNING, "mcp.http: libcurl %s resolves names synchronously: "
-            "a slow DNS answer stops the server while it waits", v->version);
-}
-
-/* libcurl loaded and initialized, once for the process (the engine's
-   thread and the key fetcher may come first) */
-static bool curl_ready(void) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, global_init);
-  return global_ok;
-}
-
 /* The multi handle on loop, created on first use. */
 static bool http_init(uv_loop_t *loop) {
   if (H.multi && H.loop == loop) return true;
-  if (!curl_ready()) return false;
+  if (!curl_dl_ready()) return false;
   /* A new engine's loop (the previous one ended, handles and all): start
      over; what the old multi held went with that loop. */
   memset(&H, 0, sizeof H);
@@ -871,7 +765,7 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   collect_options(L, opts, url_arg, body_arg, &o);
   check_target(L, &o);
   check_limits(L, &o);
-  const char *no_curl = curl_load();
+  const char *no_curl = curl_dl_why();
   if (no_curl) return luaL_error(L, "mcp.http: %s", no_curl);
   if (!http_init(call_loop(c))) return luaL_error(L, "mcp.http: libcurl failed to start");
 
@@ -969,114 +863,3 @@ void io_http_push(lua_State *L) {
       {"request", http_request}, {"get", http_get}, {"post", http_post}, {NULL, NULL}};
   luaL_newlib(L, funcs);
 }
-
-/* {====================================================== a GET off the loop */
-
-typedef struct get_op {
-  buf *body;
-  size_t max;
-  long max_age;
-  const atomic_bool *cancel;
-} get_op;
-
-static int get_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
-  (void)a, (void)b, (void)c, (void)d;
-  const get_op *g = ud;
-  return g->cancel && atomic_load(g->cancel); /* non-zero: the transfer ends */
-}
-
-static size_t get_body(char *p, size_t size, size_t n, void *ud) {
-  get_op *g = ud;
-  size_t len = size * n;
-  if (len > g->max - g->body->len) return 0;
-  buf_put(g->body, p, len);
-  return len;
-}
-
-/* Cache-Control: max-age=N (no-store, no-cache: 0) */
-static size_t get_header(char *p, size_t size, size_t n, void *ud) {
-  get_op *g = ud;
-  size_t len = size * n;
-  if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) g->max_age = -1; /* a new response */
-  if (len > 14 && strncasecmp(p, "cache-control:", 14) == 0) {
-    char v[256];
-    snprintf(v, sizeof v, "%.*s", (int)(len - 14), p + 14);
-    for (char *q = v; *q; q++) *q = (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
-    const char *ma = strstr(v, "max-age=");
-    if (strstr(v, "no-store") || strstr(v, "no-cache")) g->max_age = 0;
-    else if (ma) g->max_age = strtol(ma + 8, NULL, 10);
-  }
-  return len;
-}
-
-bool io_http_blocking(const io_http_request *r, buf *body, long *max_age, char *err, size_t cap) {
-  const char *url = r->url;
-  double timeout = r->timeout;
-  size_t max = r->max;
-  const atomic_bool *cancel = r->cancel;
-  *max_age = -1;
-  if (!curl_ready()) {
-    snprintf(err, cap, "%s", curl_load() ? curl_load() : "libcurl failed to start");
-    return false;
-  }
-  CURL *e = curl_easy_init();
-  if (!e) {
-    snprintf(err, cap, "out of memory");
-    return false;
-  }
-  char cerr[CURL_ERROR_SIZE] = "";
-  get_op g = {body, max, -1, cancel};
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L); /* a key document is where it is said to be */
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);
-  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(timeout * 1000.0));
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &g);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, get_header);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, &g);
-  curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, get_progress);
-  curl_easy_setopt(e, CURLOPT_XFERINFODATA, &g);
-  curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-  if (r->form) { /* application/x-www-form-urlencoded is curl's default for POSTFIELDS */
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->form);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->form));
-  } else if (r->body) {
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-  }
-  if (r->user) { /* HTTP Basic: curl encodes, the password never reaches an error text */
-    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-    curl_easy_setopt(e, CURLOPT_USERNAME, r->user);
-    curl_easy_setopt(e, CURLOPT_PASSWORD, r->password ? r->password : "");
-  }
-  struct curl_slist *accept = curl_slist_append(NULL, "Accept: application/json");
-  char ctype[128];
-  if (r->body && r->content_type) {
-    snprintf(ctype, sizeof ctype, "Content-Type: %s", r->content_type);
-    accept = curl_slist_append(accept, ctype);
-    accept = curl_slist_append(accept, "Expect:"); /* no 100-continue round trip */
-  }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, accept);
-  CURLcode rc = curl_easy_perform(e);
-  long status = 0;
-  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(e);
-  curl_slist_free_all(accept);
-  if (rc != CURLE_OK) {
-    snprintf(err, cap, "%s", rc == CURLE_WRITE_ERROR ? "the document is too large"
-                             : cerr[0] ? cerr : curl_easy_strerror(rc));
-    return false;
-  }
-  if (status != 200) {
-    snprintf(err, cap, "HTTP status %ld", status);
-    return false;
-  }
-  *max_age = g.max_age;
-  return true;
-}
-
-/* }====================================================== */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "io_http.h"
+#include "http_client.h"
 #include "log.h"
 #include "metrics.h"
 #include "trace.h"
@@ -59,10 +59,10 @@ static bool send_batch(double timeout) {
   buf_init(&answer);
   long max_age;
   char err[256];
-  io_http_request r = {.url = X.url, .timeout = timeout, .max = 65536, .cancel = &X.cancel,
+  http_client_request r = {.url = X.url, .timeout = timeout, .max = 65536, .cancel = &X.cancel,
                        .body = request.p, .body_len = request.len,
                        .content_type = "application/x-protobuf"};
-  bool ok = io_http_blocking(&r, &answer, &max_age, err, sizeof err);
+  bool ok = http_client_fetch(&r, &answer, &max_age, err, sizeof err);
   if (!ok) log_msg(LOG_DEBUG, "otlp: %zu span(s) not exported: %s", n, err);
   count(ok ? "exported" : "dropped", n);
   buf_free(&answer), buf_free(&request), buf_free(&resource_spans), buf_free(&scope_spans);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "http_internal.h"
-#include "io_http.h"
+#include "http_client.h"
 #include "json.h"
 #include "log.h"
 
@@ -135,12 +135,12 @@ principal *http_introspect(http_server *srv, const char *tok, size_t n, long lon
   buf_init(&id), buf_init(&secret);
   form_value(&id, srv->opt.auth_client_id, strlen(srv->opt.auth_client_id));
   form_value(&secret, srv->opt.auth_client_secret, strlen(srv->opt.auth_client_secret));
-  io_http_request r = {.url = endpoint, .timeout = INTROSPECT_TIMEOUT, .max = INTROSPECT_MAX,
+  http_client_request r = {.url = endpoint, .timeout = INTROSPECT_TIMEOUT, .max = INTROSPECT_MAX,
                        .cancel = &srv->auth.stop, .form = form.p, .user = id.p, .password = secret.p};
   long max_age;
   char err[256];
   principal *p = NULL;
-  if (!io_http_blocking(&r, &body, &max_age, err, sizeof err)) {
+  if (!http_client_fetch(&r, &body, &max_age, err, sizeof err)) {
     log_msg(LOG_WARNING, "authorization: introspection at %s failed: %s", endpoint, err);
     *unavailable = true;
     *why = "the authorization server could not be asked about the token";

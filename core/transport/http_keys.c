@@ -4,7 +4,7 @@
  * own. Why not the engine's loop, where mcp.http runs: the loop turns only
  * under the run lock, so a refetch would wait behind every Lua handler; a
  * key fetch needs neither Lua nor the loop, and the same libcurl serves it
- * (io_http_blocking). Requests never fetch: a worker that meets an
+ * (http_client_fetch). Requests never fetch: a worker that meets an
  * unknown kid asks the fetcher and waits for it (AUTH_KEY_WAIT at most).
  *
  * Keys are kept as long as the JWKS response's Cache-Control allows
@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "http_internal.h"
-#include "io_http.h"
+#include "http_client.h"
 #include "json.h"
 #include "log.h"
 
@@ -108,9 +108,9 @@ static char *discover(http_server *srv, const char *issuer, char **introspect, c
     buf_init(&doc);
     long max_age;
     char why[256];
-    io_http_request get = {.url = urls[i], .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
+    http_client_request get = {.url = urls[i], .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
                            .cancel = &srv->auth.stop};
-    if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
+    if (!http_client_fetch(&get, &doc, &max_age, why, sizeof why)) {
       snprintf(last, sizeof last, "%.120s: %.120s", urls[i], why);
       buf_free(&doc);
       continue;
@@ -156,9 +156,9 @@ static jwk_set *fetch_keys(http_server *srv, const char *issuer, double *keep, c
   long max_age = -1;
   char why[256], perr[128];
   jwk_set *keys = NULL;
-  io_http_request get = {.url = uri, .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
+  http_client_request get = {.url = uri, .timeout = AUTH_FETCH_TIMEOUT, .max = AUTH_DOC_MAX,
                          .cancel = &srv->auth.stop};
-  if (!io_http_blocking(&get, &doc, &max_age, why, sizeof why)) {
+  if (!http_client_fetch(&get, &doc, &max_age, why, sizeof why)) {
     snprintf(err, cap, "%s: %s", uri, why);
   } else if (!(keys = jwk_set_parse(doc.p ? doc.p : "", doc.len, perr, sizeof perr))) {
     snprintf(err, cap, "%s: %s", uri, perr);
