@@ -1,4 +1,6 @@
-/* validate.c — JSON Schema validation and schema checking on Lua values (see validate.h). */
+/* validate.c — JSON Schema validation of Lua values, by the walker and by
+ * the compiled fast path of frozen schemas (see validate.h; the check of a
+ * schema itself is validate_check.c). */
 #include "validate.h"
 
 #include <math.h>
@@ -19,48 +21,11 @@
 #include "luax.h"
 #include "schema_format.h"
 #include "schema_regex.h"
+#include "validate_internal.h"
 
-/* Schema applications may nest this deep (one level per subschema entered
-   or $ref followed); past it we assume a $ref cycle. A decoded value nests
-   at most JSON_MAX_DEPTH, and a recursive schema spends about two levels on
-   each of its levels. */
-#define MAX_DEPTH (2 * JSON_MAX_DEPTH)
-/* Deep equality answers "different" past this nesting (cyclic Lua tables). */
-#define MAX_EQ_DEPTH (JSON_MAX_DEPTH + 8)
-/* Stack slots one schema level may use: the keyword values, plus a few. */
-#define LEVEL_SLOTS (KW_N + 16)
-/* uniqueItems compares arrays up to this long pairwise, longer ones by hash. */
-#define UNIQUE_PAIRWISE 16
-/* The budget reads the clock every this many steps (a step is ~0.1-1 us). */
-#define CLOCK_EVERY 1024
-/* The memo starts in the walker with this many slots, then moves to a
-   userdata, and stops growing at MEMO_MAX_SLOTS (24 bytes each): past it
-   the step budget alone bounds the work. */
-#define MEMO_SMALL 32
-#define MEMO_MAX_SLOTS (1u << 19)
-/* An enum message lists at most this many values. */
-#define ENUM_SHOW 10
 
 /* {====================================================== keywords */
 
-/* The order here is the order keywords are applied in, which decides the
-   message when a value breaks several. */
-enum {
-  KW_SCHEMA, KW_REF, KW_DYNAMICREF, KW_TYPE, KW_ENUM, KW_CONST,
-  KW_MINIMUM, KW_EXCLUSIVEMINIMUM, KW_MAXIMUM, KW_EXCLUSIVEMAXIMUM,
-  KW_MULTIPLEOF, KW_MINLENGTH, KW_MAXLENGTH, KW_PATTERN, KW_FORMAT,
-  KW_REQUIRED, KW_DEPENDENTREQUIRED, KW_MINPROPERTIES, KW_MAXPROPERTIES, KW_PROPERTIES,
-  KW_PATTERNPROPERTIES, KW_ADDITIONALPROPERTIES, KW_PROPERTYNAMES, KW_DEPENDENTSCHEMAS,
-  KW_DEPENDENCIES,
-  KW_MINITEMS, KW_MAXITEMS, KW_PREFIXITEMS, KW_ITEMS, KW_ADDITIONALITEMS,
-  KW_UNIQUEITEMS, KW_CONTAINS, KW_MINCONTAINS, KW_MAXCONTAINS,
-  KW_ALLOF, KW_ANYOF, KW_ONEOF, KW_NOT, KW_IF, KW_THEN, KW_ELSE,
-  KW_UNEVALUATEDPROPERTIES, KW_UNEVALUATEDITEMS,
-  KW_DEFS, KW_DEFINITIONS,
-  KW_N
-};
-/* the keyword cache keeps a bitmask of a node's keywords in a lua_Integer */
-_Static_assert(KW_N < 63, "too many keywords for the cache's mask");
 
 #define KW(s) {s, sizeof(s) - 1}
 static const struct { const char *name; size_t len; } keywords[KW_N] = {
@@ -104,7 +69,7 @@ static int keyword_id(const char *s, size_t n) {
 /* Push the value of each keyword the schema table at s holds and note its
    stack index in slot[] (0 when absent): one pass over the table, whatever
    it holds, and no strings made for keywords it lacks. Pushes at most KW_N. */
-static void scan_keywords(lua_State *L, int s, int slot[KW_N]) {
+void validate_scan_keywords(lua_State *L, int s, int slot[KW_N]) {
   memset(slot, 0, KW_N * sizeof *slot);
   lua_pushnil(L);
   while (lua_next(L, s)) {
@@ -153,7 +118,7 @@ static void cached_keywords(lua_State *L, int cache, int s, int slot[KW_N]) {
     return; /* the compiled table stays below the values: popped with them */
   }
   lua_pop(L, 1);
-  scan_keywords(L, s, slot);
+  validate_scan_keywords(L, s, slot);
   lua_Integer mask = 0;
   lua_createtable(L, KW_N + 1, 0);
   for (int kw = 0; kw < KW_N; kw++)
@@ -173,9 +138,7 @@ static void cached_keywords(lua_State *L, int cache, int s, int slot[KW_N]) {
 
 /* Which $schema values we accept; draft-06/07 differ from 2019-09/2020-12
    for our keywords only in that $ref hides its siblings. */
-enum { DIALECT_UNKNOWN, DIALECT_REF_ALONE, DIALECT_CURRENT };
-
-static int dialect(const char *s, size_t n) {
+int validate_dialect(const char *s, size_t n) {
   static const char *const ref_alone[] = {"json-schema.org/draft-07/schema",
                                           "json-schema.org/draft-06/schema"};
   static const char *const current[] = {"json-schema.org/draft/2020-12/schema",
@@ -222,7 +185,7 @@ static int kind_of(lua_State *L, int idx, lua_Integer *len) {
 
 /* Length of the table at idx read where a keyword wants an array: a JSON
    array, or an empty table (Lua cannot tell {} from []); else -1. */
-static lua_Integer array_len(lua_State *L, int idx) {
+lua_Integer validate_array_len(lua_State *L, int idx) {
   if (!lua_istable(L, idx)) return -1;
   long long n = json_table_array_len(L, idx);
   if (n >= 0) return (lua_Integer)n;
@@ -235,18 +198,18 @@ static lua_Integer array_len(lua_State *L, int idx) {
 }
 
 /* A table read where a keyword wants an object: anything but a non-empty array. */
-static bool is_object(lua_State *L, int idx) {
+bool validate_is_object(lua_State *L, int idx) {
   return lua_istable(L, idx) && json_table_array_len(L, idx) <= 0;
 }
 
 /* A schema: a boolean, or a table that is not an array. */
-static bool is_schema(lua_State *L, int idx) {
+bool validate_is_schema(lua_State *L, int idx) {
   return lua_isboolean(L, idx) ||
          (lua_istable(L, idx) && json_table_array_len(L, idx) < 0);
 }
 
 /* The non-negative integer at idx (an integral float will do), or -1. */
-static lua_Integer count_arg(lua_State *L, int idx) {
+lua_Integer validate_count_arg(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TNUMBER) return -1;
   int ok;
   lua_Integer n = lua_tointegerx(L, idx, &ok);
@@ -271,7 +234,7 @@ static bool has_type(lua_State *L, int v, int k, const char *t) {
   }
 }
 
-static bool is_type_name(const char *t) {
+bool validate_is_type_name(const char *t) {
   static const char *const names[] = {"null", "boolean", "integer", "number",
                                       "string", "array", "object"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -354,8 +317,7 @@ static void push_token(lua_State *L, const char *t, const char *end) {
 static const char anchor_key = 0; /* its address names the anchor maps in the registry */
 
 /* Does the schema keyword named k hold a schema, a map or an array of them? */
-enum { SUB_NONE, SUB_ONE, SUB_MAP, SUB_LIST };
-static int subschema_kind(int kw) {
+int validate_subschema_kind(int kw) {
   switch (kw) {
     case KW_PROPERTIES: case KW_PATTERNPROPERTIES: case KW_DEFS: case KW_DEFINITIONS:
     case KW_DEPENDENTSCHEMAS: case KW_DEPENDENCIES:
@@ -400,7 +362,7 @@ static void note_name(lua_State *L, int map, int s, const char *prefix, int str,
 }
 
 /* Is this the first time the table at s is met (noting it in the set at seen)? */
-static bool first_visit(lua_State *L, int seen, int s) {
+bool validate_first_visit(lua_State *L, int seen, int s) {
   lua_pushvalue(L, s);
   bool met = lua_rawget(L, seen) != LUA_TNIL;
   lua_pop(L, 1);
@@ -413,7 +375,7 @@ static bool first_visit(lua_State *L, int seen, int s) {
 
 static void gather_names(lua_State *L, int s, int map, int seen, int depth) {
   if (!lua_istable(L, s) || depth > MAX_DEPTH || !lua_checkstack(L, 8)) return;
-  if (!first_visit(L, seen, s)) return;
+  if (!validate_first_visit(L, seen, s)) return;
   lua_getfield(L, s, "$anchor");
   note_name(L, map, s, "#", lua_gettop(L), depth);
   lua_getfield(L, s, "$dynamicAnchor");
@@ -429,7 +391,7 @@ static void gather_names(lua_State *L, int s, int map, int seen, int depth) {
       size_t n;
       const char *k = lua_tolstring(L, key, &n);
       int kw = keyword_id(k, n);
-      if (kw >= 0) kind = subschema_kind(kw);
+      if (kw >= 0) kind = validate_subschema_kind(kw);
       if (kind == SUB_ONE && kw == KW_ITEMS && lua_istable(L, val) && json_table_array_len(L, val) > 0)
         kind = SUB_LIST; /* draft-07 tuple items */
     }
@@ -486,7 +448,7 @@ static bool name_push(lua_State *L, int root, const char *k, size_t n) {
    "#/json/pointer" (%-decoded first, then split: RFC 6901, section 6),
    "#anchor", or "URI", "URI#/pointer", "URI#anchor" for a URI some $id
    names exactly. Returns false, pushing nothing, when it names nothing. */
-static bool ref_push(lua_State *L, int root, const char *ref, size_t n) {
+bool validate_ref_push(lua_State *L, int root, const char *ref, size_t n) {
   if (n == 0) return false;
   int top = lua_gettop(L);
   const char *hash = memchr(ref, '#', n);
@@ -552,72 +514,32 @@ fail:
 
 /* {====================================================== paths and messages */
 
-/* One step of a path: a member name, or (key NULL) an array index. */
-typedef struct seg {
-  const char *key;
-  size_t n; /* the name's length, or the index */
-} seg;
 
-/* One memo entry: see the memo, below. */
-typedef struct mentry {
-  const void *s; /* the schema table; NULL: an empty slot */
-  uint64_t v;    /* the value's bits */
-  uint32_t tag;  /* its type (and number subtype) */
-  uint32_t ok;
-} mentry;
+void validate_push_keyword(walker *w, int kw) {
+  validate_push_name(w, keywords[kw].name, keywords[kw].len);
+}
 
-/* Open addressing; e is the walker's own small array until that fills,
-   then a userdata's. */
-typedef struct memo {
-  size_t mask, count; /* slots - 1, entries */
-  mentry *e;          /* NULL before the first entry */
-} memo;
-
-/* Why the budget ran out. */
-enum { LIMIT_NONE, LIMIT_WORK, LIMIT_TIME };
-
-typedef struct walker {
-  lua_State *L;
-  int root;       /* absolute index of the root schema */
-  int cache;      /* absolute index of the keyword cache, or 0 */
-  buf *err;       /* where the one message goes (may be NULL) */
-  int quiet;      /* > 0 while trying anyOf/oneOf/not branches: no messages */
-  bool fatal;     /* a broken schema, the depth limit or the budget: stop, even under not */
-  bool ref_alone; /* draft-06/07: a $ref hides its sibling keywords */
-  bool assert_format; /* format is an assertion, not an annotation */
-  int depth, npath;
-  /* the budget: steps taken, the most allowed, when to look again */
-  unsigned long steps, max_steps, next_check;
-  double deadline;  /* CLOCK_MONOTONIC seconds, or 0 */
-  int exhausted;    /* LIMIT_*: why the budget ran out */
-  int memo_slot;    /* stack index of the memo's userdata (nil until it needs one), or 0: no memo */
-  memo memo;
-  mentry memo_small[MEMO_SMALL];
-  /* schema_check pushes two steps per level ("properties.x") */
-  seg path[2 * MAX_DEPTH + 4];
-} walker;
-
-static void push_name(walker *w, const char *k, size_t n) {
+void validate_push_name(walker *w, const char *k, size_t n) {
   w->path[w->npath].key = k;
   w->path[w->npath++].n = n;
 }
 
-static void push_index(walker *w, lua_Integer i) {
+void validate_push_index(walker *w, lua_Integer i) {
   w->path[w->npath].key = NULL;
   w->path[w->npath++].n = (size_t)i;
 }
 
 /* Push the member name at stack index key (kept there while it is used). */
-static void push_member(walker *w, int key) {
+void validate_push_member(walker *w, int key) {
   lua_State *L = w->L;
   if (lua_type(L, key) == LUA_TSTRING) {
     size_t n;
     const char *k = lua_tolstring(L, key, &n);
-    push_name(w, k, n);
+    validate_push_name(w, k, n);
   } else if (lua_isinteger(L, key)) {
-    push_index(w, lua_tointeger(L, key)); /* a Lua-made table, shown raw */
+    validate_push_index(w, lua_tointeger(L, key)); /* a Lua-made table, shown raw */
   } else {
-    push_name(w, "?", 1);
+    validate_push_name(w, "?", 1);
   }
 }
 
@@ -633,7 +555,7 @@ static bool is_plain_name(const char *s, size_t n) {
   return true;
 }
 
-static void put_path(buf *b, const walker *w) {
+void validate_put_path(buf *b, const walker *w) {
   for (int i = 0; i < w->npath; i++) {
     const seg *s = &w->path[i];
     if (!s->key) {
@@ -652,10 +574,10 @@ static void put_path(buf *b, const walker *w) {
 /* Start a failure message: NULL while quiet (or once a fatal failure is
    on its way up: a comparison the budget cut short says nothing), else the
    error buffer with "path: " written. */
-static buf *report(walker *w) {
+buf *validate_report(walker *w) {
   if (w->quiet || !w->err || w->fatal) return NULL;
   if (w->npath) {
-    put_path(w->err, w);
+    validate_put_path(w->err, w);
     buf_puts(w->err, ": ");
   }
   return w->err;
@@ -673,8 +595,8 @@ static void put_vfmt(buf *b, const char *fmt, va_list ap) {
 }
 
 __attribute__((format(printf, 2, 3)))
-static bool failf(walker *w, const char *fmt, ...) {
-  buf *b = report(w);
+bool validate_failf(walker *w, const char *fmt, ...) {
+  buf *b = validate_report(w);
   if (b) {
     va_list ap;
     va_start(ap, fmt);
@@ -686,7 +608,7 @@ static bool failf(walker *w, const char *fmt, ...) {
 
 /* A failure no branch may turn into success; reported even when quiet. */
 __attribute__((format(printf, 2, 3)))
-static bool fatalf(walker *w, const char *fmt, ...) {
+bool validate_fatalf(walker *w, const char *fmt, ...) {
   w->fatal = true;
   if (w->err) {
     va_list ap;
@@ -1024,14 +946,14 @@ static bool validate_shared(walker *w, int s, int v) {
 
 /* Validate the value at v against the schema at s, one path step down. */
 static bool validate_member(walker *w, int s, int v, int key) {
-  push_member(w, key);
+  validate_push_member(w, key);
   bool ok = validate_node(w, s, v);
   w->npath--;
   return ok;
 }
 
 static bool validate_element(walker *w, int s, int v, lua_Integer i) {
-  push_index(w, i);
+  validate_push_index(w, i);
   bool ok = validate_node(w, s, v);
   w->npath--;
   return ok;
@@ -1044,7 +966,7 @@ static bool validate_type(walker *w, int t, int v, int k) {
   if (lua_type(L, t) == LUA_TSTRING) {
     if (has_type(L, v, k, lua_tostring(L, t))) return true;
   } else {
-    n = array_len(L, t);
+    n = validate_array_len(L, t);
     if (n < 0) return true; /* not a type: schema_check reports it */
     for (lua_Integer i = 1; i <= n; i++) {
       bool ok = lua_rawgeti(L, t, i) == LUA_TSTRING && has_type(L, v, k, lua_tostring(L, -1));
@@ -1052,7 +974,7 @@ static bool validate_type(walker *w, int t, int v, int k) {
       if (ok) return true;
     }
   }
-  buf *b = report(w);
+  buf *b = validate_report(w);
   if (!b) return false;
   buf_puts(b, "expected ");
   if (lua_type(L, t) == LUA_TSTRING) {
@@ -1072,7 +994,7 @@ static bool validate_type(walker *w, int t, int v, int k) {
 
 static bool validate_enum(walker *w, int e, int v) {
   lua_State *L = w->L;
-  lua_Integer n = array_len(L, e);
+  lua_Integer n = validate_array_len(L, e);
   if (n < 0) return true;
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, e, i);
@@ -1080,8 +1002,8 @@ static bool validate_enum(walker *w, int e, int v) {
     lua_pop(L, 1);
     if (eq) return true;
   }
-  if (n == 0) return failf(w, "no value allowed (empty enum)");
-  buf *b = report(w);
+  if (n == 0) return validate_failf(w, "no value allowed (empty enum)");
+  buf *b = validate_report(w);
   if (!b) return false;
   buf_puts(b, n == 1 ? "must be " : "must be one of ");
   for (lua_Integer i = 1; i <= n && i <= ENUM_SHOW; i++) {
@@ -1095,7 +1017,7 @@ static bool validate_enum(walker *w, int e, int v) {
 }
 
 static bool fail_bound(walker *w, const char *rel, int bound) {
-  buf *b = report(w);
+  buf *b = validate_report(w);
   if (b) {
     buf_printf(b, "must be %s ", rel);
     put_number(b, w->L, bound);
@@ -1125,8 +1047,8 @@ static bool validate_number(walker *w, const int *slot, int v) {
    at self), format when asserted. */
 static bool validate_string(walker *w, int self, const int *slot, int v) {
   lua_State *L = w->L;
-  lua_Integer min = slot[KW_MINLENGTH] ? count_arg(L, slot[KW_MINLENGTH]) : -1;
-  lua_Integer max = slot[KW_MAXLENGTH] ? count_arg(L, slot[KW_MAXLENGTH]) : -1;
+  lua_Integer min = slot[KW_MINLENGTH] ? validate_count_arg(L, slot[KW_MINLENGTH]) : -1;
+  lua_Integer max = slot[KW_MAXLENGTH] ? validate_count_arg(L, slot[KW_MAXLENGTH]) : -1;
   int pat = slot[KW_PATTERN], fmt = w->assert_format ? slot[KW_FORMAT] : 0;
   if (min < 0 && max < 0 && !pat && !fmt) return true;
   size_t n;
@@ -1134,21 +1056,21 @@ static bool validate_string(walker *w, int self, const int *slot, int v) {
   if (min >= 0 || max >= 0) {
     lua_Integer len = (lua_Integer)utf8_length(s, n);
     if (len < min)
-      return failf(w, "must be at least %lld %s long", (long long)min,
+      return validate_failf(w, "must be at least %lld %s long", (long long)min,
                    plural(min, "character", "characters"));
     if (max >= 0 && len > max)
-      return failf(w, "must be at most %lld %s long", (long long)max,
+      return validate_failf(w, "must be at most %lld %s long", (long long)max,
                    plural(max, "character", "characters"));
   }
   if (pat && lua_type(L, pat) == LUA_TSTRING) {
     int r = regex_test(w, self, pat, s, n);
     if (r == -1) return false;
-    if (r == 0) return failf(w, "must match the pattern /%s/", lua_tostring(L, pat));
+    if (r == 0) return validate_failf(w, "must match the pattern /%s/", lua_tostring(L, pat));
   }
   if (fmt && lua_type(L, fmt) == LUA_TSTRING) {
     if (!spend(w, 1 + n / 64)) return false;
     const char *name = lua_tostring(L, fmt);
-    if (schema_format_check(name, s, n) == 0) return failf(w, "must be a valid %s", name);
+    if (schema_format_check(name, s, n) == 0) return validate_failf(w, "must be a valid %s", name);
   }
   return true;
 }
@@ -1156,8 +1078,8 @@ static bool validate_string(walker *w, int self, const int *slot, int v) {
 /* additionalProperties or unevaluatedProperties false: the member at key. */
 static bool fail_unexpected(walker *w, int key) {
   if (lua_type(w->L, key) == LUA_TSTRING)
-    return failf(w, "unexpected property '%s'", lua_tostring(w->L, key));
-  return failf(w, "unexpected property");
+    return validate_failf(w, "unexpected property '%s'", lua_tostring(w->L, key));
+  return validate_failf(w, "unexpected property");
 }
 
 /* dependentRequired (schemas false), dependentSchemas or draft-07's
@@ -1179,14 +1101,14 @@ static bool validate_dependencies(walker *w, int x, int v, bool schemas) {
     lua_pop(L, 1);
     lua_Integer n;
     if (!present) {
-    } else if (schemas && is_schema(L, dep)) {
+    } else if (schemas && validate_is_schema(L, dep)) {
       if (!validate_shared(w, dep, v)) return false;
-    } else if ((n = array_len(L, dep)) > 0) {
+    } else if ((n = validate_array_len(L, dep)) > 0) {
       for (lua_Integer i = 1; i <= n; i++) {
         if (lua_rawgeti(L, dep, i) == LUA_TSTRING) {
           lua_pushvalue(L, -1);
           if (lua_rawget(L, v) == LUA_TNIL)
-            return failf(w, "property '%s' requires property '%s'", lua_tostring(L, key),
+            return validate_failf(w, "property '%s' requires property '%s'", lua_tostring(L, key),
                          lua_tostring(L, -2));
           lua_pop(L, 1);
         }
@@ -1202,19 +1124,19 @@ static bool validate_object(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
   if ((x = slot[KW_REQUIRED])) {
-    lua_Integer n = array_len(L, x);
+    lua_Integer n = validate_array_len(L, x);
     for (lua_Integer i = 1; i <= n; i++) {
       if (lua_rawgeti(L, x, i) == LUA_TSTRING) {
         lua_pushvalue(L, -1);
         if (lua_rawget(L, v) == LUA_TNIL)
-          return failf(w, "missing required property '%s'", lua_tostring(L, -2));
+          return validate_failf(w, "missing required property '%s'", lua_tostring(L, -2));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
     }
   }
-  lua_Integer min = slot[KW_MINPROPERTIES] ? count_arg(L, slot[KW_MINPROPERTIES]) : -1;
-  lua_Integer max = slot[KW_MAXPROPERTIES] ? count_arg(L, slot[KW_MAXPROPERTIES]) : -1;
+  lua_Integer min = slot[KW_MINPROPERTIES] ? validate_count_arg(L, slot[KW_MINPROPERTIES]) : -1;
+  lua_Integer max = slot[KW_MAXPROPERTIES] ? validate_count_arg(L, slot[KW_MAXPROPERTIES]) : -1;
   if (min >= 0 || max >= 0) {
     lua_Integer count = 0;
     lua_pushnil(L);
@@ -1224,10 +1146,10 @@ static bool validate_object(walker *w, const int *slot, int v) {
     }
     if (!spend(w, (unsigned long)count / 16)) return false;
     if (count < min)
-      return failf(w, "must have at least %lld %s", (long long)min,
+      return validate_failf(w, "must have at least %lld %s", (long long)min,
                    plural(min, "property", "properties"));
     if (max >= 0 && count > max)
-      return failf(w, "must have at most %lld %s", (long long)max,
+      return validate_failf(w, "must have at most %lld %s", (long long)max,
                    plural(max, "property", "properties"));
   }
   if ((x = slot[KW_DEPENDENTREQUIRED]) && !validate_dependencies(w, x, v, false)) return false;
@@ -1337,7 +1259,7 @@ static bool find_duplicate(walker *w, int v, lua_Integer len, lua_Integer *i,
     }
     return false;
   }
-  if (!lua_checkstack(L, 4)) return fatalf(w, "schema nesting too deep"); /* as validate_node says */
+  if (!lua_checkstack(L, 4)) return validate_fatalf(w, "schema nesting too deep"); /* as validate_node says */
   int top = lua_gettop(L);
   hitem *t = lua_newuserdatauv(L, (size_t)len * sizeof *t, 0); /* freed by the GC, even on error */
   for (lua_Integer k = 1; k <= len; k++) {
@@ -1381,8 +1303,8 @@ static bool matches(walker *w, int s, int v);
 /* contains, with minContains (default 1) and maxContains. */
 static bool validate_contains(walker *w, int x, const int *slot, int v, lua_Integer len) {
   lua_State *L = w->L;
-  lua_Integer min = slot[KW_MINCONTAINS] ? count_arg(L, slot[KW_MINCONTAINS]) : 1;
-  lua_Integer max = slot[KW_MAXCONTAINS] ? count_arg(L, slot[KW_MAXCONTAINS]) : -1;
+  lua_Integer min = slot[KW_MINCONTAINS] ? validate_count_arg(L, slot[KW_MINCONTAINS]) : 1;
+  lua_Integer max = slot[KW_MAXCONTAINS] ? validate_count_arg(L, slot[KW_MAXCONTAINS]) : -1;
   if (min < 0) min = 1;
   lua_Integer count = 0;
   for (lua_Integer i = 1; i <= len && (max >= 0 ? count <= max : count < min); i++) {
@@ -1393,23 +1315,23 @@ static bool validate_contains(walker *w, int x, const int *slot, int v, lua_Inte
     count += ok;
   }
   if (count < min) {
-    if (min == 1) return failf(w, "must contain an item that matches the contains schema");
-    return failf(w, "must contain at least %lld items that match the contains schema", (long long)min);
+    if (min == 1) return validate_failf(w, "must contain an item that matches the contains schema");
+    return validate_failf(w, "must contain at least %lld items that match the contains schema", (long long)min);
   }
   if (max >= 0 && count > max)
-    return failf(w, "must contain at most %lld %s that %s the contains schema", (long long)max,
+    return validate_failf(w, "must contain at most %lld %s that %s the contains schema", (long long)max,
                  plural(max, "item", "items"), plural(max, "matches", "match"));
   return true;
 }
 
 static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   lua_State *L = w->L;
-  lua_Integer min = slot[KW_MINITEMS] ? count_arg(L, slot[KW_MINITEMS]) : -1;
-  lua_Integer max = slot[KW_MAXITEMS] ? count_arg(L, slot[KW_MAXITEMS]) : -1;
+  lua_Integer min = slot[KW_MINITEMS] ? validate_count_arg(L, slot[KW_MINITEMS]) : -1;
+  lua_Integer max = slot[KW_MAXITEMS] ? validate_count_arg(L, slot[KW_MAXITEMS]) : -1;
   if (len < min)
-    return failf(w, "must have at least %lld %s", (long long)min, plural(min, "item", "items"));
+    return validate_failf(w, "must have at least %lld %s", (long long)min, plural(min, "item", "items"));
   if (max >= 0 && len > max)
-    return failf(w, "must have at most %lld %s", (long long)max, plural(max, "item", "items"));
+    return validate_failf(w, "must have at most %lld %s", (long long)max, plural(max, "item", "items"));
   /* 2020-12: prefixItems, then items for the rest; draft-07: an array of
      items, then additionalItems for the rest */
   int prefix = slot[KW_PREFIXITEMS], rest = slot[KW_ITEMS];
@@ -1417,10 +1339,10 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
     prefix = rest;
     rest = slot[KW_ADDITIONALITEMS];
   }
-  lua_Integer np = prefix ? array_len(L, prefix) : 0;
+  lua_Integer np = prefix ? validate_array_len(L, prefix) : 0;
   if (np < 0) np = 0;
   if (rest && lua_isboolean(L, rest) && !lua_toboolean(L, rest) && len > np)
-    return failf(w, "must have at most %lld %s", (long long)np, plural(np, "item", "items"));
+    return validate_failf(w, "must have at most %lld %s", (long long)np, plural(np, "item", "items"));
   lua_Integer last = rest ? len : (np < len ? np : len);
   for (lua_Integer i = 1; i <= last; i++) {
     int top = lua_gettop(L), sub = rest;
@@ -1437,7 +1359,7 @@ static bool validate_array(walker *w, const int *slot, int v, lua_Integer len) {
   if (x && lua_toboolean(L, x) && lua_isboolean(L, x)) {
     lua_Integer i = 0, j = 0;
     if (find_duplicate(w, v, len, &i, &j))
-      return failf(w, "must not contain duplicates (items %lld and %lld are equal)",
+      return validate_failf(w, "must not contain duplicates (items %lld and %lld are equal)",
                    (long long)(i - 1), (long long)(j - 1));
     if (w->fatal) return false;
   }
@@ -1458,7 +1380,7 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
   lua_State *L = w->L;
   int x;
   lua_Integer n;
-  if ((x = slot[KW_ALLOF]) && (n = array_len(L, x)) > 0) {
+  if ((x = slot[KW_ALLOF]) && (n = validate_array_len(L, x)) > 0) {
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, x, i);
       bool ok = validate_shared(w, lua_gettop(L), v);
@@ -1466,7 +1388,7 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
       if (!ok) return false;
     }
   }
-  if ((x = slot[KW_ANYOF]) && (n = array_len(L, x)) > 0) {
+  if ((x = slot[KW_ANYOF]) && (n = validate_array_len(L, x)) > 0) {
     bool any = false;
     for (lua_Integer i = 1; i <= n && !any; i++) {
       lua_rawgeti(L, x, i);
@@ -1474,9 +1396,9 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
       lua_pop(L, 1);
       if (w->fatal) return false;
     }
-    if (!any) return failf(w, "must match at least one schema in anyOf");
+    if (!any) return validate_failf(w, "must match at least one schema in anyOf");
   }
-  if ((x = slot[KW_ONEOF]) && (n = array_len(L, x)) > 0) {
+  if ((x = slot[KW_ONEOF]) && (n = validate_array_len(L, x)) > 0) {
     lua_Integer first = -1, second = -1;
     for (lua_Integer i = 1; i <= n && second < 0; i++) {
       lua_rawgeti(L, x, i);
@@ -1485,15 +1407,15 @@ static bool validate_combinators(walker *w, const int *slot, int v) {
       if (w->fatal) return false;
       if (ok) *(first < 0 ? &first : &second) = i - 1;
     }
-    if (first < 0) return failf(w, "must match exactly one schema in oneOf (matched none)");
+    if (first < 0) return validate_failf(w, "must match exactly one schema in oneOf (matched none)");
     if (second >= 0)
-      return failf(w, "must match exactly one schema in oneOf (matched %lld and %lld)",
+      return validate_failf(w, "must match exactly one schema in oneOf (matched %lld and %lld)",
                    (long long)first, (long long)second);
   }
   if ((x = slot[KW_NOT])) {
     bool ok = matches(w, x, v);
     if (w->fatal) return false;
-    if (ok) return failf(w, "must not match the schema in not");
+    if (ok) return validate_failf(w, "must not match the schema in not");
   }
   if ((x = slot[KW_IF]) && (slot[KW_THEN] || slot[KW_ELSE])) {
     bool ok = matches(w, x, v);
@@ -1509,9 +1431,9 @@ static bool apply_ref(walker *w, int x, int v) {
   lua_State *L = w->L;
   size_t n;
   const char *ref = lua_tolstring(L, x, &n);
-  if (!ref_push(L, w->root, ref, n)) {
-    if (ref[0] != '#') return fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
-    return fatalf(w, "$ref '%s' does not resolve", ref);
+  if (!validate_ref_push(L, w->root, ref, n)) {
+    if (ref[0] != '#') return validate_fatalf(w, "unsupported $ref '%s' (only local ones)", ref);
+    return validate_fatalf(w, "$ref '%s' does not resolve", ref);
   }
   bool ok = validate_shared(w, lua_gettop(L), v);
   lua_pop(L, 1);
@@ -1535,7 +1457,7 @@ static bool apply(walker *w, int self, const int *slot, int v) {
   if ((x = slot[KW_TYPE]) && !validate_type(w, x, v, k)) return false;
   if ((x = slot[KW_ENUM]) && !validate_enum(w, x, v)) return false;
   if ((x = slot[KW_CONST]) && !json_equal(w, v, x, 0)) {
-    buf *b = report(w);
+    buf *b = validate_report(w);
     if (b) {
       buf_puts(b, "must be ");
       put_json(b, L, x);
@@ -1567,17 +1489,17 @@ static bool apply(walker *w, int self, const int *slot, int v) {
 static bool validate_node(walker *w, int s, int v) {
   lua_State *L = w->L;
   if (!spend(w, 1)) return false;
-  if (lua_isboolean(L, s)) return lua_toboolean(L, s) || failf(w, "not allowed");
+  if (lua_isboolean(L, s)) return lua_toboolean(L, s) || validate_failf(w, "not allowed");
   if (!lua_istable(L, s)) return true; /* not a schema: schema_check says so */
   if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
-    return fatalf(w, "schema nesting too deep");
+    return validate_fatalf(w, "schema nesting too deep");
   int top = lua_gettop(L), slot[KW_N];
   if (w->cache) cached_keywords(L, w->cache, s, slot);
-  else scan_keywords(L, s, slot);
+  else validate_scan_keywords(L, s, slot);
   if (w->depth == 0 && slot[KW_SCHEMA] && lua_type(L, slot[KW_SCHEMA]) == LUA_TSTRING) {
     size_t n;
     const char *d = lua_tolstring(L, slot[KW_SCHEMA], &n);
-    w->ref_alone = dialect(d, n) == DIALECT_REF_ALONE;
+    w->ref_alone = validate_dialect(d, n) == DIALECT_REF_ALONE;
   }
   w->depth++;
   bool ok = apply(w, s, slot, v);
@@ -1618,7 +1540,7 @@ static void collect_slots(walker *w, const int *slot, int v, int k, lua_Integer 
     if ((x = slot[r]) && lua_type(L, x) == LUA_TSTRING) {
       size_t n;
       const char *ref = lua_tolstring(L, x, &n);
-      if (ref_push(L, w->root, ref, n)) {
+      if (validate_ref_push(L, w->root, ref, n)) {
         collect_node(w, lua_gettop(L), v, k, len, e);
         lua_pop(L, 1);
       }
@@ -1666,7 +1588,7 @@ static void collect_slots(walker *w, const int *slot, int v, int k, lua_Integer 
       lua_pushnil(L);
       while (lua_next(L, x)) {
         int key = lua_gettop(L) - 1;
-        if (lua_type(L, key) == LUA_TSTRING && is_schema(L, key + 1)) {
+        if (lua_type(L, key) == LUA_TSTRING && validate_is_schema(L, key + 1)) {
           lua_pushvalue(L, key);
           if (lua_rawget(L, v) != LUA_TNIL) collect_node(w, key + 1, v, k, len, e);
         }
@@ -1687,7 +1609,7 @@ static void collect_slots(walker *w, const int *slot, int v, int k, lua_Integer 
       e->all = true;
       return;
     }
-    lua_Integer np = prefix ? array_len(L, prefix) : 0;
+    lua_Integer np = prefix ? validate_array_len(L, prefix) : 0;
     for (lua_Integer i = 1; i <= np && i <= len; i++) {
       lua_pushboolean(L, 1);
       lua_rawseti(L, e->set, i);
@@ -1706,14 +1628,14 @@ static void collect_slots(walker *w, const int *slot, int v, int k, lua_Integer 
     }
   }
   lua_Integer n;
-  if ((x = slot[KW_ALLOF]) && (n = array_len(L, x)) > 0)
+  if ((x = slot[KW_ALLOF]) && (n = validate_array_len(L, x)) > 0)
     for (lua_Integer i = 1; i <= n && !e->all; i++) {
       lua_rawgeti(L, x, i);
       collect_node(w, lua_gettop(L), v, k, len, e);
       lua_pop(L, 1);
     }
   for (int c = KW_ANYOF; c <= KW_ONEOF; c++)
-    if ((x = slot[c]) && (n = array_len(L, x)) > 0)
+    if ((x = slot[c]) && (n = validate_array_len(L, x)) > 0)
       for (lua_Integer i = 1; i <= n && !e->all && !w->fatal; i++) {
         lua_rawgeti(L, x, i);
         if (matches(w, lua_gettop(L), v)) collect_node(w, lua_gettop(L), v, k, len, e);
@@ -1733,12 +1655,12 @@ static void collect_node(walker *w, int s, int v, int k, lua_Integer len, evalua
   lua_State *L = w->L;
   if (e->all || w->fatal || !lua_istable(L, s) || !spend(w, 1)) return;
   if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS)) {
-    fatalf(w, "schema nesting too deep");
+    validate_fatalf(w, "schema nesting too deep");
     return;
   }
   int top = lua_gettop(L), slot[KW_N];
   if (w->cache) cached_keywords(L, w->cache, s, slot);
-  else scan_keywords(L, s, slot);
+  else validate_scan_keywords(L, s, slot);
   w->depth++;
   collect_slots(w, slot, v, k, len, e, false);
   w->depth--;
@@ -1749,7 +1671,7 @@ static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_I
   lua_State *L = w->L;
   int x = slot[k == K_OBJECT ? KW_UNEVALUATEDPROPERTIES : KW_UNEVALUATEDITEMS];
   if (lua_isboolean(L, x) && lua_toboolean(L, x)) return true;
-  if (!lua_checkstack(L, 8)) return fatalf(w, "schema nesting too deep");
+  if (!lua_checkstack(L, 8)) return validate_fatalf(w, "schema nesting too deep");
   lua_newtable(L);
   evaluated e = {lua_gettop(L), false};
   collect_slots(w, slot, v, k, len, &e, true);
@@ -1764,8 +1686,8 @@ static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_I
       }
       lua_pop(L, 1);
       if (refuse) {
-        push_index(w, i - 1);
-        failf(w, "unexpected item (unevaluatedItems)");
+        validate_push_index(w, i - 1);
+        validate_failf(w, "unexpected item (unevaluatedItems)");
         w->npath--;
         return false;
       }
@@ -1791,7 +1713,7 @@ static bool validate_unevaluated(walker *w, const int *slot, int v, int k, lua_I
 
 /* }====== */
 
-static void walker_init(walker *w, lua_State *L, int root, buf *err) {
+void validate_walker_init(walker *w, lua_State *L, int root, buf *err) {
   w->L = L;
   w->root = root;
   w->cache = 0;
@@ -1823,7 +1745,7 @@ bool schema_validate_limited(lua_State *L, int schema_idx, int value_idx, buf *e
   walker w; /* path[] is written before it is read: no need to clear it */
   schema_idx = lua_absindex(L, schema_idx);
   value_idx = lua_absindex(L, value_idx);
-  walker_init(&w, L, schema_idx, err);
+  validate_walker_init(&w, L, schema_idx, err);
   budget_init(&w, lim);
   int top = lua_gettop(L);
   memo_init(&w);
@@ -1914,7 +1836,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_f
   if (!lua_istable(L, s) || depth > FAST_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
     return slow_node(L, s, anchors);
   int top = lua_gettop(L), slot[KW_N];
-  scan_keywords(L, s, slot);
+  validate_scan_keywords(L, s, slot);
   bool simple = true;
   for (int kw = 0; kw < KW_N && simple; kw++)
     if (slot[kw] && kw != KW_SCHEMA && kw != KW_TYPE && kw != KW_PROPERTIES &&
@@ -1933,7 +1855,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_f
     n->closed = simple && !lua_toboolean(L, x);
   }
   if (simple && (x = slot[KW_REQUIRED])) {
-    lua_Integer len = array_len(L, x);
+    lua_Integer len = validate_array_len(L, x);
     simple = len >= 0;
     if (simple && len > 0) n->req = calloc((size_t)len, sizeof *n->req);
     for (lua_Integer i = 1; simple && i <= len; i++) {
@@ -2064,7 +1986,7 @@ static ftree *push_tree(lua_State *L, int s, bool assert_format) {
     if ((lua_pushliteral(L, "$schema"), lua_rawget(L, s)) == LUA_TSTRING) {
       size_t n;
       const char *d = lua_tolstring(L, -1, &n);
-      t->ref_alone = dialect(d, n) == DIALECT_REF_ALONE;
+      t->ref_alone = validate_dialect(d, n) == DIALECT_REF_ALONE;
     }
     lua_pop(L, 1);
   }
@@ -2082,7 +2004,7 @@ bool schema_validate_frozen_limited(lua_State *L, int schema_idx, int value_idx,
   value_idx = lua_absindex(L, value_idx);
   int top = lua_gettop(L);
   walker w;
-  walker_init(&w, L, schema_idx, NULL);
+  validate_walker_init(&w, L, schema_idx, NULL);
   budget_init(&w, lim);
   memo_init(&w);
   push_cache(L);
@@ -2111,322 +2033,5 @@ bool schema_validate_frozen(lua_State *L, int schema_idx, int value_idx, buf *er
 }
 
 /* }====== */
-
-/* }====================================================== */
-
-/* {====================================================== schema check */
-
-static bool check_node(walker *w, int s);
-
-static bool check_member(walker *w, int s, int key) {
-  push_member(w, key);
-  bool ok = check_node(w, s);
-  w->npath--;
-  return ok;
-}
-
-static bool check_element(walker *w, int s, lua_Integer i) {
-  push_index(w, i);
-  bool ok = check_node(w, s);
-  w->npath--;
-  return ok;
-}
-
-/* An array of schemas, non-empty where the keyword says so. */
-static bool check_schema_array(walker *w, int x, bool nonempty) {
-  lua_State *L = w->L;
-  lua_Integer n = array_len(L, x);
-  if (n < 0 || (nonempty && n == 0))
-    return failf(w, nonempty ? "must be a non-empty array of schemas" : "must be an array of schemas");
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_rawgeti(L, x, i);
-    bool ok = check_element(w, lua_gettop(L), i - 1);
-    lua_pop(L, 1);
-    if (!ok) return false;
-  }
-  return true;
-}
-
-/* An object whose members are schemas (properties, $defs). */
-static bool check_schema_map(walker *w, int x) {
-  lua_State *L = w->L;
-  if (!is_object(L, x)) return failf(w, "must be an object");
-  lua_pushnil(L);
-  while (lua_next(L, x)) {
-    int key = lua_gettop(L) - 1;
-    if (lua_type(L, key) != LUA_TSTRING) return failf(w, "member names must be strings");
-    if (!check_member(w, key + 1, key)) return false;
-    lua_pop(L, 1);
-  }
-  return true;
-}
-
-static bool check_type_name(walker *w, int t, const char *wrong) {
-  if (lua_type(w->L, t) != LUA_TSTRING) return failf(w, "%s", wrong);
-  const char *name = lua_tostring(w->L, t);
-  return is_type_name(name) || failf(w, "unknown type '%s'", name);
-}
-
-/* dependentRequired (schemas false) or dependencies (schemas true): an
-   object of string arrays (or schemas). */
-static bool check_dependency_map(walker *w, int x, bool schemas) {
-  lua_State *L = w->L;
-  if (!is_object(L, x)) return failf(w, "must be an object");
-  lua_pushnil(L);
-  while (lua_next(L, x)) {
-    int key = lua_gettop(L) - 1, val = key + 1;
-    if (lua_type(L, key) != LUA_TSTRING) return failf(w, "member names must be strings");
-    push_member(w, key);
-    bool ok;
-    if (schemas && is_schema(L, val)) {
-      ok = check_node(w, val);
-    } else {
-      lua_Integer n = array_len(L, val);
-      ok = n >= 0;
-      for (lua_Integer i = 1; ok && i <= n; i++) {
-        ok = lua_rawgeti(L, val, i) == LUA_TSTRING;
-        lua_pop(L, 1);
-      }
-      if (!ok) failf(w, schemas ? "must be a schema or an array of strings" : "must be an array of strings");
-    }
-    w->npath--;
-    if (!ok) return false;
-    lua_pop(L, 1);
-  }
-  return true;
-}
-
-static bool check_keyword(walker *w, int s, int kw, int x, const int *slot) {
-  lua_State *L = w->L;
-  switch (kw) {
-    case KW_SCHEMA: {
-      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
-      size_t n;
-      const char *d = lua_tolstring(L, x, &n);
-      if (dialect(d, n) == DIALECT_UNKNOWN)
-        return failf(w, "unsupported dialect '%s' (use draft-07 or 2020-12)", d);
-      return true;
-    }
-    case KW_REF: case KW_DYNAMICREF: {
-      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
-      size_t n;
-      const char *ref = lua_tolstring(L, x, &n);
-      if (!ref_push(L, w->root, ref, n)) {
-        if (n == 0 || ref[0] != '#')
-          return failf(w, "only references within the schema (\"#...\", or the exact URI of an $id) "
-                          "are supported, got '%s'", ref);
-        return failf(w, "'%s' does not resolve", ref);
-      }
-      bool ok = is_schema(L, -1);
-      lua_pop(L, 1);
-      return ok || failf(w, "'%s' does not point to a schema", ref);
-    }
-    case KW_TYPE: {
-      if (lua_type(L, x) == LUA_TSTRING) return check_type_name(w, x, "");
-      lua_Integer n = array_len(L, x);
-      if (n <= 0) return failf(w, "must be a type name or an array of type names");
-      for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, x, i);
-        push_index(w, i - 1);
-        bool ok = check_type_name(w, lua_gettop(L), "must be a type name");
-        w->npath--;
-        lua_pop(L, 1);
-        if (!ok) return false;
-      }
-      return true;
-    }
-    case KW_ENUM:
-      return array_len(L, x) >= 0 || failf(w, "must be an array");
-    case KW_CONST:
-      return true;
-    case KW_MULTIPLEOF:
-      if (lua_type(L, x) != LUA_TNUMBER || !(lua_tonumber(L, x) > 0))
-        return failf(w, "must be a number greater than 0");
-      return true;
-    case KW_MINIMUM: case KW_EXCLUSIVEMINIMUM:
-    case KW_MAXIMUM: case KW_EXCLUSIVEMAXIMUM:
-      return lua_type(L, x) == LUA_TNUMBER || failf(w, "must be a number");
-    case KW_MINLENGTH: case KW_MAXLENGTH: case KW_MINITEMS: case KW_MAXITEMS:
-    case KW_MINPROPERTIES: case KW_MAXPROPERTIES: case KW_MINCONTAINS: case KW_MAXCONTAINS:
-      return count_arg(L, x) >= 0 || failf(w, "must be a non-negative integer");
-    case KW_UNIQUEITEMS:
-      return lua_isboolean(L, x) || failf(w, "must be a boolean");
-    case KW_REQUIRED: {
-      lua_Integer n = array_len(L, x);
-      if (n < 0) return failf(w, "must be an array of strings");
-      for (lua_Integer i = 1; i <= n; i++) {
-        bool ok = lua_rawgeti(L, x, i) == LUA_TSTRING;
-        lua_pop(L, 1);
-        if (!ok) {
-          push_index(w, i - 1);
-          return failf(w, "must be a string");
-        }
-      }
-      return true;
-    }
-    case KW_PROPERTIES: case KW_DEFS: case KW_DEFINITIONS: case KW_DEPENDENTSCHEMAS:
-      return check_schema_map(w, x);
-    case KW_PATTERNPROPERTIES: {
-      if (!check_schema_map(w, x)) return false;
-      /* each pattern compiles now, once, into the schema's cache */
-      lua_pushnil(L);
-      while (lua_next(L, x)) {
-        lua_pop(L, 1);
-        if (!schema_regex_get(L, x, lua_gettop(L), NULL)) {
-          push_member(w, lua_gettop(L));
-          buf *b = report(w);
-          if (b) schema_regex_get(L, x, lua_gettop(L), b);
-          w->npath--;
-          return false;
-        }
-      }
-      return true;
-    }
-    case KW_PATTERN: {
-      if (lua_type(L, x) != LUA_TSTRING) return failf(w, "must be a string");
-      if (schema_regex_get(L, s, x, NULL)) return true;
-      buf *b = report(w);
-      if (b) schema_regex_get(L, s, x, b);
-      return false;
-    }
-    case KW_FORMAT:
-      return lua_type(L, x) == LUA_TSTRING || failf(w, "must be a string");
-    case KW_DEPENDENTREQUIRED:
-      return check_dependency_map(w, x, false);
-    case KW_DEPENDENCIES:
-      return check_dependency_map(w, x, true);
-    case KW_ITEMS:
-      if (lua_istable(L, x) && json_table_array_len(L, x) >= 0) {
-        if (slot[KW_PREFIXITEMS])
-          return failf(w, "must be a schema, not an array, next to prefixItems");
-        return check_schema_array(w, x, false);
-      }
-      return check_node(w, x);
-    case KW_PREFIXITEMS:
-      return check_schema_array(w, x, true);
-    case KW_ALLOF: case KW_ANYOF: case KW_ONEOF:
-      return check_schema_array(w, x, true);
-    default: /* additionalProperties, additionalItems, not, if, then, else, contains,
-                propertyNames, unevaluatedProperties, unevaluatedItems */
-      return check_node(w, x);
-  }
-}
-
-/* Stack: uses up to LEVEL_SLOTS above the top, leaves it as it was. */
-static bool check_node(walker *w, int s) {
-  lua_State *L = w->L;
-  if (!is_schema(L, s)) return failf(w, "must be a schema (an object or a boolean)");
-  if (lua_isboolean(L, s)) return true;
-  if (w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
-    return fatalf(w, "schema nesting too deep (a cycle?)"); /* the path would be huge */
-  int top = lua_gettop(L), slot[KW_N];
-  scan_keywords(L, s, slot);
-  w->depth++;
-  bool ok = true;
-  for (int kw = 0; kw < KW_N && ok; kw++) {
-    if (!slot[kw]) continue;
-    push_name(w, keywords[kw].name, keywords[kw].len);
-    ok = check_keyword(w, s, kw, slot[kw], slot);
-    w->npath--;
-  }
-  w->depth--;
-  lua_settop(L, top);
-  return ok;
-}
-
-bool schema_check(lua_State *L, int schema_idx, buf *err) {
-  walker w;
-  schema_idx = lua_absindex(L, schema_idx);
-  walker_init(&w, L, schema_idx, err);
-  int top = lua_gettop(L);
-  bool ok = check_node(&w, schema_idx);
-  lua_settop(L, top);
-  return ok;
-}
-
-/* }====================================================== */
-
-/* {====================================================== unenforced keywords */
-
-static void unenforced_note(walker *w, buf *out, int *count, const char *what) {
-  if (out->len) buf_putc(out, '\n');
-  if (w->npath) {
-    put_path(out, w);
-    buf_puts(out, ": ");
-  }
-  buf_puts(out, what);
-  ++*count;
-}
-
-static void unenforced_node(walker *w, int s, int seen, buf *out, int *count) {
-  lua_State *L = w->L;
-  if (!lua_istable(L, s) || w->depth >= MAX_DEPTH || !lua_checkstack(L, LEVEL_SLOTS)) return;
-  if (!first_visit(L, seen, s)) return;
-  static const char *const notes[][2] = {
-    {"$dynamicRef", "$dynamicRef is resolved as a $ref (no dynamic scope)"},
-    {"$recursiveRef", "$recursiveRef is not supported (ignored)"},
-    {"$vocabulary", "$vocabulary is ignored (every 2020-12 vocabulary applies)"},
-    {"contentEncoding", "contentEncoding is an annotation (not checked)"},
-    {"contentMediaType", "contentMediaType is an annotation (not checked)"},
-    {"contentSchema", "contentSchema is an annotation (not checked)"},
-  };
-  for (size_t i = 0; i < sizeof notes / sizeof *notes; i++) {
-    if (lua_getfield(L, s, notes[i][0]) != LUA_TNIL) unenforced_note(w, out, count, notes[i][1]);
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, s, "format") == LUA_TSTRING) {
-    const char *f = lua_tostring(L, -1);
-    buf msg;
-    buf_init(&msg);
-    if (!w->assert_format)
-      buf_printf(&msg, "format '%s' is an annotation (not checked; app.lua schema = { format = \"assert\" } checks it)", f);
-    else if (schema_format_check(f, "", 0) < 0)
-      buf_printf(&msg, "format '%s' is not one the validator knows (not checked)", f);
-    if (msg.len) {
-      buf_putc(&msg, '\0');
-      unenforced_note(w, out, count, msg.p);
-    }
-    buf_free(&msg);
-  }
-  lua_pop(L, 1);
-  int top = lua_gettop(L), slot[KW_N];
-  scan_keywords(L, s, slot);
-  w->depth++;
-  for (int kw = 0; kw < KW_N; kw++) {
-    int x = slot[kw], kind = x ? subschema_kind(kw) : SUB_NONE;
-    if (kind == SUB_ONE && kw == KW_ITEMS && lua_istable(L, x) && json_table_array_len(L, x) > 0)
-      kind = SUB_LIST;
-    if (kind == SUB_NONE) continue;
-    push_name(w, keywords[kw].name, keywords[kw].len);
-    if (kind == SUB_ONE) {
-      unenforced_node(w, x, seen, out, count);
-    } else if (lua_istable(L, x)) {
-      lua_pushnil(L);
-      while (lua_next(L, x)) {
-        int key = lua_gettop(L) - 1;
-        if (kind == SUB_LIST && lua_isinteger(L, key)) push_index(w, lua_tointeger(L, key) - 1);
-        else push_member(w, key);
-        unenforced_node(w, key + 1, seen, out, count);
-        w->npath--;
-        lua_pop(L, 1);
-      }
-    }
-    w->npath--;
-  }
-  w->depth--;
-  lua_settop(L, top);
-}
-
-int schema_unenforced(lua_State *L, int schema_idx, bool assert_format, buf *out) {
-  walker w;
-  schema_idx = lua_absindex(L, schema_idx);
-  walker_init(&w, L, schema_idx, NULL);
-  w.assert_format = assert_format;
-  int top = lua_gettop(L), count = 0;
-  lua_newtable(L);
-  unenforced_node(&w, schema_idx, top + 1, out, &count);
-  lua_settop(L, top);
-  return count;
-}
 
 /* }====================================================== */
