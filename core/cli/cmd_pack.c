@@ -281,6 +281,120 @@ static bool make_out_dir(const char *out_dir) {
   }
 }
 
+/* This binary, and the TLS shim beside it or installed in PREFIX/lib/luamcp
+   (in the bundle it goes next to the binary, where luamcp looks first). */
+static bool find_binaries(char exe[PATH_MAX], char *shim, size_t cap, bool *has_shim) {
+  ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+  if (n <= 0) {
+    fprintf(stderr, "luamcp: pack: cannot find this binary: %s\n", strerror(errno));
+    return false;
+  }
+  exe[n] = '\0';
+  int dirlen = (int)(strrchr(exe, '/') - exe);
+  snprintf(shim, cap, "%.*s/libluamcp-tls.so", dirlen, exe);
+  if (access(shim, R_OK) != 0) snprintf(shim, cap, "%.*s/../lib/luamcp/libluamcp-tls.so", dirlen, exe);
+  *has_shim = access(shim, R_OK) == 0;
+  return true;
+}
+
+/* manifest.json of a (made by lua/ship.lua), or NULL after saying why */
+static char *make_manifest(app *a, const char *base, size_t *len) {
+  lua_State *L = a->vm.L;
+  struct utsname u;
+  const char *platform = uname(&u) == 0 && strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux";
+  cli_push_app(a);
+  lua_newtable(L);
+  set_string(L, "name", a->reg->name ? a->reg->name : base);
+  set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
+  set_string(L, "platform", platform);
+  set_string(L, "binary", "bin/luamcp");
+  buf err;
+  buf_init(&err);
+  if (!cli_ship_call(a, "manifest", 3, &err)) {
+    fprintf(stderr, "luamcp: pack: %.*s\n", (int)err.len, err.p);
+    buf_free(&err);
+    return NULL;
+  }
+  buf_free(&err);
+  const char *manifest = lua_tolstring(L, -1, len);
+  char *copy = malloc(*len);
+  memcpy(copy, manifest, *len);
+  lua_pop(L, 1);
+  return copy;
+}
+
+/* The bundle at path, written to tmp and renamed when whole; its files
+   counted in *files. */
+static bool write_bundle(const char *dir, const char *path, const char *tmp, char *manifest,
+                         size_t mlen, const char *exe, const char *shim, bool has_shim,
+                         size_t *files) {
+  int zerr = 0;
+  pack p = {.z = Z.open(tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr)};
+  if (!p.z) {
+    zip_error_t ze;
+    Z.error_init_with_code(&ze, zerr);
+    fprintf(stderr, "luamcp: pack: cannot write %s: %s\n", path, Z.error_strerror(&ze));
+    Z.error_fini(&ze);
+    free(manifest);
+    return false;
+  }
+  /* the buffer is libzip's to free (freep = 1) once written */
+  add_entry(&p, "manifest.json", Z.source_buffer(p.z, manifest, mlen, 1), 0644);
+  add_file(&p, "bin/luamcp", exe, 0755);
+  if (has_shim) add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
+  if (!realpath(dir, p.root)) snprintf(p.root, sizeof p.root, "%s", dir);
+  add_app(&p, dir);
+  if (p.failed) fprintf(stderr, "luamcp: pack: %s\n", p.failed);
+  else if (Z.close(p.z) != 0)
+    fprintf(stderr, "luamcp: pack: writing %s: %s\n", path, Z.error_strerror(Z.get_error(p.z)));
+  else p.z = NULL; /* written */
+  if (p.z) {
+    Z.discard(p.z);
+    unlink(tmp);
+    return false;
+  }
+  if (rename(tmp, path) != 0) {
+    fprintf(stderr, "luamcp: pack: %s: %s\n", path, strerror(errno));
+    unlink(tmp);
+    return false;
+  }
+  *files = p.files;
+  return true;
+}
+
+/* --server-json: server.json in out_dir naming the bundle (file at path) */
+static bool write_server_json(app *a, const options *o, const char *out_dir, const char *path,
+                              const char *file, const char *base, buf *msgs) {
+  lua_State *L = a->vm.L;
+  char hex[65];
+  if (!sha256_file(path, hex)) {
+    fprintf(stderr, "luamcp: pack: cannot read %s back\n", path);
+    return false;
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
+  lua_newtable(L);
+  set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
+  set_string(L, "file", file);
+  set_string(L, "sha256", hex);
+  if (o->url) set_string(L, "url", o->url);
+  buf err;
+  buf_init(&err);
+  bool ok = cli_ship_call(a, "server_json", 2, &err);
+  if (!ok) fprintf(stderr, "luamcp: pack --server-json: %.*s\n", (int)err.len, err.p);
+  buf_free(&err);
+  if (!ok) return false;
+  size_t slen;
+  const char *text = lua_tolstring(L, -1, &slen);
+  char sj[PATH_MAX + 32];
+  snprintf(sj, sizeof sj, "%s/server.json", out_dir);
+  if (!write_text(sj, text, slen)) {
+    fprintf(stderr, "luamcp: pack: %s: %s\n", sj, strerror(errno));
+    return false;
+  }
+  buf_printf(msgs, "%s: %s, sha256 %s\n", sj, a->reg->name ? a->reg->name : base, hex);
+  return true;
+}
+
 int cmd_pack(options *o) {
   if (o->nargs != 1) cli_die_usage("%s", "pack needs APPDIR");
   const char *dir = o->args[0], *out_dir = o->out_dir ? o->out_dir : ".";
@@ -290,30 +404,15 @@ int cmd_pack(options *o) {
     return 1;
   }
   char exe[PATH_MAX], shim[PATH_MAX + 64];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) {
-    fprintf(stderr, "luamcp: pack: cannot find this binary: %s\n", strerror(errno));
-    return 1;
-  }
-  exe[n] = '\0';
-  /* the TLS shim: next to a built binary, or installed in PREFIX/lib/luamcp;
-     in the bundle it goes next to the binary, where luamcp looks first */
-  int dirlen = (int)(strrchr(exe, '/') - exe);
-  snprintf(shim, sizeof shim, "%.*s/libluamcp-tls.so", dirlen, exe);
-  if (access(shim, R_OK) != 0)
-    snprintf(shim, sizeof shim, "%.*s/../lib/luamcp/libluamcp-tls.so", dirlen, exe);
-  bool has_shim = access(shim, R_OK) == 0;
-  struct utsname u;
-  const char *platform = uname(&u) == 0 && strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux";
-
+  bool has_shim;
+  if (!find_binaries(exe, shim, sizeof shim, &has_shim)) return 1;
   int out = cli_protect_stdout();
   app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
   if (!make_out_dir(out_dir)) return 1; /* after the app loaded: no empty folder left */
-  lua_State *L = a->vm.L;
   int status = 1;
-  buf err, msgs;
-  buf_init(&err), buf_init(&msgs);
+  buf msgs;
+  buf_init(&msgs);
   char base[256], file[600], path[PATH_MAX + 700], tmp[PATH_MAX + 720];
   safe_name(base, sizeof base, a->reg->name ? a->reg->name : "app");
   char version[128];
@@ -321,90 +420,16 @@ int cmd_pack(options *o) {
   snprintf(file, sizeof file, "%s-%s.mcpb", base, version);
   snprintf(path, sizeof path, "%s/%s", out_dir, file);
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-
-  /* manifest.json */
-  cli_push_app(a);
-  lua_newtable(L);
-  set_string(L, "name", a->reg->name ? a->reg->name : base);
-  set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
-  set_string(L, "platform", platform);
-  set_string(L, "binary", "bin/luamcp");
-  if (!cli_ship_call(a, "manifest", 3, &err)) {
-    fprintf(stderr, "luamcp: pack: %.*s\n", (int)err.len, err.p);
-    goto done;
+  size_t mlen, files = 0;
+  char *manifest = make_manifest(a, base, &mlen);
+  if (manifest && write_bundle(dir, path, tmp, manifest, mlen, exe, shim, has_shim, &files)) {
+    struct stat st;
+    stat(path, &st);
+    buf_printf(&msgs, "%s: %zu files, %lld bytes\n", path, files, (long long)st.st_size);
+    if (!o->server_json || write_server_json(a, o, out_dir, path, file, base, &msgs))
+      status = write(out, msgs.p, msgs.len) == (ssize_t)msgs.len ? 0 : 1;
   }
-  size_t mlen;
-  const char *manifest = lua_tolstring(L, -1, &mlen);
-  char *manifest_copy = malloc(mlen);
-  memcpy(manifest_copy, manifest, mlen);
-  lua_pop(L, 1);
-
-  int zerr = 0;
-  pack p = {.z = Z.open(tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr)};
-  if (!p.z) {
-    zip_error_t ze;
-    Z.error_init_with_code(&ze, zerr);
-    fprintf(stderr, "luamcp: pack: cannot write %s: %s\n", path, Z.error_strerror(&ze));
-    Z.error_fini(&ze);
-    free(manifest_copy);
-    goto done;
-  }
-  /* the buffer is libzip's to free (freep = 1) once written */
-  add_entry(&p, "manifest.json", Z.source_buffer(p.z, manifest_copy, mlen, 1), 0644);
-  add_file(&p, "bin/luamcp", exe, 0755);
-  if (has_shim) add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
-  if (!realpath(dir, p.root)) snprintf(p.root, sizeof p.root, "%s", dir);
-  add_app(&p, dir);
-  if (p.failed) {
-    Z.discard(p.z);
-    unlink(tmp);
-    fprintf(stderr, "luamcp: pack: %s\n", p.failed);
-    goto done;
-  }
-  if (Z.close(p.z) != 0) {
-    fprintf(stderr, "luamcp: pack: writing %s: %s\n", path, Z.error_strerror(Z.get_error(p.z)));
-    Z.discard(p.z);
-    unlink(tmp);
-    goto done;
-  }
-  if (rename(tmp, path) != 0) {
-    fprintf(stderr, "luamcp: pack: %s: %s\n", path, strerror(errno));
-    unlink(tmp);
-    goto done;
-  }
-  struct stat st;
-  stat(path, &st);
-  buf_printf(&msgs, "%s: %zu files, %lld bytes\n", path, p.files, (long long)st.st_size);
-
-  if (o->server_json) {
-    char hex[65];
-    if (!sha256_file(path, hex)) {
-      fprintf(stderr, "luamcp: pack: cannot read %s back\n", path);
-      goto done;
-    }
-    lua_getfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
-    lua_newtable(L);
-    set_string(L, "version", a->reg->version ? a->reg->version : "0.0.0");
-    set_string(L, "file", file);
-    set_string(L, "sha256", hex);
-    if (o->url) set_string(L, "url", o->url);
-    if (!cli_ship_call(a, "server_json", 2, &err)) {
-      fprintf(stderr, "luamcp: pack --server-json: %.*s\n", (int)err.len, err.p);
-      goto done;
-    }
-    size_t slen;
-    const char *text = lua_tolstring(L, -1, &slen);
-    char sj[PATH_MAX + 32];
-    snprintf(sj, sizeof sj, "%s/server.json", out_dir);
-    if (!write_text(sj, text, slen)) {
-      fprintf(stderr, "luamcp: pack: %s: %s\n", sj, strerror(errno));
-      goto done;
-    }
-    buf_printf(&msgs, "%s: %s, sha256 %s\n", sj, a->reg->name ? a->reg->name : base, hex);
-  }
-  status = write(out, msgs.p, msgs.len) == (ssize_t)msgs.len ? 0 : 1;
-done:
-  buf_free(&err), buf_free(&msgs);
+  buf_free(&msgs);
   app_free(a);
   close(out);
   return status;
