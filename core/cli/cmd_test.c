@@ -21,6 +21,7 @@
 #include <lua.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "embedded.h"
 #include "json.h"
 #include "jsonrpc.h"
@@ -52,12 +53,6 @@ typedef struct runner {
   double deadline; /* of the one running (CLOCK_MONOTONIC), 0: none */
 } runner;
 
-static double mono_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A test's own code has no call's hook: this one ends a test that loops
    (its calls have theirs). One runner at a time: luamcp test runs files in turn. */
 static runner *hooked;
@@ -65,7 +60,7 @@ static runner *hooked;
 static void test_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   runner *r = hooked;
-  if (!r || r->deadline <= 0 || mono_now() < r->deadline) return;
+  if (!r || r->deadline <= 0 || clock_now() < r->deadline) return;
   lua_sethook(L, test_hook, LUA_MASKCOUNT, 1); /* every instruction now: a pcall cannot swallow it */
   lua_Debug at;
   char where[256] = "";
@@ -80,7 +75,7 @@ static void test_hook(lua_State *L, lua_Debug *ar) {
 
 static void limit_begin(lua_State *L, runner *r) {
   hooked = r;
-  r->deadline = mono_now() + r->limit;
+  r->deadline = clock_now() + r->limit;
   lua_sethook(L, test_hook, LUA_MASKCOUNT, 1000);
 }
 
@@ -715,14 +710,13 @@ int cmd_test(options *o) {
   }
   for (;;) {
     results rs = {0};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_now();
     run_all(o, dir, filter, out, &rs, *only ? only : NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = clock_now() - t0;
     size_t failed = 0;
     for (size_t i = 0; i < rs.n; i++) failed += rs.r[i].message != NULL;
     fprintf(out, "%zu passed, %zu failed (%.0f ms)\n", rs.n - failed, failed,
-            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+            took * 1e3);
     if (rs.n == 0) fprintf(out, "no test ran%s%s\n", filter ? " matching " : "", filter ? filter : "");
     status = failed || rs.n == 0 ? 1 : 0;
     if (o->junit && !write_junit(o->junit, junit_package[0] ? junit_package : name, &rs)) {

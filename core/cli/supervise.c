@@ -13,13 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void supervise_stalled(double seconds, const char *where, const char *why) {
   size_t n = strlen(where); /* "file:line: " */
@@ -64,7 +59,7 @@ void supervise(void) {
   pthread_sigmask(SIG_BLOCK, &set, &old);
   pid_t parent = getpid();
   for (unsigned restarts = 0;; restarts++) {
-    double started = now();
+    double started = clock_now();
     pid_t pid = fork();
     if (pid < 0) {
       perror("luamcp: supervisor: fork");
@@ -90,7 +85,7 @@ void supervise(void) {
       log_msg(LOG_ERROR, "supervisor: the server (pid %d) died of %s", (int)pid,
               strsignal(WTERMSIG(status)));
     log_msg(LOG_WARNING, "supervisor: starting the server again (restart %u)", restarts + 1);
-    if (now() - started < 1) { /* a server that fails at once must not spin */
+    if (clock_now() - started < 1) { /* a server that fails at once must not spin */
       struct timespec pause = {1, 0};
       nanosleep(&pause, NULL);
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bus.h"
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 
@@ -88,7 +89,7 @@ static void unlink_pending(struct tasks_remote *r, pending *p) {
 
 static void on_tick(uv_timer_t *t) {
   struct tasks_remote *r = t->data;
-  double now = engine_now();
+  double now = clock_now();
   pending *next;
   for (pending *p = r->waiting; p; p = next) {
     next = p->next;
@@ -155,7 +156,7 @@ void tasks_remote_forward(server *srv, inmsg *im, const char *owner, json_span t
   p->id_len = im->m.id.n;
   memcpy(p->owner, owner, BUS_ORIGIN_LEN);
   snprintf(p->task_id, sizeof p->task_id, "%.*s", (int)task_id.n, task_id.p);
-  p->deadline = engine_now() + TASKS_REMOTE_TIMEOUT;
+  p->deadline = clock_now() + TASKS_REMOTE_TIMEOUT;
   p->next = r->waiting;
   r->waiting = p;
   r->nwaiting++;

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "log.h"
 
@@ -175,7 +176,7 @@ static void went_down(redis_conn *rc, const char *reason) {
   if (!rc->counted) {
     rc->counted = true;
     if (h->down++ == 0) {
-      h->since = engine_now();
+      h->since = clock_now();
       log_msg(LOG_WARNING, "%s: redis %s unreachable (%s): retrying in the background%s", h->what,
               rc->name, reason, h->note ? h->note : "");
     }
@@ -196,7 +197,7 @@ static void on_connect(const redisAsyncContext *ac, int status) {
     rc->counted = false;
     if (--rc->h->down == 0)
       log_msg(LOG_NOTICE, "%s: redis %s is back after %.1f s", rc->h->what, rc->name,
-              engine_now() - rc->h->since);
+              clock_now() - rc->h->since);
   }
   if (rc->url.db) { /* first in the pipeline: every later command runs in db N */
     char db[16];

@@ -17,6 +17,7 @@
 #include <lua.h>
 
 #include "call.h"
+#include "clock.h"
 #include "engine.h"
 #include "redis_conn.h"
 #include "metrics.h"
@@ -41,7 +42,7 @@ static const char *const op_names[] = {"get", "set", "incr", "delete"};
 typedef struct entry {
   char *key, *val;
   size_t klen, vlen;
-  double expires; /* engine_now() seconds; 0: never */
+  double expires; /* clock_now() seconds; 0: never */
   struct entry *next;
 } entry;
 
@@ -83,7 +84,7 @@ static void sweep(double t) {
 /* The live entry of key, or NULL (an expired one is removed). */
 static entry **slot(const char *k, size_t n) {
   if (!mem.nb) return NULL;
-  double t = engine_now();
+  double t = clock_now();
   for (entry **p = &mem.b[key_hash(k, n) & (mem.nb - 1)]; *p; p = &(*p)->next) {
     entry *e = *p;
     if (e->klen != n || memcmp(e->key, k, n) != 0) continue;
@@ -115,12 +116,12 @@ static void grow(void) {
 /* Set key to val; ttl > 0 sets its expiry, 0 clears it, < 0 keeps it.
    False when the store would pass MEMORY_MAX (expired keys swept first). */
 static bool mem_put(const char *k, size_t kn, const char *v, size_t vn, double ttl) {
-  if (++mem.writes % SWEEP_EVERY == 0) sweep(engine_now());
+  if (++mem.writes % SWEEP_EVERY == 0) sweep(clock_now());
   entry **p = slot(k, kn), *e;
   size_t old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0, now = ENTRY_COST(kn, vn);
   static double swept_full; /* at most one sweep a second when full: each is O(keys) */
-  if (mem.bytes - old + now > MEMORY_MAX && engine_now() - swept_full >= 1) {
-    swept_full = engine_now();
+  if (mem.bytes - old + now > MEMORY_MAX && clock_now() - swept_full >= 1) {
+    swept_full = clock_now();
     sweep(swept_full);
     p = slot(k, kn);
     old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0;
@@ -145,7 +146,7 @@ static bool mem_put(const char *k, size_t kn, const char *v, size_t vn, double t
   e->val = malloc(vn ? vn : 1);
   memcpy(e->val, v, vn);
   e->vlen = vn;
-  if (ttl > 0) e->expires = engine_now() + ttl;
+  if (ttl > 0) e->expires = clock_now() + ttl;
   else if (ttl == 0) e->expires = 0;
   return true;
 }

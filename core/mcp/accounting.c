@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "clock.h"
 #include "json.h"
 
 #include "access_log.h"
@@ -15,7 +16,7 @@ const char *const outcome_names[] = {"ok", "tool_error", "error", "timeout", "ca
 
 void accounting_record(server *srv, const account *a) {
   const char *outcome = outcome_names[a->outcome];
-  double took = a->started > 0 ? engine_now() - a->started : 0;
+  double took = a->started > 0 ? clock_now() - a->started : 0;
   unsigned char trace_id[16];
   if (a->span) {
     memcpy(trace_id, trace_context(a->span)->trace_id, sizeof trace_id);

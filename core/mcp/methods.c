@@ -12,6 +12,7 @@
 #include <lua.h>
 
 #include "access_log.h"
+#include "clock.h"
 #include "cursor.h"
 #include "server_internal.h"
 #include "json.h"
@@ -316,7 +317,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
   buf_init(&err);
   /* validation runs before the call (and its count hook) starts: it gets
      the call's time, and steps in proportion to the arguments' size */
-  schema_limits lim = {.deadline = engine_now() + srv->opt.engine.call_timeout,
+  schema_limits lim = {.deadline = clock_now() + srv->opt.engine.call_timeout,
                        .max_steps = SCHEMA_DEFAULT_STEPS + 4 * (unsigned long)f[1].n,
                        .assert_format = engine_app(srv->e)->reg->assert_format};
   bool valid = schema_validate_frozen_limited(L, -1, -2, &err, &lim);
@@ -672,7 +673,7 @@ void methods_handle_request(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   int version = im->cv.version;
   const struct method *me = method_of(m);
-  double t0 = access_log_on() ? engine_now() : 0;
+  double t0 = access_log_on() ? clock_now() : 0;
   if (trace_on) im->span = accounting_start(im, me ? me->name : "other");
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "listen.h"
 #include "server_internal.h"
 #include "json.h"
@@ -204,7 +205,7 @@ void reload_postpone(server *srv, double delay) {
 }
 
 void reload_schedule(server *srv, double delay) {
-  double t = engine_now();
+  double t = clock_now();
   if (srv->reload_at == 0) srv->reload_first = t;
   double at = t + delay; /* quiet for `delay` */
   if (at > srv->reload_first + RELOAD_MAX_WAIT) at = srv->reload_first + RELOAD_MAX_WAIT;
@@ -235,7 +236,7 @@ void reload_now(server *srv) {
   app *old = engine_app(srv->e);
   buf errors;
   buf_init(&errors);
-  double t0 = engine_now();
+  double t0 = clock_now();
   app *fresh = app_load(old->dir, &srv->opt.app, old, &errors);
   if (!fresh) {
     /* the last good version keeps serving; say why, with file:line */
@@ -316,7 +317,7 @@ void reload_now(server *srv) {
   reload_set_facts(srv, fresh);
   if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"ok"}), 1);
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
-          fresh->dir, (engine_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
+          fresh->dir, (clock_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);
 }
 

@@ -14,6 +14,7 @@
 #include <lua.h>
 
 #include "access_log.h"
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -44,7 +45,7 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
   r->entry_ref = LUA_NOREF;
   r->cv = im->cv;
   r->who = principal_ref(im->who ? im->who : srv->opt.as);
-  r->started = engine_now();
+  r->started = clock_now();
   r->span = im->span; /* the call ends it */
   im->span = NULL;
   if (metrics_on) metric_gauge_add(metric_only(M_CALLS), 1);

@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "validate.h"
@@ -176,7 +177,7 @@ static void finish_tool(server *srv, call *c, int nres) {
       if (!ok) buf_puts(&err, "the tool declares an outputSchema but returned no structured content");
       else if (!schema_validate_frozen_limited(
                    co, -2, -1, &err,
-                   &(schema_limits){.deadline = engine_now() + call_time_left(c),
+                   &(schema_limits){.deadline = clock_now() + call_time_left(c),
                                     .assert_format = call_app(c)->reg->assert_format}))
         ok = false;
       lua_pop(co, 2);

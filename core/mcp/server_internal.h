@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "call.h"
+#include "clock.h"
 #include "ctx_client.h"
 #include "envelope.h"
 #include "registry.h"
@@ -83,7 +84,7 @@ typedef struct account {
   const session *s;
   const principal *who;
   json_span id;
-  double started; /* engine_now() when it came (0: not timed) */
+  double started; /* clock_now() when it came (0: not timed) */
   size_t bytes;   /* of its answer */
   trace_span *span; /* its SERVER span, ended here, or NULL */
 } account;
@@ -130,7 +131,7 @@ typedef struct request {
   client_view cv;
   principal *who; /* the request's (a reference), or NULL */
   outcome outcome;
-  double started;        /* engine_now() at dispatch */
+  double started;        /* clock_now() at dispatch */
   trace_span *span;      /* its server span, or NULL */
   trace_span *spans[8];  /* ctx:span's open spans, innermost last */
   trace_span *ask_span;  /* a question to the client (elicitation, sampling, roots) in flight */

@@ -12,6 +12,7 @@
 
 #include <lua.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "mrtr.h"
@@ -43,7 +44,7 @@ struct task {
   call *c; /* while its handler runs */
   task_status status;
   double created, updated; /* wall clock (seconds) */
-  double expires;          /* engine_now() */
+  double expires;          /* clock_now() */
   outlet out;              /* the call's outlet once it is a task */
   char *outcome;           /* `"result":{...}` or `"error":{...}`, once it ended */
   size_t outcome_len;
@@ -121,7 +122,7 @@ static void cancel_call(server *srv, task *t) {
 
 /* Tasks past their time leave the table (a running one is cancelled). */
 static void sweep(server *srv) {
-  double now = engine_now();
+  double now = clock_now();
   task *next;
   for (task *t = srv->tasks; t; t = next) {
     next = t->next;
@@ -233,7 +234,7 @@ static task *become(server *srv, call *c) {
   t->c = c;
   t->status = T_WORKING;
   t->created = t->updated = wall_now();
-  t->expires = engine_now() + srv->opt.task_ttl;
+  t->expires = clock_now() + srv->opt.task_ttl;
   buf_init(&t->questions), buf_init(&t->answers), buf_init(&t->out.out);
   t->out.write = task_write;
   t->out.finish = task_finish;

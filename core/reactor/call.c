@@ -13,6 +13,7 @@
 
 #include <lauxlib.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -77,7 +78,7 @@ size_t call_memory_room(const call *c) {
 }
 
 double call_time_left(const call *c) {
-  double left = c->deadline - engine_now();
+  double left = c->deadline - clock_now();
   return left > 1e-3 ? left : 1e-3;
 }
 
@@ -108,7 +109,7 @@ const char *call_interrupt_reason(lua_State *L) {
   call *c = call_current(L); /* a coroutine the handler made: the running call */
   if (!c) return NULL;
   engine *e = c->e;
-  double t = engine_now();
+  double t = clock_now();
   engine_beat(e);
   if (t - e->last_input_poll > HOOK_INPUT_INTERVAL && !c->close_nested) {
     e->last_input_poll = t;
@@ -149,7 +150,7 @@ static void arm(call *c);
    here (a count hook may) and is resumed at once by the loop's thread,
    while the worker goes back to relaying. */
 void engine_call_hand_over(call *c) {
-  if (c->hand_over_since <= 0) c->hand_over_since = engine_now();
+  if (c->hand_over_since <= 0) c->hand_over_since = clock_now();
 }
 
 static void hand_over(lua_State *L) {
@@ -160,9 +161,9 @@ static void hand_over(lua_State *L) {
     c->hand_over_since = 0; /* relayed as it goes, or it cannot yield here */
     return;
   }
-  if (engine_now() - c->hand_over_since < HOOK_INPUT_INTERVAL) return;
+  if (clock_now() - c->hand_over_since < HOOK_INPUT_INTERVAL) return;
   c->hand_over_since = 0;
-  c->wake_at = engine_now();
+  c->wake_at = clock_now();
   arm(c);
   lua_yield(L, 0);
 }
@@ -183,7 +184,7 @@ static void arm(call *c) {
   engine *e = c->e;
   double due = c->wake_at < c->deadline ? c->wake_at : c->deadline;
   uv_update_time(&e->loop); /* a helper thread's start: the loop's clock may be old */
-  double ms = ceil((due - engine_now()) * 1000.0);
+  double ms = ceil((due - clock_now()) * 1000.0);
   uv_timer_start(c->timer, on_call_timer, ms > 0 ? (uint64_t)ms : 0, 0);
 }
 
@@ -221,7 +222,7 @@ static void stop_waiting(call *c) {
 static void on_call_timer(uv_timer_t *t) {
   call *c = t->data;
   if (c->wake_at <= 0) return;
-  double now = engine_now();
+  double now = clock_now();
   if (c->deadline <= now) c->timed_out = true;
   if (!c->timed_out && c->wake_at > now) { /* early by the loop clock's rounding */
     arm(c);
@@ -245,7 +246,7 @@ static void on_call_timer(uv_timer_t *t) {
 void call_sleep(call *c, double seconds) {
   if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
   count_wait(c, "sleep");
-  c->wake_at = engine_now() + (seconds > 0 ? seconds : 0);
+  c->wake_at = clock_now() + (seconds > 0 ? seconds : 0);
   arm(c);
 }
 
@@ -292,7 +293,7 @@ call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
   memcpy(c->id, id, idn);
   c->id[idn] = '\0';
   c->id_len = idn;
-  c->deadline = engine_now() + e->opt.call_timeout;
+  c->deadline = clock_now() + e->opt.call_timeout;
   if (e->npool) {
     c->co_ref = e->pool[--e->npool];
     lua_rawgeti(a->L, LUA_REGISTRYINDEX, c->co_ref);
@@ -340,7 +341,7 @@ static void close_variables(engine *e, call *c) {
     long long room = (long long)e->opt.call_memory - c->mem_grown;
     a->mem_ceiling = a->mem_used + (size_t)(room > 0 ? room : 0);
   }
-  c->close_by = engine_now() + CLOSE_GRACE;
+  c->close_by = clock_now() + CLOSE_GRACE;
   c->close_nested = outer != NULL;
   lua_sethook(c->co, call_count_hook, LUA_MASKCOUNT, HOOK_COUNT); /* a stopped call's was at 1 */
   e->running = c;
@@ -448,12 +449,12 @@ bool engine_call_spend(lua_State *L, double seconds) {
   call *c = call_current(L);
   if (!c) return false;
   if (seconds > 0) c->deadline -= seconds;
-  return c->deadline <= engine_now();
+  return c->deadline <= clock_now();
 }
 
 void engine_call_adopt(call *c, const void *peer, double seconds) {
   c->peer = peer;
-  c->deadline = engine_now() + seconds;
+  c->deadline = clock_now() + seconds;
   if (c->wake_at > 0) {
     if (c->wait) c->wake_at = c->deadline; /* parked on an operation: until the new deadline */
     arm(c);

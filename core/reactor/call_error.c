@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 
@@ -56,7 +57,7 @@ static bool error_tostring(engine *e, call *c, lua_State *co, buf *out) {
   lua_xmove(co, t, 2); /* the function and the error object */
   int nres = 0;
   /* the call has failed already: a tenth of a second to say why, at most */
-  double cap = engine_now() + 0.1;
+  double cap = clock_now() + 0.1;
   if (c->deadline > cap) c->deadline = cap;
   e->running = c;
   int status = lua_resume(t, L, 1, &nres);

@@ -14,16 +14,11 @@
 
 #include <lauxlib.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
 #include "thread_stack.h"
-
-double engine_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Nothing to do: a wake-up only ends the loop's wait; the round after it
    takes the queue. */
@@ -132,9 +127,9 @@ void engine_after_run(void (*fn)(void *arg), void *arg) {
    a stall as the lock held and the heartbeat standing still. */
 static void run_lock(engine *e) {
   if (metrics_on && pthread_mutex_trylock(&e->run) != 0) { /* contended: how long */
-    double t0 = engine_now();
+    double t0 = clock_now();
     pthread_mutex_lock(&e->run);
-    metric_add_seconds(metric_only(M_RUN_LOCK_WAIT), engine_now() - t0);
+    metric_add_seconds(metric_only(M_RUN_LOCK_WAIT), clock_now() - t0);
   } else if (!metrics_on) {
     pthread_mutex_lock(&e->run);
   }
@@ -339,7 +334,7 @@ bool engine_finishing(engine *e) { return atomic_load(&e->finishing_flag); }
 
 void engine_finish(engine *e) {
   uint_fast64_t zero = 0;
-  atomic_compare_exchange_strong(&e->finish_asked, &zero, (uint_fast64_t)(engine_now() * 1e6));
+  atomic_compare_exchange_strong(&e->finish_asked, &zero, (uint_fast64_t)(clock_now() * 1e6));
   pthread_mutex_lock(&e->lock);
   e->finishing = true;
   atomic_store(&e->finishing_flag, true);
@@ -476,13 +471,13 @@ static void wait_for_loop(engine *e, int timeout_ms) {
   /* a message queued while we held e->run: its sender left it to us */
   if (!engine_queue_empty(e)) timeout_ms = 0;
   if (timeout_ms != 0) {
-    double until = engine_now() + SPIN_SECONDS;
+    double until = clock_now() + SPIN_SECONDS;
     do {
       if (poll(&p, 1, 0) > 0) {
         timeout_ms = 0;
         break;
       }
-    } while (engine_now() < until);
+    } while (clock_now() < until);
   }
   if (timeout_ms != 0) poll(&p, 1, timeout_ms);
   run_lock(e);
@@ -508,11 +503,11 @@ static bool work_round(engine *e) {
 }
 
 /* Wait on the loop until what is due next (and at most until `until`,
-   engine_now() seconds; 0: no bound of the caller's). */
+   clock_now() seconds; 0: no bound of the caller's). */
 static void wait_next(engine *e, double until) {
   int timeout = uv_backend_timeout(&e->loop);
   if (until > 0) {
-    int ms = (int)ceil((until - engine_now()) * 1000.0);
+    int ms = (int)ceil((until - clock_now()) * 1000.0);
     if (ms < 0) ms = 0;
     if (timeout < 0 || ms < timeout) timeout = ms;
   }
@@ -547,11 +542,11 @@ void engine_run(engine *e) {
       break;
     }
     if (finishing && e->finish_deadline == 0) {
-      e->finish_deadline = engine_now() + e->opt.shutdown_grace;
+      e->finish_deadline = clock_now() + e->opt.shutdown_grace;
       e->h.finishing(e->h.ud);
       e->h.flush(e->h.ud);
     }
-    if (finishing && engine_now() >= e->finish_deadline) { /* grace is over */
+    if (finishing && clock_now() >= e->finish_deadline) { /* grace is over */
       log_msg(LOG_WARNING, "shutting down: ending %zu call(s) still running", e->ncalls);
       while (e->calls) {
         call *c = e->calls;

@@ -244,6 +244,4 @@ void engine_remove_input(engine *e, int fd);
 /* }====== */
 /* }====== */
 
-double engine_now(void);
-
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 /* Where the stalled handler is: the first Lua function from `level` up
@@ -37,7 +38,7 @@ static void blocked_hook(lua_State *L, lua_Debug *ar) {
   if (!c) return;
   engine *e = c->e;
   double since = (double)atomic_exchange(&e->blocked_since, 0) * 1e-6;
-  if (since > 0) blocked_report(e, c, L, engine_now() - since, ar->event == LUA_HOOKRET);
+  if (since > 0) blocked_report(e, c, L, clock_now() - since, ar->event == LUA_HOOKRET);
   call_count_hook(L, ar);
 }
 
@@ -99,7 +100,7 @@ static void *watchdog_main(void *arg) {
     pthread_cond_timedwait(&e->watch_cv, &e->watch_mu, &ts);
     lua_State *L = atomic_load(&e->watched);
     uint_fast64_t beat = atomic_load_explicit(&e->heartbeat, memory_order_relaxed);
-    double now = engine_now();
+    double now = clock_now();
     if (!atomic_load(&e->held) || beat != last) {
       last = beat;
       still = now, armed = 0, told = false;
@@ -163,7 +164,7 @@ void watchdog_end(engine *e, call *c) {
   double since = (double)atomic_exchange(&e->blocked_since, 0) * 1e-6;
   if (since > 0) {
     lua_sethook(c->co, call_count_hook, LUA_MASKCOUNT, HOOK_COUNT);
-    blocked_report(e, c, c->co, engine_now() - since, false);
+    blocked_report(e, c, c->co, clock_now() - since, false);
   }
 }
 

@@ -3,6 +3,7 @@
  * compiled patterns and the bounded matcher are one job, apart from the
  * keyword logic of validate.c. */
 #include "schema_regex.h"
+#include "clock.h"
 #include "luax.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -322,12 +323,6 @@ static mstate *state_of(lua_State *L) {
   return m->md && m->mc ? m : NULL;
 }
 
-static double monotonic_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int schema_regex_match(lua_State *L, const schema_regex *re, const char *s, size_t n,
                        unsigned long max_units, double deadline, unsigned long *units) {
   *units = 0;
@@ -356,7 +351,7 @@ int schema_regex_match(lua_State *L, const schema_regex *re, const char *s, size
       return REGEX_LIMIT; /* the heap limit, or no memory */
     }
     if (limit >= max_units || !m->md) return REGEX_LIMIT;
-    if (deadline > 0 && monotonic_now() >= deadline) return REGEX_TIME;
+    if (deadline > 0 && clock_now() >= deadline) return REGEX_TIME;
     limit = max_units / UNITS_FACTOR < limit ? max_units : limit * UNITS_FACTOR;
   }
 }

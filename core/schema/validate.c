@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "clock.h"
 #include "json.h"
 #include "luax.h"
 #include "schema_format.h"
@@ -650,12 +651,6 @@ static const char *plural(lua_Integer n, const char *one, const char *many) {
    deadline, the validation is fatal: everything returns false at once and
    the caller reports "too complex" (see put_exhausted). */
 
-static double monotonic_now(void) { /* engine_now()'s clock */
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void budget_start(walker *w) {
   w->steps = 0;
   w->exhausted = LIMIT_NONE;
@@ -673,7 +668,7 @@ static bool budget_check(walker *w) {
   if (w->exhausted) return false;
   if (w->steps > w->max_steps) {
     w->exhausted = LIMIT_WORK;
-  } else if (w->deadline > 0 && monotonic_now() >= w->deadline) {
+  } else if (w->deadline > 0 && clock_now() >= w->deadline) {
     w->exhausted = LIMIT_TIME;
   } else {
     unsigned long room = w->max_steps - w->steps;

@@ -61,7 +61,7 @@ bool schema_validate(lua_State *L, int schema_idx, int value_idx, buf *err);
    match counts too, and one that would backtrack past what is left of
    the budget is stopped by PCRE2's match limit with the same answer. */
 typedef struct schema_limits {
-  double deadline;         /* in: CLOCK_MONOTONIC seconds (engine_now()'s clock); 0: none */
+  double deadline;         /* in: CLOCK_MONOTONIC seconds (clock_now()'s clock); 0: none */
   unsigned long max_steps; /* in: steps per pass; 0: SCHEMA_DEFAULT_STEPS */
   bool assert_format;      /* in: format is an assertion (default: an annotation) */
   bool exhausted;          /* out: false was answered because a limit was reached */

@@ -5,6 +5,7 @@
  * the initialize bucket, open streams), streams in one pool below
  * --threads, and request bodies that trickle (cut at --body-timeout). */
 #include "http_internal.h"
+#include "clock.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -93,7 +94,7 @@ peer *http_peer_get(http_server *srv, const char *addr) {
   peer *p = calloc(1, sizeof *p);
   snprintf(p->addr, sizeof p->addr, "%s", addr);
   p->tokens = srv->opt.init_rate * INIT_BURST_SECONDS;
-  p->refilled = http_now();
+  p->refilled = clock_now();
   p->next = srv->peers[i];
   srv->peers[i] = p;
   return p;
@@ -152,7 +153,7 @@ hsession *http_session_create(http_server *srv, peer *p, principal *who) {
   hs->s = session_new();
   snprintf(hs->s->id, sizeof hs->s->id, "%s", hs->id);
   if (p) snprintf(hs->s->peer, sizeof hs->s->peer, "%s", p->addr);
-  hs->last_seen = hs->created = http_now();
+  hs->last_seen = hs->created = clock_now();
   hs->owner = principal_ref(who);
   if (metrics_on) metric_gauge_add(metric_only(M_SESSIONS), 1);
   hs->peer = p;
@@ -215,7 +216,7 @@ void http_session_remove(http_server *srv, hsession *hs) {
   if (hs->peer) hs->peer->nsessions--;
   if (metrics_on) {
     metric_gauge_add(metric_only(M_SESSIONS), -1);
-    metric_observe(metric_only(M_SESSION_DURATION), http_now() - hs->created);
+    metric_observe(metric_only(M_SESSION_DURATION), clock_now() - hs->created);
   }
   server_end_session(srv->srv, hs->s);
   http_session_free(hs);
@@ -265,7 +266,7 @@ void *http_reaper_main(void *arg) {
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 1;
     pthread_cond_timedwait(&srv->reaper_cond, &srv->reaper_lock, &ts);
-    double t = http_now();
+    double t = clock_now();
     /* never acknowledged (a flood of initialize, or a client that died
        half-way): the short limit */
     double unacked = fmin(srv->opt.init_timeout, srv->opt.session_idle);
@@ -294,7 +295,7 @@ void *http_reaper_main(void *arg) {
 int http_read_body(http_server *srv, struct mg_connection *conn, buf *body, size_t max) {
   const struct mg_request_info *ri = mg_get_request_info(conn);
   long long want = ri->content_length; /* -1: chunked */
-  body_read reg = {.deadline = http_now() + srv->opt.body_timeout, .local_port = ri->server_port};
+  body_read reg = {.deadline = clock_now() + srv->opt.body_timeout, .local_port = ri->server_port};
   reg.peer.sin_family = AF_INET;
   reg.peer.sin_port = htons((uint16_t)ri->remote_port);
   bool watched = want != 0 && inet_pton(AF_INET, ri->remote_addr, &reg.peer.sin_addr) == 1;
@@ -341,7 +342,7 @@ session *http_lookup_session(http_server *srv, struct mg_connection *conn, int *
   hsession *hs = http_session_find(srv, id);
   session *s = NULL;
   if (hs && http_session_owned(hs, who)) {
-    hs->last_seen = http_now();
+    hs->last_seen = clock_now();
     if (ack) hs->acked = true;
     s = hs->s;
     session_ref(s);

@@ -166,12 +166,6 @@ typedef struct body_read {
   struct body_read *next, *prev;
 } body_read;
 
-static inline double http_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* {====== http_stream.c */
 hstream *http_stream_new(http_server *srv);
 void http_stream_unref(hstream *st);

@@ -27,6 +27,7 @@
  * Transfer-Encoding is 400; civetweb would read the body as chunked and
  * take the rest as a second request). */
 #include "http_internal.h"
+#include "clock.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -175,7 +176,7 @@ static int post_new_session(post *p) {
     char addr[48];
     http_peer_address(srv, p->conn, addr, sizeof addr);
     peer *pe = http_peer_get(srv, addr);
-    double t = http_now();
+    double t = clock_now();
     http_peer_refill(srv, pe, t);
     code = 429; /* this peer's doing: others are still served */
     double wait = 0;

@@ -10,6 +10,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "clock.h"
 #include "lua_bounded.h"
 #include "lua_guard.h"
 
@@ -44,16 +45,10 @@ static bool limited(lua_State *L) {
   return v->load_deadline > 0 || (v->in_call && v->in_call(L));
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void load_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   vm *v = vm_of(L);
-  if (v->load_deadline <= 0 || now() < v->load_deadline) return;
+  if (v->load_deadline <= 0 || clock_now() < v->load_deadline) return;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 1); /* every instruction now: a pcall cannot swallow it */
   /* the line running (level 0: a hook runs in the interrupted function) */
   lua_Debug at;
@@ -64,11 +59,11 @@ static void load_hook(lua_State *L, lua_Debug *ar) {
                 "a script?", where);
 }
 
-bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && now() >= v->load_deadline; }
+bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && clock_now() >= v->load_deadline; }
 
 void vm_limit_load(vm *v, double seconds) {
   if (seconds > 0) {
-    v->load_deadline = now() + seconds;
+    v->load_deadline = clock_now() + seconds;
     lua_sethook(v->L, load_hook, LUA_MASKCOUNT, LOAD_HOOK_COUNT);
   } else {
     v->load_deadline = 0;
