@@ -19,7 +19,7 @@ local type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select =
       type, pairs, ipairs, error, tostring, setmetatable, getmetatable, select
 local sort, concat = table.sort, table.concat
 local rawlen, rawget, next, pcall = rawlen, rawget, next, pcall
-local math = { type = math.type }
+local math_type = math.type
 
 M.null = core.null
 M.array_mt = array_mt
@@ -34,7 +34,7 @@ M.notify_updated = core.notify_updated
 --- mcp.path.join(base, rel) -> base/rel, or nil and why when rel is absolute, has a
 --- ".." segment or a NUL byte (core/base/path.h); mcp.path.app([rel]): the same in the app's folder
 M.path = { join = core.path_join, app = core.app_path }
--- waiting on the outside world without stopping the server (core/io_*.c)
+-- waiting on the outside world without stopping the server (core/io/)
 -- {====== I/O modules
 --- mcp.http.request{method=, url=, headers=, body=, json=, timeout=, follow=, max_size=, insecure=}
 --- -> {status=, headers=, body=, json=, url=}; mcp.http.get(url [, opts]), mcp.http.post(url, body [, opts])
@@ -42,10 +42,10 @@ M.http = core.http
 --- mcp.exec{ "prog", "arg", ..., stdin=, env=, env_clear=, cwd=, timeout=, grace=, max_output= }
 --- -> { code=, signal=, stdout=, stderr=, timed_out=, stdout_truncated=, stderr_truncated= }
 M.exec = core.exec
---- mcp.socket: luasocket's tcp/unix client as cosockets (core/reactor/io_socket.h)
+--- mcp.socket: luasocket's tcp/unix client as cosockets (core/io/io_socket.h)
 M.socket = core.socket
 --- mcp.store.get/set/incr/delete(key, ...): data the instances share (memory, or
---- Redis with --store; core/reactor/store.h)
+--- Redis with --store; core/io/store.h)
 M.store = core.store
 -- }======
 
@@ -343,7 +343,7 @@ end
 local rpc_error_mt = { __name = "mcp.rpc_error" }
 rpc_error_mt.__tostring = function(e) return ("JSON-RPC error %d: %s"):format(e.code, e.message) end
 function M.rpc_error(code, message, data)
-  if math.type(code) ~= "integer" then argerr("rpc_error", "the code must be an integer") end
+  if math_type(code) ~= "integer" then argerr("rpc_error", "the code must be an integer") end
   return setmetatable({ code = code, message = tostring(message or "error"), data = data }, rpc_error_mt)
 end
 
@@ -395,7 +395,7 @@ local function scopes_of(fn, def)
   if sc == nil then return nil end
   if type(sc) ~= "table" or #sc == 0 then argerr(fn, "field 'scopes' must be a list of scope names") end
   for k in pairs(sc) do
-    if math.type(k) ~= "integer" or k < 1 or k > #sc then
+    if math_type(k) ~= "integer" or k < 1 or k > #sc then
       argerr(fn, "field 'scopes' must be a list of scope names (no other keys)")
     end
   end

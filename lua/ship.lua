@@ -73,7 +73,7 @@ function S.list(reg, _, skills)
   section("templates", templates)
   section("prompts", prompts)
   section("widgets", widgets)
-  if skills then -- skills/NAME/SKILL.md (core/mcp/skills.c): shown when the app has some
+  if skills then -- skills/NAME/SKILL.md (core/app/skills.c): shown when the app has some
     local rows = {}
     for _, k in ipairs(skills) do
       rows[#rows + 1] = { k.uri, one_line(("(%d file%s, %d bytes) %s"):format(k.files,

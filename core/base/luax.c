@@ -14,3 +14,9 @@ void luax_push_weak_table(lua_State *L, const void *key) {
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, key);
 }
+
+int luax_rawfield(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}

@@ -7,5 +7,9 @@ typedef struct lua_State lua_State;
 /* Push the weak-keyed table of L's registry at key (an address of the
    caller's), making it on first use: a cache that lets its keys go. */
 void luax_push_weak_table(lua_State *L, const void *key);
+/* t[key] of the table at idx without metamethods (its type): tables a
+   script handed us are its own, and a failing __index would run outside
+   any protected call. */
+int luax_rawfield(lua_State *L, int idx, const char *key);
 
 #endif

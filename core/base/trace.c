@@ -143,23 +143,23 @@ static char *raw_put(char *o, const void *p, size_t n) {
   return o + n;
 }
 
-void pb_varint(buf *b, uint64_t v) {
+void trace_pb_varint(buf *b, uint64_t v) {
   buf_reserve(b, 10);
   b->len = (size_t)(raw_varint(b->p + b->len, v) - b->p);
 }
 
-void pb_tag(buf *b, unsigned field, unsigned wire) { pb_varint(b, (uint64_t)field << 3 | wire); }
+void trace_pb_tag(buf *b, unsigned field, unsigned wire) { trace_pb_varint(b, (uint64_t)field << 3 | wire); }
 
-void pb_bytes(buf *b, unsigned field, const void *p, size_t n) {
+void trace_pb_bytes(buf *b, unsigned field, const void *p, size_t n) {
   buf_reserve(b, 20 + n);
   char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 2);
   o = raw_varint(o, n);
   b->len = (size_t)(raw_put(o, p, n) - b->p);
 }
 
-void pb_string(buf *b, unsigned field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+void trace_pb_string(buf *b, unsigned field, const char *s) { trace_pb_bytes(b, field, s, strlen(s)); }
 
-void pb_fixed64(buf *b, unsigned field, uint64_t v) {
+void trace_pb_fixed64(buf *b, unsigned field, uint64_t v) {
   buf_reserve(b, 18);
   char *o = raw_varint(b->p + b->len, (uint64_t)field << 3 | 1);
   for (int i = 0; i < 8; i++) *o++ = (char)(v >> (8 * i));
@@ -202,7 +202,7 @@ static void kv(buf *b, unsigned field, const char *key, unsigned anyf, unsigned 
   b->len = (size_t)(raw_put(o, p, n) - b->p);
 }
 
-void pb_kv_string(buf *b, unsigned field, const char *key, const char *value) {
+void trace_pb_kv_string(buf *b, unsigned field, const char *key, const char *value) {
   kv(b, field, key, 1, 2, value, strlen(value)); /* AnyValue.string_value */
 }
 
@@ -294,10 +294,10 @@ void trace_error(trace_span *s, const char *message) {
   /* Event{time = 1, name = 2, attributes = 3}: the semantic conventions' exception */
   buf ev;
   buf_init(&ev);
-  pb_fixed64(&ev, 1, now_ns());
-  pb_string(&ev, 2, "exception");
-  pb_kv_string(&ev, 3, "exception.message", message ? message : "");
-  pb_bytes(&s->events, 11, ev.p, ev.len);
+  trace_pb_fixed64(&ev, 1, now_ns());
+  trace_pb_string(&ev, 2, "exception");
+  trace_pb_kv_string(&ev, 3, "exception.message", message ? message : "");
+  trace_pb_bytes(&s->events, 11, ev.p, ev.len);
   buf_free(&ev);
 }
 
@@ -306,24 +306,24 @@ void trace_end(trace_span *s) {
   buf m;
   buf_init(&m);
   buf_reserve(&m, s->attrs.len + s->events.len + 128);
-  pb_bytes(&m, 1, s->ctx.trace_id, 16);
-  pb_bytes(&m, 2, s->ctx.span_id, 8);
-  if (s->ctx.state[0]) pb_string(&m, 3, s->ctx.state);
-  if (s->has_parent) pb_bytes(&m, 4, s->parent, 8);
-  pb_string(&m, 5, s->name);
-  pb_tag(&m, 6, 0);
-  pb_varint(&m, (uint64_t)s->kind);
-  pb_fixed64(&m, 7, s->start);
-  pb_fixed64(&m, 8, now_ns());
+  trace_pb_bytes(&m, 1, s->ctx.trace_id, 16);
+  trace_pb_bytes(&m, 2, s->ctx.span_id, 8);
+  if (s->ctx.state[0]) trace_pb_string(&m, 3, s->ctx.state);
+  if (s->has_parent) trace_pb_bytes(&m, 4, s->parent, 8);
+  trace_pb_string(&m, 5, s->name);
+  trace_pb_tag(&m, 6, 0);
+  trace_pb_varint(&m, (uint64_t)s->kind);
+  trace_pb_fixed64(&m, 7, s->start);
+  trace_pb_fixed64(&m, 8, now_ns());
   if (s->attrs.len) buf_put(&m, s->attrs.p, s->attrs.len);
   if (s->events.len) buf_put(&m, s->events.p, s->events.len);
   if (s->status) { /* Status{message = 2, code = 3} */
     buf st;
     buf_init(&st);
-    if (s->status_msg) pb_string(&st, 2, s->status_msg);
-    pb_tag(&st, 3, 0);
-    pb_varint(&st, (uint64_t)s->status);
-    pb_bytes(&m, 15, st.p, st.len);
+    if (s->status_msg) trace_pb_string(&st, 2, s->status_msg);
+    trace_pb_tag(&st, 3, 0);
+    trace_pb_varint(&st, (uint64_t)s->status);
+    trace_pb_bytes(&m, 15, st.p, st.len);
     buf_free(&st);
   }
   /* flags: the trace flags, and whether the parent is remote */
@@ -332,7 +332,7 @@ void trace_end(trace_span *s) {
   if (Q.n >= QUEUE_SPANS || Q.q.len + m.len > QUEUE_BYTES) {
     Q.dropped++;
   } else {
-    pb_bytes(&Q.q, 2, m.p, m.len);
+    trace_pb_bytes(&Q.q, 2, m.p, m.len);
     Q.n++;
   }
   pthread_mutex_unlock(&Q.lock);

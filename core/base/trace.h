@@ -65,13 +65,13 @@ uint64_t trace_dropped(void);
 size_t trace_pending(void);
 
 /* {====== protobuf, for trace_export.c too */
-void pb_varint(buf *b, uint64_t v);
-void pb_tag(buf *b, unsigned field, unsigned wire);
-void pb_bytes(buf *b, unsigned field, const void *p, size_t n);
-void pb_string(buf *b, unsigned field, const char *s);
-void pb_fixed64(buf *b, unsigned field, uint64_t v);
+void trace_pb_varint(buf *b, uint64_t v);
+void trace_pb_tag(buf *b, unsigned field, unsigned wire);
+void trace_pb_bytes(buf *b, unsigned field, const void *p, size_t n);
+void trace_pb_string(buf *b, unsigned field, const char *s);
+void trace_pb_fixed64(buf *b, unsigned field, uint64_t v);
 /* A KeyValue with a string value (repeated field `field`). */
-void pb_kv_string(buf *b, unsigned field, const char *key, const char *value);
+void trace_pb_kv_string(buf *b, unsigned field, const char *key, const char *value);
 /* }====== */
 
 #endif

@@ -52,9 +52,9 @@ static bool send_batch(double timeout) {
   buf_init(&scope_spans), buf_init(&resource_spans), buf_init(&request);
   buf_put(&scope_spans, X.envelope_head.p, X.envelope_head.len); /* scope = 1 */
   buf_put(&scope_spans, spans.p, spans.len);
-  pb_bytes(&resource_spans, 1, X.resource.p, X.resource.len);
-  pb_bytes(&resource_spans, 2, scope_spans.p, scope_spans.len);
-  pb_bytes(&request, 1, resource_spans.p, resource_spans.len);
+  trace_pb_bytes(&resource_spans, 1, X.resource.p, X.resource.len);
+  trace_pb_bytes(&resource_spans, 2, scope_spans.p, scope_spans.len);
+  trace_pb_bytes(&request, 1, resource_spans.p, resource_spans.len);
   buf answer;
   buf_init(&answer);
   long max_age;
@@ -100,14 +100,14 @@ bool trace_export_start(const char *url, const char *service, const char *instan
   /* the Resource and ScopeSpans.scope, encoded once */
   buf res, scope;
   buf_init(&res), buf_init(&scope);
-  pb_kv_string(&res, 1, "service.name", service && *service ? service : "luamcp");
-  if (instance && *instance) pb_kv_string(&res, 1, "service.instance.id", instance);
-  pb_kv_string(&res, 1, "telemetry.sdk.name", "luamcp");
-  pb_kv_string(&res, 1, "telemetry.sdk.version", LUAMCP_VERSION);
-  pb_string(&scope, 1, "luamcp");
-  pb_string(&scope, 2, LUAMCP_VERSION);
+  trace_pb_kv_string(&res, 1, "service.name", service && *service ? service : "luamcp");
+  if (instance && *instance) trace_pb_kv_string(&res, 1, "service.instance.id", instance);
+  trace_pb_kv_string(&res, 1, "telemetry.sdk.name", "luamcp");
+  trace_pb_kv_string(&res, 1, "telemetry.sdk.version", LUAMCP_VERSION);
+  trace_pb_string(&scope, 1, "luamcp");
+  trace_pb_string(&scope, 2, LUAMCP_VERSION);
   buf_init(&X.envelope_head);
-  pb_bytes(&X.envelope_head, 1, scope.p, scope.len);
+  trace_pb_bytes(&X.envelope_head, 1, scope.p, scope.len);
   X.resource = res;
   buf_free(&scope);
   trace_on = true;

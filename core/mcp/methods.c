@@ -16,6 +16,7 @@
 #include "cursor.h"
 #include "server_internal.h"
 #include "json.h"
+#include "luax.h"
 #include "log.h"
 #include "lua_api.h"
 #include "listen.h"
@@ -27,13 +28,6 @@
 
 /* {====================================================== methods */
 
-/* t[key] without metamethods: registration tables are the script's own,
-   and a failing __index here would be outside any protected call. */
-static int rawfield(lua_State *L, int idx, const char *key) {
-  idx = lua_absindex(L, idx);
-  lua_pushstring(L, key);
-  return lua_rawget(L, idx);
-}
 
 static json_span meta_of(const jsonrpc_msg *m) {
   json_span v = {0};
@@ -447,7 +441,7 @@ static void handle_resources_read(server *srv, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, entry);
-  rawfield(call_thread(c), -1, "read");
+  luax_rawfield(call_thread(c), -1, "read");
   lua_remove(call_thread(c), -2);
   if (nargs) lua_xmove(L, call_thread(c), 1); /* template variables */
   else lua_pushstring(call_thread(c), request_of(c)->uri); /* read(uri, ctx) */
@@ -478,14 +472,14 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   }
   /* every required argument must be there */
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
-  rawfield(L, -1, "args");
+  luax_rawfield(L, -1, "args");
   size_t nargs = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
   for (size_t i = 1; i <= nargs; i++) {
     lua_rawgeti(L, -1, (lua_Integer)i);
     if (!lua_istable(L, -1)) lua_pop(L, 1), lua_newtable(L);
-    rawfield(L, -1, "required");
+    luax_rawfield(L, -1, "required");
     bool required = lua_toboolean(L, -1);
-    rawfield(L, -2, "name");
+    luax_rawfield(L, -2, "name");
     lua_pushvalue(L, -1);
     bool present = lua_rawget(L, -7) != LUA_TNIL;
     if (required && !present) {
@@ -509,7 +503,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, p->entry);
   request_of(c)->entry_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, p->entry);
-  rawfield(call_thread(c), -1, "get");
+  luax_rawfield(call_thread(c), -1, "get");
   lua_remove(call_thread(c), -2);
   lua_xmove(L, call_thread(c), 1);
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, request_of(c)->ctx_ref);
@@ -562,7 +556,7 @@ static void handle_complete(server *srv, inmsg *im) {
   request_of(c)->item_name = item;
   lua_State *co = call_thread(c);
   lua_rawgeti(co, LUA_REGISTRYINDEX, entry);
-  if (rawfield(co, -1, "complete") == LUA_TTABLE) rawfield(co, -1, argname.p);
+  if (luax_rawfield(co, -1, "complete") == LUA_TTABLE) luax_rawfield(co, -1, argname.p);
   else lua_pushnil(co);
   lua_replace(co, -3);
   lua_pop(co, 1);

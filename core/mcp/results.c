@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "luax.h"
 #include "log.h"
 #include "validate.h"
 
@@ -23,11 +24,6 @@ static json_span id_of(call *c) {
   return (json_span){p, n};
 }
 
-static int rawfield(lua_State *L, int idx, const char *key) {
-  idx = lua_absindex(L, idx);
-  lua_pushstring(L, key);
-  return lua_rawget(L, idx);
-}
 
 /* Run the shaper (a function ref in lua/mcp.lua) on the results left on
    the finished coroutine; leaves one table on co or returns false with the
@@ -55,7 +51,7 @@ static void decorate(call *c, int idx) {
   idx = lua_absindex(co, idx);
   lua_pushliteral(co, "complete");
   lua_setfield(co, idx, "resultType");
-  if (rawfield(co, idx, "_meta") != LUA_TTABLE) {
+  if (luax_rawfield(co, idx, "_meta") != LUA_TTABLE) {
     lua_pop(co, 1);
     lua_newtable(co);
     lua_pushvalue(co, -1);
@@ -72,10 +68,10 @@ static void decorate(call *c, int idx) {
   double ttl = 0;
   const char *scope = "private";
   lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-  if (rawfield(co, -1, "cache") == LUA_TTABLE) {
-    if (rawfield(co, -1, "ttl") == LUA_TNUMBER) ttl = lua_tonumber(co, -1);
+  if (luax_rawfield(co, -1, "cache") == LUA_TTABLE) {
+    if (luax_rawfield(co, -1, "ttl") == LUA_TNUMBER) ttl = lua_tonumber(co, -1);
     lua_pop(co, 1);
-    if (rawfield(co, -1, "scope") == LUA_TSTRING && strcmp(lua_tostring(co, -1), "public") == 0)
+    if (luax_rawfield(co, -1, "scope") == LUA_TSTRING && strcmp(lua_tostring(co, -1), "public") == 0)
       scope = "public";
     lua_pop(co, 1);
   }
@@ -102,7 +98,7 @@ static void encode_result(server *srv, call *c, int idx) {
       where = r->tool->where;
     } else if (r->entry_ref != LUA_NOREF) {
       lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-      if (rawfield(co, -1, "where") == LUA_TSTRING) where = lua_tostring(co, -1); /* the entry keeps it */
+      if (luax_rawfield(co, -1, "where") == LUA_TSTRING) where = lua_tostring(co, -1); /* the entry keeps it */
       lua_pop(co, 2);
     }
     snprintf(msg, sizeof msg, "%s%sthe handler's result cannot be sent: %s", where ? where : "",
@@ -117,7 +113,7 @@ static void encode_result(server *srv, call *c, int idx) {
    travels as {"result": value}, as the official SDKs wrap it. */
 static void wrap_structured(lua_State *co, int idx) {
   idx = lua_absindex(co, idx);
-  int t = rawfield(co, idx, "structuredContent");
+  int t = luax_rawfield(co, idx, "structuredContent");
   if (t == LUA_TNIL || (t == LUA_TTABLE && json_table_array_len(co, -1) < 0)) {
     lua_pop(co, 1);
     return;
@@ -158,19 +154,19 @@ static void finish_tool(server *srv, call *c, int nres) {
   lua_pushstring(co, t->where);
   lua_pushboolean(co, t->output != LUA_NOREF); /* a list or a value is then its structured output */
   if (!shape(srv, c, call_app(c)->tool_result, 1, 2)) return;
-  rawfield(co, -1, "isError");
+  luax_rawfield(co, -1, "isError");
   if (lua_toboolean(co, -1)) r->outcome = OUTCOME_TOOL_ERROR;
   lua_pop(co, 1);
   /* an output schema describes an object: a list (or other value) is
      checked, and sent, as {"result": value}, on every revision */
   if (t->output != LUA_NOREF) wrap_structured(co, -1);
   if (t->output != LUA_NOREF) {
-    rawfield(co, -1, "isError");
+    luax_rawfield(co, -1, "isError");
     bool is_error = lua_toboolean(co, -1);
     lua_pop(co, 1);
     if (!is_error) {
       lua_rawgeti(co, LUA_REGISTRYINDEX, t->output);
-      rawfield(co, -2, "structuredContent");
+      luax_rawfield(co, -2, "structuredContent");
       buf err;
       buf_init(&err);
       bool ok = !lua_isnil(co, -1);
@@ -220,8 +216,8 @@ static void finish_resource(server *srv, call *c, int nres) {
   }
   lua_pushstring(co, r->uri);
   lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-  rawfield(co, -1, "mime");
-  rawfield(co, -2, "where"); /* FILE:LINE of read, for the errors */
+  luax_rawfield(co, -1, "mime");
+  luax_rawfield(co, -2, "where"); /* FILE:LINE of read, for the errors */
   lua_remove(co, -3);
   if (!shape(srv, c, call_app(c)->resource_result, 1, 3)) return;
   lua_createtable(co, 0, 1);
@@ -236,8 +232,8 @@ static void finish_prompt(server *srv, call *c, int nres) {
   if (nres > 1) lua_pop(co, nres - 1);
   if (nres == 0) lua_pushnil(co);
   lua_rawgeti(co, LUA_REGISTRYINDEX, r->entry_ref);
-  rawfield(co, -1, "def");
-  rawfield(co, -2, "where"); /* FILE:LINE of get, for the errors */
+  luax_rawfield(co, -1, "def");
+  luax_rawfield(co, -2, "where"); /* FILE:LINE of get, for the errors */
   lua_remove(co, -3);
   if (!shape(srv, c, call_app(c)->prompt_result, 1, 2)) return;
   encode_result(srv, c, -1);
@@ -302,13 +298,13 @@ static bool rpc_error(server *srv, call *c, int idx) {
   request_of(c)->outcome = OUTCOME_ERROR;
   idx = lua_absindex(co, idx);
   int top = lua_gettop(co);
-  rawfield(co, idx, "code");
+  luax_rawfield(co, idx, "code");
   int code = lua_isinteger(co, -1) ? (int)lua_tointeger(co, -1) : JSONRPC_INTERNAL_ERROR;
-  rawfield(co, idx, "message");
+  luax_rawfield(co, idx, "message");
   const char *msg = lua_type(co, -1) == LUA_TSTRING ? lua_tostring(co, -1) : "error";
   buf data;
   buf_init(&data);
-  if (rawfield(co, idx, "data") != LUA_TNIL) {
+  if (luax_rawfield(co, idx, "data") != LUA_TNIL) {
     char err[128];
     if (!json_encode(co, -1, &data, err, sizeof err)) data.len = 0;
     buf_putc(&data, '\0');

@@ -1,6 +1,6 @@
 /* fuzz_encoding.c — what the core encodes and later trusts: base64
  * (core/base/base64.c), the sealed requestState of multi round-trip requests
- * (core/mcp/request_state.c) and pagination cursors (core/base/cursor.c). The first
+ * (core/proto/request_state.c) and pagination cursors (core/base/cursor.c). The first
  * byte picks the check, the rest is its input.
  *   0 base64: encode -> decode is the identity, the output is a C string
  *     (buf.h's promise); decoding any text either fails or gives bytes

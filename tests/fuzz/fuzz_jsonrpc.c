@@ -1,4 +1,4 @@
-/* fuzz_jsonrpc.c — the JSON-RPC framing (core/mcp/jsonrpc.c) and the span
+/* fuzz_jsonrpc.c — the JSON-RPC framing (core/proto/jsonrpc.c) and the span
  * helpers it rests on (json_scan, json_object_next/get/fields,
  * json_string_eq/unescape). On any bytes:
  *   - jsonrpc_parse agrees with json_validate on what is JSON (invalid JSON

@@ -5,7 +5,7 @@
  *     array, is scanned; never more than 1024 URIs reach the callback, nor
  *     more than 256 KiB of them; a refused filter has a message;
  *   1 an Mcp-Param-* header value (http_header_decode,
- *     core/mcp/http_headers.c): a decoded value is no longer than the
+ *     core/proto/http_headers.c): a decoded value is no longer than the
  *     header; a plain one (no base64 sentinel) is the header without its
  *     blanks, of visible ASCII, space and tab only;
  *   2 a client's address behind --trust-proxy

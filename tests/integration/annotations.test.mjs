@@ -107,8 +107,8 @@ const fieldChecks = {
   'mcp.SchemaPolicy': () => appSub('schema'),
   'mcp.RegistryInfo': () => appSub('registry'),
   'mcp.UserConfigEntry': () => keysOf(luaTableKeys('user_config_fields').replace(/\{[^}]*\}/g, '0')),
-  'mcp.HttpRequest': () => cList('core/reactor/io_http.c', 'option_names'),
-  'mcp.ExecOptions': () => cList('core/reactor/io_exec.c', 'option_names'),
+  'mcp.HttpRequest': () => cList('core/io/io_http.c', 'option_names'),
+  'mcp.ExecOptions': () => cList('core/io/io_exec.c', 'option_names'),
 };
 
 for (const [cls, accepted] of Object.entries(fieldChecks)) {
@@ -130,10 +130,10 @@ test('every alias of the docs/lua-api.md table is annotated beside its luamcp na
   }
 });
 
-test('mcp.Context: the methods and fields of ctx (core/mcp/lua_api.c)', opts, () => {
+test('mcp.Context: the methods and fields of ctx (core/app/lua_api.c)', opts, () => {
   const ctx = CLASSES.get('mcp.Context');
-  sameSet(ctx.methods, cReg('core/mcp/lua_api.c', 'ctx_methods'), 'ctx methods');
-  const text = read('core/mcp/lua_api.c');
+  sameSet(ctx.methods, cReg('core/app/lua_api.c', 'ctx_methods'), 'ctx methods');
+  const text = read('core/app/lua_api.c');
   const index = text.slice(text.indexOf('ctx_methods'));
   const fields = new Set([...index.matchAll(/strcmp\(key, "(\w+)"\) == 0/g)].map((x) => x[1]));
   assert.ok(fields.has('uri') && fields.has('cancelled'), 'found the ctx fields in lua_api.c');
@@ -141,11 +141,11 @@ test('mcp.Context: the methods and fields of ctx (core/mcp/lua_api.c)', opts, ()
 });
 
 test('mcp.socket and its sockets, mcp.http: the C modules\' functions', opts, () => {
-  sameSet(CLASSES.get('mcp.Socket').methods, cReg('core/reactor/io_socket.c', 'methods'), 'socket methods');
+  sameSet(CLASSES.get('mcp.Socket').methods, cReg('core/io/io_socket.c', 'methods'), 'socket methods');
   const socketFns = new Set([...DLUA.matchAll(/^(?:function mcp\.socket\.(\w+)\(|mcp\.socket\.(\w+) = )/gm)].map((m) => m[1] || m[2]));
-  sameSet(socketFns, new Set([...cReg('core/reactor/io_socket.c', 'funcs'), 'unix']), 'mcp.socket functions');
+  sameSet(socketFns, new Set([...cReg('core/io/io_socket.c', 'funcs'), 'unix']), 'mcp.socket functions');
   const httpFns = new Set([...DLUA.matchAll(/^function mcp\.http\.(\w+)\(/gm)].map((m) => m[1]));
-  sameSet(httpFns, cReg('core/reactor/io_http.c', 'funcs'), 'mcp.http functions');
+  sameSet(httpFns, cReg('core/io/io_http.c', 'funcs'), 'mcp.http functions');
 });
 
 test('every mcp.* a script can use is annotated, and nothing else', opts, () => {

@@ -1,4 +1,4 @@
-// io-exec.test.mjs — mcp.exec (core/reactor/io_exec.c): child processes on the
+// io-exec.test.mjs — mcp.exec (core/io/io_exec.c): child processes on the
 // engine's loop. Concurrency (200 children at once while the server keeps
 // answering), the result (output, code, signal, stdin, env, cwd, no shell,
 // the output cap), and every way a wait ends early — the script's timeout=,

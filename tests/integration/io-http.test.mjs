@@ -1,4 +1,4 @@
-// io-http.test.mjs — mcp.http (core/reactor/io_http.c): handlers that fetch from a
+// io-http.test.mjs — mcp.http (core/io/io_http.c): handlers that fetch from a
 // local node HTTP server (the "origin", 127.0.0.1 on a free port) while the
 // reactor keeps answering: 200 transfers in flight over stdio and over
 // Streamable HTTP with ping/tools/list answering meanwhile; the request and

@@ -1,4 +1,4 @@
-// io-socket.test.mjs — mcp.socket (core/reactor/io_socket.c): cosockets with
+// io-socket.test.mjs — mcp.socket (core/io/io_socket.c): cosockets with
 // luasocket's client API. Calls that connect, send and receive park on the
 // engine's loop (200 at once overlap, ping stays prompt); Debian's lua-redis
 // runs through it against a real redis-server; receive patterns, partial
