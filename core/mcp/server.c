@@ -1,7 +1,8 @@
-/* server.c — messages in, answers out (see server.h): sessions, the
- * batched output of each round, calls as requests (their ctx, progress,
- * logs, questions to the client), and the shaping of handler results into
- * MCP results. The methods themselves are in methods.c. */
+/* server.c — messages in, answers out (see server.h): each message's
+ * dispatch (parse errors and ping at once, its revision and session from
+ * classify, then methods.c), sessions, and the server's hooks into the
+ * engine. Calls as requests are request.c, batched output output.c,
+ * shaping results results.c, a request's accounting accounting.c. */
 #include "server_internal.h"
 
 #include <math.h>
