@@ -183,7 +183,7 @@ static bool read_regular(const char *path, size_t max, buf *out, buf *why) {
   return ok;
 }
 
-static void add_file(walk *w, const char *rel, const char *real) {
+static void catalog_add_file(walk *w, const char *rel, const char *real) {
   skill *sk = w->sk;
   if (sk->nfiles == SKILLS_MAX_FILES) {
     if (!w->over)
@@ -286,13 +286,13 @@ static void walk_dir(walk *w, const char *path, const char *rel, int depth) {
       } else if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
         problem(w, sub, "a symlink to something other than a file: copy it into the skill instead");
       } else {
-        add_file(w, sub, real);
+        catalog_add_file(w, sub, real);
       }
     } else if (S_ISDIR(st.st_mode)) {
       if (depth >= MAX_DEPTH) problem(w, sub, "folders nested deeper than 16 levels");
       else walk_dir(w, full, sub, depth + 1);
     } else if (S_ISREG(st.st_mode)) {
-      add_file(w, sub, full);
+      catalog_add_file(w, sub, full);
     } else {
       problem(w, sub, "not a regular file or folder");
     }

@@ -35,7 +35,7 @@ typedef struct capture {
   buf lines;
 } capture;
 
-static bool capture_write(outlet *o, const char *p, size_t n) {
+static bool client_capture_write(outlet *o, const char *p, size_t n) {
   buf_put(&((capture *)o)->lines, p, n);
   return true;
 }
@@ -46,7 +46,7 @@ static bool capture_write(outlet *o, const char *p, size_t n) {
 static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   app *a = cli_load(o->args[0], &o->server.app);
   if (!a) return false;
-  capture cap = {.out = {.write = capture_write}};
+  capture cap = {.out = {.write = client_capture_write}};
   buf_init(&cap.lines);
   session *s = session_new();
   s->initialized = s->ready = true;

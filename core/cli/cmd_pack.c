@@ -136,7 +136,7 @@ static void add_entry(pack *p, const char *name, zip_source_t *src, mode_t mode)
   p->files++;
 }
 
-static void add_file(pack *p, const char *name, const char *path, mode_t mode) {
+static void pack_add_file(pack *p, const char *name, const char *path, mode_t mode) {
   add_entry(p, name, Z.source_file(p->z, path, 0, -1), mode);
 }
 
@@ -144,7 +144,7 @@ static void add_file(pack *p, const char *name, const char *path, mode_t mode) {
    is made of (README, "An app folder"), never dot files (.git, .luarc.json)
    nor earlier bundles. Not the whole folder: the example app is this
    repository's root. */
-static void add_tree(pack *p, const char *dir, const char *name) {
+static void pack_add_tree(pack *p, const char *dir, const char *name) {
   struct stat ds;
   if (p->failed || stat(dir, &ds) != 0 || !inside(p, dir)) return;
   for (size_t i = 0; i < p->nseen; i++)
@@ -186,9 +186,9 @@ static void add_tree(pack *p, const char *dir, const char *name) {
       refuse(p, "%s: a name an unzip elsewhere would not take as one file name%s", path,
              " (a backslash, a colon or a control character)");
     } else if (S_ISDIR(st.st_mode)) {
-      add_tree(p, path, entry);
+      pack_add_tree(p, path, entry);
     } else if (S_ISREG(st.st_mode) && inside(p, path)) {
-      add_file(p, entry, path, st.st_mode);
+      pack_add_file(p, entry, path, st.st_mode);
     }
     free(names[i]);
   }
@@ -209,13 +209,13 @@ static void add_app(pack *p, const char *dir) {
     snprintf(path, sizeof path, "%s/%s", dir, f);
     snprintf(entry, sizeof entry, "app/%s", f);
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && plain_name(f) && inside(p, path))
-      add_file(p, entry, path, st.st_mode);
+      pack_add_file(p, entry, path, st.st_mode);
   }
   closedir(d);
   for (size_t i = 0; i < sizeof folders / sizeof *folders; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, folders[i]);
     snprintf(entry, sizeof entry, "app/%s", folders[i]);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) add_tree(p, path, entry);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) pack_add_tree(p, path, entry);
   }
 }
 
@@ -340,8 +340,8 @@ static bool write_bundle(const char *dir, const char *path, const char *tmp, cha
   }
   /* the buffer is libzip's to free (freep = 1) once written */
   add_entry(&p, "manifest.json", Z.source_buffer(p.z, manifest, mlen, 1), 0644);
-  add_file(&p, "bin/luamcp", exe, 0755);
-  if (has_shim) add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
+  pack_add_file(&p, "bin/luamcp", exe, 0755);
+  if (has_shim) pack_add_file(&p, "bin/libluamcp-tls.so", shim, 0755);
   if (!realpath(dir, p.root)) snprintf(p.root, sizeof p.root, "%s", dir);
   add_app(&p, dir);
   if (p.failed) fprintf(stderr, "luamcp: pack: %s\n", p.failed);

@@ -84,7 +84,7 @@ static void limit_end(lua_State *L, runner *r) {
   lua_sethook(L, NULL, 0, 0);
 }
 
-static bool capture_write(outlet *o, const char *p, size_t n) {
+static bool test_capture_write(outlet *o, const char *p, size_t n) {
   buf_put(&((tsession *)o)->lines, p, n);
   return true;
 }
@@ -106,7 +106,7 @@ static int bridge_session(lua_State *L) {
     return luaL_error(L, "luamcp test: out of memory");
   }
   r->sess = grown;
-  t->out.write = capture_write;
+  t->out.write = test_capture_write;
   buf_init(&t->lines);
   t->s = session_new();
   t->s->standalone = &t->out; /* notifications and, in 2025-11-25, questions */

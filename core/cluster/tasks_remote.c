@@ -48,7 +48,7 @@ typedef struct relay {
 
 /* {====================================================== the waiting side */
 
-static void on_closed(uv_handle_t *h) { free(h->data); }
+static void remote_on_closed(uv_handle_t *h) { free(h->data); }
 
 static struct tasks_remote *remote_of(server *srv) {
   if (!srv->remote) {
@@ -308,5 +308,5 @@ void tasks_remote_free(server *srv) {
   if (!r) return;
   tasks_remote_shutdown(srv);
   srv->remote = NULL;
-  uv_close((uv_handle_t *)&r->timer, on_closed); /* r goes with the handle */
+  uv_close((uv_handle_t *)&r->timer, remote_on_closed); /* r goes with the handle */
 }

@@ -114,7 +114,7 @@ static void free_op(exec_op *op) {
 
 /* {====== ending: every handle closed, then the call resumed or the op freed */
 
-static void on_closed(uv_handle_t *h) {
+static void exec_on_closed(uv_handle_t *h) {
   exec_op *op = h->data;
   if (--op->handles > 0) return;
   if (op->pid > 0) { /* a zombie by now (exited is set): reap it */
@@ -126,7 +126,7 @@ static void on_closed(uv_handle_t *h) {
 }
 
 static void close_handle(void *h) {
-  if (!uv_is_closing(h)) uv_close(h, on_closed);
+  if (!uv_is_closing(h)) uv_close(h, exec_on_closed);
 }
 
 static void stop_output(exec_op *op, int i) {
@@ -153,7 +153,7 @@ static void signal_group(exec_op *op, int sig) {
 
 static uint64_t ms_of(double seconds) { return (uint64_t)ceil(seconds * 1000.0); }
 
-static void on_timer(uv_timer_t *t);
+static void exec_on_timer(uv_timer_t *t);
 
 /* SIGTERM now, SIGKILL after the grace (at once without one). */
 static void start_kill(exec_op *op) {
@@ -161,15 +161,15 @@ static void start_kill(exec_op *op) {
   if (op->grace > 0) {
     signal_group(op, SIGTERM);
     op->phase = TERM_SENT;
-    uv_timer_start(&op->timer, on_timer, ms_of(op->grace), 0);
+    uv_timer_start(&op->timer, exec_on_timer, ms_of(op->grace), 0);
   } else {
     signal_group(op, SIGKILL);
     op->phase = KILL_SENT;
-    uv_timer_start(&op->timer, on_timer, ms_of(KILL_WAIT), 0);
+    uv_timer_start(&op->timer, exec_on_timer, ms_of(KILL_WAIT), 0);
   }
 }
 
-static void on_timer(uv_timer_t *t) {
+static void exec_on_timer(uv_timer_t *t) {
   exec_op *op = t->data;
   switch (op->phase) {
     case RUNNING: /* the script's timeout= */
@@ -179,7 +179,7 @@ static void on_timer(uv_timer_t *t) {
     case TERM_SENT:
       signal_group(op, SIGKILL);
       op->phase = KILL_SENT;
-      uv_timer_start(&op->timer, on_timer, ms_of(KILL_WAIT), 0);
+      uv_timer_start(&op->timer, exec_on_timer, ms_of(KILL_WAIT), 0);
       break;
     case KILL_SENT: /* someone outside the group holds the pipes: keep what came */
       stop_output(op, 0);
@@ -231,7 +231,7 @@ static void exec_abort(call_wait *w) {
 
 /* {====== reading and writing the pipes */
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
+static void exec_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   (void)suggested;
   exec_op *op = h->data;
   output *o = (output *)h;
@@ -249,7 +249,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   else *b = uv_buf_init(o->p + o->len, (unsigned)(n > READ_CHUNK ? READ_CHUNK : n));
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
+static void exec_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
   exec_op *op = s->data;
   output *o = (output *)s;
   if (nread > 0) {
@@ -262,7 +262,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
   check_done(op);
 }
 
-static void on_written(uv_write_t *req, int status) {
+static void exec_on_written(uv_write_t *req, int status) {
   (void)status; /* EPIPE: the child did not read it all; its exit tells the rest */
   exec_op *op = req->handle->data;
   close_handle(&op->in); /* EOF for the child */
@@ -673,17 +673,17 @@ static int exec_fn(lua_State *L) {
     output *o = &op->out[i];
     if (!open_pipe(op, loop, &o->pipe, mine[i + 1])) continue;
     o->open = true;
-    if (uv_read_start((uv_stream_t *)&o->pipe, on_alloc, on_read) != 0) stop_output(op, i);
+    if (uv_read_start((uv_stream_t *)&o->pipe, exec_on_alloc, exec_on_read) != 0) stop_output(op, i);
   }
   if (op->has_in && open_pipe(op, loop, &op->in, mine[0])) {
     uv_buf_t b = {.base = op->input, .len = op->input_len};
-    if (!op->input_len || uv_write(&op->write_req, (uv_stream_t *)&op->in, &b, 1, on_written) != 0)
+    if (!op->input_len || uv_write(&op->write_req, (uv_stream_t *)&op->in, &b, 1, exec_on_written) != 0)
       close_handle(&op->in); /* EOF at once */
   }
   /* a timeout past the call's own deadline is the deadline's business */
   if (op->timeout > 0 && op->timeout < call_time_left(c)) {
     uv_update_time(loop); /* Lua ran since the loop last looked at the clock */
-    uv_timer_start(&op->timer, on_timer, ms_of(op->timeout), 0);
+    uv_timer_start(&op->timer, exec_on_timer, ms_of(op->timeout), 0);
   }
   op->c = c;
   call_park(c, &op->wait);

@@ -72,7 +72,7 @@ static void drain(void);
 
 static void free_handle(uv_handle_t *h) { free(h); }
 
-static void on_poll(uv_poll_t *p, int status, int events) {
+static void curl_on_poll(uv_poll_t *p, int status, int events) {
   sock_watch *w = (sock_watch *)p;
   int flags = 0, running;
   /* An error on the socket (POLLERR: libuv stops the handle and says
@@ -90,11 +90,11 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   /* libuv stopped the handle: watch again if curl still waits on it (a
      close is pending until the loop's next pass: w is still there) */
   if (err && !w->closing && !uv_is_active((uv_handle_t *)&w->poll) && w->events)
-    uv_poll_start(&w->poll, w->events, on_poll);
+    uv_poll_start(&w->poll, w->events, curl_on_poll);
   drain();
 }
 
-static void on_timer(uv_timer_t *t) {
+static void curl_on_timer(uv_timer_t *t) {
   (void)t;
   int running;
   H.in_timer = true;
@@ -126,7 +126,7 @@ static int on_curl_timer(CURLM *m, long ms, void *ud) {
   /* libuv runs a timer restarted with 0 from its own callback again in the
      same pass: 1 ms then, so that sockets get their turn */
   if (ms == 0 && H.in_timer) ms = 1;
-  uv_timer_start(H.timer, on_timer, (uint64_t)ms, 0);
+  uv_timer_start(H.timer, curl_on_timer, (uint64_t)ms, 0);
   return 0;
 }
 
@@ -158,7 +158,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void
   if (what & CURL_POLL_IN) events |= UV_READABLE;
   if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
   w->events = events;
-  uv_poll_start(&w->poll, events, on_poll);
+  uv_poll_start(&w->poll, events, curl_on_poll);
   return 0;
 }
 

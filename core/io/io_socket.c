@@ -128,7 +128,7 @@ static void end_span(sock *s, const char *error) {
   s->span = NULL;
 }
 
-static void on_closed(uv_handle_t *h) {
+static void sock_on_closed(uv_handle_t *h) {
   sock *s = h->data;
   if (--s->closes) return;
   end_span(s, "the call ended before the connection was made");
@@ -148,8 +148,8 @@ static void sock_close(sock *s) {
     s->res = NULL;
   }
   s->closes = 2;
-  uv_close(&s->u.h, on_closed);
-  uv_close((uv_handle_t *)&s->timer, on_closed);
+  uv_close(&s->u.h, sock_on_closed);
+  uv_close((uv_handle_t *)&s->timer, sock_on_closed);
 }
 
 /* The operation is over: resume its call (the continuation reads the sock). */
@@ -162,13 +162,13 @@ static void finish(sock *s) {
 }
 
 /* The call ended first (timeout, cancellation, shutdown): the socket goes. */
-static void on_abort(call_wait *w) {
+static void sock_on_abort(call_wait *w) {
   sock *s = (sock *)((char *)w - offsetof(sock, wait));
   s->c = NULL;
   sock_close(s);
 }
 
-static void on_timer(uv_timer_t *t) {
+static void sock_on_timer(uv_timer_t *t) {
   sock *s = t->data;
   if (!s->c) return;
   if (s->op == OP_RECV) { /* luasocket: nil, "timeout", partial — and still usable */
@@ -198,7 +198,7 @@ static sock *sock_new(uv_loop_t *loop, lsock *ud) {
   s->timer.data = s;
   s->creq.data = s;
   s->wreq.data = s;
-  s->wait.abort = on_abort;
+  s->wait.abort = sock_on_abort;
   s->wait.what = "mcp.socket";
   s->ud = ud;
   ud->s = s;
@@ -215,7 +215,7 @@ static int park(lua_State *L, lsock *ud, call *c, int op, lua_KFunction k) {
   s->c = c;
   s->op = op;
   if (ud->timeout >= 0 && ud->timeout < call_time_left(c))
-    uv_timer_start(&s->timer, on_timer, (uint64_t)ceil(ud->timeout * 1000.0), 0);
+    uv_timer_start(&s->timer, sock_on_timer, (uint64_t)ceil(ud->timeout * 1000.0), 0);
   call_park(c, &s->wait);
   return lua_yieldk(L, 0, ((lua_KContext)lua_gettop(L) << 2) | op, k);
 }
@@ -412,14 +412,14 @@ static void read_now(sock *s) {
   }
 }
 
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
+static void sock_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
   (void)hint;
   sock *s = h->data;
   if (!ensure_room(s)) *b = uv_buf_init(NULL, 0); /* read_cb gets UV_ENOBUFS */
   else *b = uv_buf_init(s->buf + s->rlen, (unsigned)(s->cap - s->rlen));
 }
 
-static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b) {
+static void sock_on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b) {
   (void)b;
   sock *s = st->data;
   if (n > 0) s->rlen += (size_t)n;
@@ -526,7 +526,7 @@ static int m_receive(lua_State *L) {
     return recv_result(L, s);
   }
   call *c = parkable(L);
-  int rc = uv_read_start(&s->u.s, on_alloc, on_read);
+  int rc = uv_read_start(&s->u.s, sock_on_alloc, sock_on_read);
   if (rc != 0) {
     s->err = errstr(rc);
     return recv_result(L, s);
@@ -538,7 +538,7 @@ static int m_receive(lua_State *L) {
 
 /* {====================================================== send */
 
-static void on_written(uv_write_t *req, int status) {
+static void sock_on_written(uv_write_t *req, int status) {
   sock *s = req->data;
   if (s->closing || !s->c || s->op != OP_SEND) return; /* closed meanwhile */
   s->status = status;
@@ -596,7 +596,7 @@ static int m_send(lua_State *L) {
   s->sent = (size_t)w;
   s->wlen = b.len;
   s->status = 0;
-  int rc = uv_write(&s->wreq, &s->u.s, &b, 1, on_written);
+  int rc = uv_write(&s->wreq, &s->u.s, &b, 1, sock_on_written);
   if (rc != 0) return send_failed(L, errstr(rc), i - 1 + w);
   return park(L, ud, c, OP_SEND, send_done);
 }

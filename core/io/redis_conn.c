@@ -47,7 +47,7 @@ typedef struct uv_events {
 #define REDIS_PENDING_MAX ((size_t)64 << 20)
 static void drop_oversize(redisAsyncContext *ac);
 
-static void on_poll(uv_poll_t *h, int status, int events) {
+static void redis_on_poll(uv_poll_t *h, int status, int events) {
   uv_events *p = h->data;
   if (status < 0) /* the handle is stopped: whichever hiredis waits for, it learns why */
     events = p->events & UV_WRITABLE ? UV_WRITABLE : UV_READABLE;
@@ -62,7 +62,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 static void set_events(uv_events *p, int events) {
   if (events == p->events) return;
   p->events = events;
-  if (events) uv_poll_start(&p->poll, events, on_poll);
+  if (events) uv_poll_start(&p->poll, events, redis_on_poll);
   else uv_poll_stop(&p->poll);
 }
 
@@ -283,7 +283,7 @@ redisAsyncContext *redis_conn_ctx(redis_conn *rc) { return rc && rc->live ? rc->
 
 const char *redis_conn_name(const redis_conn *rc) { return rc->name; }
 
-static void on_closed(uv_handle_t *h) { free(h->data); }
+static void redis_on_closed(uv_handle_t *h) { free(h->data); }
 
 void redis_conn_free(redis_conn *rc) {
   if (!rc) return;
@@ -291,5 +291,5 @@ void redis_conn_free(redis_conn *rc) {
   rc->closing = true;
   if (rc->ac) redisAsyncFree(rc->ac); /* pending callbacks run now, with NULL replies */
   rc->ac = NULL;
-  uv_close((uv_handle_t *)&rc->retry, on_closed);
+  uv_close((uv_handle_t *)&rc->retry, redis_on_closed);
 }

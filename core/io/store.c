@@ -67,7 +67,7 @@ static void entry_free(entry *e) {
 
 static bool expired(const entry *e, double t) { return e->expires && t >= e->expires; }
 
-static void sweep(double t) {
+static void store_sweep(double t) {
   for (size_t i = 0; i < mem.nb; i++)
     for (entry **p = &mem.b[i]; *p;) {
       entry *e = *p;
@@ -116,13 +116,13 @@ static void grow(void) {
 /* Set key to val; ttl > 0 sets its expiry, 0 clears it, < 0 keeps it.
    False when the store would pass MEMORY_MAX (expired keys swept first). */
 static bool mem_put(const char *k, size_t kn, const char *v, size_t vn, double ttl) {
-  if (++mem.writes % SWEEP_EVERY == 0) sweep(clock_now());
+  if (++mem.writes % SWEEP_EVERY == 0) store_sweep(clock_now());
   entry **p = slot(k, kn), *e;
   size_t old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0, now = ENTRY_COST(kn, vn);
   static double swept_full; /* at most one sweep a second when full: each is O(keys) */
   if (mem.bytes - old + now > MEMORY_MAX && clock_now() - swept_full >= 1) {
     swept_full = clock_now();
-    sweep(swept_full);
+    store_sweep(swept_full);
     p = slot(k, kn);
     old = p ? ENTRY_COST((*p)->klen, (*p)->vlen) : 0;
   }
@@ -251,7 +251,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
   call_wake(c, 1);
 }
 
-static void on_abort(call_wait *w) {
+static void store_on_abort(call_wait *w) {
   store_op *o = (store_op *)((char *)w - offsetof(store_op, w));
   o->c = NULL; /* the reply, when it comes, frees it */
 }
@@ -301,7 +301,7 @@ static int redis_op(lua_State *L, int op, int argc, const char **argv, const siz
   store_op *o = calloc(1, sizeof *o);
   o->op = op;
   o->c = c;
-  o->w = (call_wait){.abort = on_abort, .what = "mcp.store"};
+  o->w = (call_wait){.abort = store_on_abort, .what = "mcp.store"};
   if (redisAsyncCommandArgv(ac, on_reply, o, argc, argv, lens) != REDIS_OK) {
     free(o);
     return luaL_error(L, "mcp.store.%s: redis %s: the command was not sent", op_names[op],

@@ -175,7 +175,7 @@ void mrtr_free(request *r) {
 }
 
 /* Member key of an object body held in b (as "{...}"). */
-static bool member(const buf *body, const char *key, json_span *v) {
+static bool mrtr_member(const buf *body, const char *key, json_span *v) {
   buf o;
   buf_init(&o);
   buf_putc(&o, '{');
@@ -342,9 +342,9 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
   json_span v, d;
   int how = ASK_FAILED;
   if (i < r->nanswers) { /* asked in an earlier round: its answers are in the state */
-    if (!member(&r->digests, idx, &d) || d.n != QDIGEST_LEN + 2 ||
+    if (!mrtr_member(&r->digests, idx, &d) || d.n != QDIGEST_LEN + 2 ||
         memcmp(d.p + 1, digest, QDIGEST_LEN) != 0 ||
-        !member(&r->answers, idx, &v)) {
+        !mrtr_member(&r->answers, idx, &v)) {
       snprintf(err, errlen, "this question differs from the one asked in an earlier round (a handler "
                             "must ask the same questions in the same order on every round)");
       goto done;

@@ -60,7 +60,7 @@ static void add_watch(reload_watch *rw, const char *path, bool top) {
 }
 
 /* Watch path and every folder below it. */
-static void add_tree(reload_watch *rw, const char *path) {
+static void watch_add_tree(reload_watch *rw, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
   add_watch(rw, path, false);
@@ -71,7 +71,7 @@ static void add_tree(reload_watch *rw, const char *path) {
     if (de->d_name[0] == '.') continue;
     char sub[PATH_MAX];
     snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-    if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) add_tree(rw, sub);
+    if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) watch_add_tree(rw, sub);
   }
   closedir(d);
 }
@@ -111,7 +111,7 @@ static void on_events(void *ctx) {
       if (sub && (ev->mask & (IN_CREATE | IN_MOVED_TO))) { /* a new scripts/, skills/, ... */
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", rw->dir, name);
-        add_tree(rw, path);
+        watch_add_tree(rw, path);
         changed = true;
       }
       if (strcmp(name, "app.lua") == 0) changed = true;
@@ -120,7 +120,7 @@ static void on_events(void *ctx) {
     if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
       char path[PATH_MAX];
       snprintf(path, sizeof path, "%s/%s", w->path, name);
-      add_tree(rw, path);
+      watch_add_tree(rw, path);
     }
     if ((ev->mask & IN_MODIFY) || ((ev->mask & IN_CREATE) && !(ev->mask & IN_ISDIR))) {
       /* a write in progress (a new file is still empty): wait for its close */
@@ -150,7 +150,7 @@ reload_watch *reload_watch_new(server *srv, const char *dir, double debounce) {
   for (size_t i = 0; i < NSUBFOLDERS; i++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, subfolders[i]);
-    add_tree(rw, path);
+    watch_add_tree(rw, path);
   }
   rw->e = srv->e;
   engine_add_input(rw->e, fd, on_events, rw);

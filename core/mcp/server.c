@@ -121,7 +121,7 @@ static void inmsg_free(inmsg *im) {
 }
 
 
-static void dispatch(void *ud, void *msg) {
+static void server_dispatch(void *ud, void *msg) {
   server *srv = ud;
   inmsg *im = msg;
   if (im->type == MSG_END_SESSION) {
@@ -279,7 +279,7 @@ void server_inject_as(server *srv, session *s, outlet *reply, const char *p, siz
     return;
   }
   if (quick(srv, &im)) { /* in a busy handler's hook: no Lua needed, answer now */
-    dispatch(srv, &im);
+    server_dispatch(srv, &im);
     release(srv, &im, true);
     return;
   }
@@ -317,7 +317,7 @@ static void finishing(void *ud) {
 
 static const engine_hooks hooks = {
     .call_extra = sizeof(request),
-    .dispatch = dispatch,
+    .dispatch = server_dispatch,
     .dispatch_failed = dispatch_failed,
     .quick = quick,
     .release = release,

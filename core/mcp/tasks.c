@@ -121,7 +121,7 @@ static void cancel_call(server *srv, task *t) {
 }
 
 /* Tasks past their time leave the table (a running one is cancelled). */
-static void sweep(server *srv) {
+static void tasks_sweep(server *srv) {
   double now = clock_now();
   task *next;
   for (task *t = srv->tasks; t; t = next) {
@@ -206,7 +206,7 @@ static bool may_become(const request *r) {
    the task's. */
 static task *become(server *srv, call *c) {
   request *r = request_of(c);
-  sweep(srv);
+  tasks_sweep(srv);
   const char *why;
   if (!room_for(srv, r->s->peer, &why)) {
     log_msg(LOG_WARNING, "too many %s: '%s' runs as a plain call", why, r->tool->name);
@@ -377,7 +377,7 @@ static task *lookup(server *srv, inmsg *im) {
                 "Invalid params: \"taskId\" (string) is required");
     return NULL;
   }
-  sweep(srv);
+  tasks_sweep(srv);
   char caller[PRINCIPAL_KEY_LEN + 1];
   server_caller_key(srv, im, caller);
   for (task *t = srv->tasks; t; t = t->next)

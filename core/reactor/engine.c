@@ -186,7 +186,7 @@ static bool stack_roomy(void) {
   return known == 1;
 }
 
-static void dispatch(engine *e, void *msg);
+static void engine_run_dispatch(engine *e, void *msg);
 
 /* Take the queued messages into e->batch: all of them (through NULL), or
    those up to and including through (none when another holder took it
@@ -234,7 +234,7 @@ void engine_take_quick(engine *e) {
 /* Dispatch and release the first n messages of e->batch. */
 static void dispatch_batch(engine *e, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    dispatch(e, e->batch[i]);
+    engine_run_dispatch(e, e->batch[i]);
     e->h.release(e->h.ud, e->batch[i], true);
   }
 }
@@ -358,7 +358,7 @@ static int dispatch_entry(lua_State *L) {
    (on the main thread or a call's coroutine: Lua hands errors of a thread
    without a handler to the main thread's) answers an error instead of
    aborting. The known places use raw access; this is the net under them. */
-static void dispatch(engine *e, void *msg) {
+static void engine_run_dispatch(engine *e, void *msg) {
   lua_State *L = e->vm->L;
   e->new_call = NULL;
   lua_pushcfunction(L, dispatch_entry);
@@ -381,7 +381,7 @@ static void dispatch(engine *e, void *msg) {
 }
 
 void engine_dispatch(engine *e, void *msg) {
-  dispatch(e, msg);
+  engine_run_dispatch(e, msg);
   e->h.release(e->h.ud, msg, true);
 }
 
@@ -490,7 +490,7 @@ static bool work_round(engine *e) {
   bool finishing;
   /* what waited while a handler ran came first */
   for (size_t i = 0; i < e->ndeferred; i++) { /* may grow (and move) while we go */
-    dispatch(e, e->deferred[i]);
+    engine_run_dispatch(e, e->deferred[i]);
     e->h.release(e->h.ud, e->deferred[i], true);
   }
   e->ndeferred = 0;

@@ -178,7 +178,7 @@ static bool translate(const char *s, size_t n, buf *out, buf *err) {
 
 /* Compile [s, s+n): NULL with a message in err when it is not ECMA-262 or
    PCRE2 cannot compile it. */
-static pcre2_code *compile(const char *s, size_t n, buf *err) {
+static pcre2_code *regex_compile(const char *s, size_t n, buf *err) {
   if (n > MAX_PATTERN) {
     if (err) buf_printf(err, "regular expression longer than %d bytes", MAX_PATTERN);
     return NULL;
@@ -214,7 +214,7 @@ static pcre2_code *compile(const char *s, size_t n, buf *err) {
 }
 
 bool schema_regex_valid(const char *src, size_t n, buf *err) {
-  pcre2_code *re = compile(src, n, err);
+  pcre2_code *re = regex_compile(src, n, err);
   pcre2_code_free(re);
   return re != NULL;
 }
@@ -264,7 +264,7 @@ const schema_regex *schema_regex_get(lua_State *L, int holder, int str, buf *err
     lua_pushcfunction(L, regex_gc);
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
-    r->code = compile(src, n, err); /* owned by the userdata from here on */
+    r->code = regex_compile(src, n, err); /* owned by the userdata from here on */
     if (!r->code) {
       lua_pop(L, 1);
       lua_pushboolean(L, 0);
@@ -274,7 +274,7 @@ const schema_regex *schema_regex_get(lua_State *L, int holder, int str, buf *err
   } else if (err) {
     size_t n;
     const char *src = lua_tolstring(L, str, &n);
-    pcre2_code_free(compile(src, n, err)); /* again, for the message */
+    pcre2_code_free(regex_compile(src, n, err)); /* again, for the message */
   }
   lua_settop(L, top);
   return r;

@@ -1827,7 +1827,7 @@ static fnode *slow_node(lua_State *L, int s, int anchors) {
 }
 
 /* Compile the schema at s; stack use is bounded per level (LEVEL_SLOTS). */
-static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_format) {
+static fnode *fast_compile(lua_State *L, int s, int anchors, int depth, bool assert_format) {
   if (!lua_istable(L, s) || depth > FAST_DEPTH || !lua_checkstack(L, LEVEL_SLOTS))
     return slow_node(L, s, anchors);
   int top = lua_gettop(L), slot[KW_N];
@@ -1865,7 +1865,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_f
   if (simple && (x = slot[KW_ITEMS])) {
     /* one schema for every element (a list is the draft-07 tuple form) */
     simple = lua_istable(L, x) && json_table_array_len(L, x) < 0;
-    if (simple) n->items = compile(L, x, anchors, depth + 1, assert_format);
+    if (simple) n->items = fast_compile(L, x, anchors, depth + 1, assert_format);
   }
   if (simple && (x = slot[KW_PROPERTIES])) {
     simple = lua_istable(L, x) && json_table_array_len(L, x) <= 0;
@@ -1882,7 +1882,7 @@ static fnode *compile(lua_State *L, int s, int anchors, int depth, bool assert_f
       while (lua_next(L, x)) {
         fprop *p = &n->props[n->nprops++];
         p->name = lua_tolstring(L, -2, &p->len);
-        p->node = compile(L, lua_gettop(L), anchors, depth + 1, assert_format);
+        p->node = fast_compile(L, lua_gettop(L), anchors, depth + 1, assert_format);
         lua_pop(L, 1);
       }
     }
@@ -1975,7 +1975,7 @@ static ftree *push_tree(lua_State *L, int s, bool assert_format) {
   lua_setmetatable(L, -2);
   lua_newtable(L); /* the anchor list */
   int anchors = lua_gettop(L);
-  t->root = compile(L, s, anchors, 0, assert_format);
+  t->root = fast_compile(L, s, anchors, 0, assert_format);
   t->ref_alone = false;
   if (lua_istable(L, s)) {
     if ((lua_pushliteral(L, "$schema"), lua_rawget(L, s)) == LUA_TSTRING) {

@@ -264,7 +264,7 @@ static void count_refusal(const char *reason) {
   if (metrics_on) metric_add(metric_at(M_AUTH_REFUSALS, (const char *const[]){reason}), 1);
 }
 
-static int refused(http_server *srv, struct mg_connection *conn, const char *why,
+static int auth_refused(http_server *srv, struct mg_connection *conn, const char *why,
                    const char *reason) {
   count_refusal(reason);
   char peer[48];
@@ -320,7 +320,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
                                 "Service Unavailable: the token cannot be checked now",
                                 "Retry-After: 5\r\n");
     }
-    return refused(srv, conn, why, "introspection");
+    return auth_refused(srv, conn, why, "introspection");
   }
   jwt_claims c;
   jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
@@ -341,7 +341,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return 0;
   }
   jwt_claims_free(&c);
-  return refused(srv, conn, jwt_status_text(st), jwt_status_name(st));
+  return auth_refused(srv, conn, jwt_status_text(st), jwt_status_name(st));
 }
 
 bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, char *hdr, size_t cap) {

@@ -35,7 +35,7 @@ static void form_value(buf *b, const char *s, size_t n) {
 }
 
 /* A string member of obj (malloc'd), or NULL. */
-static char *member(json_span obj, const char *key) {
+static char *introspect_member(json_span obj, const char *key) {
   json_span v;
   buf b;
   if (!json_object_get(obj, key, &v) || json_kind(v) != '"') return NULL;
@@ -93,7 +93,7 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
     return NULL;
   }
   jwt_claims c = {0};
-  c.issuer = member(doc, "iss");
+  c.issuer = introspect_member(doc, "iss");
   if (c.issuer && !trusted(srv, c.issuer)) {
     free(c.issuer);
     *why = "the token's issuer is not trusted";
@@ -101,9 +101,9 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
   }
   /* without iss: the issuer whose server answered (the first) */
   if (!c.issuer) c.issuer = strdup(srv->opt.auth_issuers[0]);
-  c.subject = member(doc, "sub");
-  c.client_id = member(doc, "client_id");
-  c.scope = member(doc, "scope");
+  c.subject = introspect_member(doc, "sub");
+  c.client_id = introspect_member(doc, "client_id");
+  c.scope = introspect_member(doc, "scope");
   /* no exp: kept a minute, then asked again */
   c.exp = e ? e : now + 60;
   c.payload = strndup(doc.p, doc.n);

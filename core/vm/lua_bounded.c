@@ -15,7 +15,7 @@ typedef struct hold {
 } hold;
 
 /* Raise the call's interrupt (deadline, cancel), if there is one. */
-static void checkpoint(lua_State *L) {
+static void bounded_checkpoint(lua_State *L) {
   const hold *h = lua_touserdata(L, lua_upvalueindex(1));
   const char *why = h && h->check ? h->check(L) : NULL;
   if (why) luaL_error(L, "%s", why);
@@ -56,7 +56,7 @@ static int str_rep(lua_State *L) {
     size_t more = have < total - have ? have : total - have;
     memcpy(p + have, p, more);
     have += more;
-    if (have >= REP_CHECK_BYTES && have < total) checkpoint(L);
+    if (have >= REP_CHECK_BYTES && have < total) bounded_checkpoint(L);
   }
   luaL_pushresultsize(&b, total);
   return 1;
@@ -104,7 +104,7 @@ static int tinsert(lua_State *L) {
       pos = luaL_checkinteger(L, 2);
       luaL_argcheck(L, (lua_Unsigned)pos - 1u < (lua_Unsigned)e, 2, "position out of bounds");
       for (lua_Integer i = e; i > pos; i--) { /* move up elements */
-        if (EVERY(e - i + 1)) checkpoint(L);
+        if (EVERY(e - i + 1)) bounded_checkpoint(L);
         lua_geti(L, 1, i - 1);
         lua_seti(L, 1, i);
       }
@@ -123,7 +123,7 @@ static int tremove(lua_State *L) {
     luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 1, "position out of bounds");
   lua_geti(L, 1, pos); /* the result */
   for (lua_Integer k = 1; pos < size; pos++, k++) {
-    if (EVERY(k)) checkpoint(L);
+    if (EVERY(k)) bounded_checkpoint(L);
     lua_geti(L, 1, pos + 1);
     lua_seti(L, 1, pos);
   }
@@ -146,13 +146,13 @@ static int tmove(lua_State *L) {
     luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4, "destination wrap around");
     if (t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ))) {
       for (lua_Integer i = 0; i < n; i++) {
-        if (EVERY(i + 1)) checkpoint(L);
+        if (EVERY(i + 1)) bounded_checkpoint(L);
         lua_geti(L, 1, f + i);
         lua_seti(L, tt, t + i);
       }
     } else {
       for (lua_Integer i = n - 1; i >= 0; i--) {
-        if (EVERY(n - i)) checkpoint(L);
+        if (EVERY(n - i)) bounded_checkpoint(L);
         lua_geti(L, 1, f + i);
         lua_seti(L, tt, t + i);
       }

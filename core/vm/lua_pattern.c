@@ -57,8 +57,8 @@ static lua_pattern_interrupt check_of(lua_State *L) {
 }
 
 /* Out of steps: refill, and ask whether the call may go on. */
-static void checkpoint(mstate *ms) __attribute__((noinline, cold));
-static void checkpoint(mstate *ms) {
+static void pattern_checkpoint(mstate *ms) __attribute__((noinline, cold));
+static void pattern_checkpoint(mstate *ms) {
   ms->budget = PATTERN_CHECK_EVERY;
   if (ms->check_unread) { /* fetched only now: most calls never get here */
     ms->check = check_of(ms->L);
@@ -71,7 +71,7 @@ static void checkpoint(mstate *ms) {
 }
 
 static inline void spend(mstate *ms, ptrdiff_t steps) {
-  if ((ms->budget -= steps) < 0) checkpoint(ms);
+  if ((ms->budget -= steps) < 0) pattern_checkpoint(ms);
 }
 
 /* What testing one character against the item p..ep costs: sets are read
@@ -305,7 +305,7 @@ static const char *back_reference(mstate *ms, const char *s, int digit) {
 static const char *match(mstate *ms, const char *s, const char *p) {
   if (ms->depth-- == 0) luaL_error(ms->L, "pattern too complex");
 next:
-  if (--ms->budget < 0) checkpoint(ms);
+  if (--ms->budget < 0) pattern_checkpoint(ms);
   if (p == ms->pat_end) goto done;
   switch (*p) {
     case '(':

@@ -251,13 +251,13 @@ static int sb_searcher(lua_State *L) {
 /* {====== what is gone, and what asks app.lua */
 
 /* Upvalue 1: the message. */
-static int refused(lua_State *L) {
+static int sandbox_refused(lua_State *L) {
   return luaL_error(L, "%s", lua_tostring(L, lua_upvalueindex(1)));
 }
 
 static void refuse(lua_State *L, int t, const char *name, const char *shown, const char *hint) {
   lua_pushfstring(L, "%s is not allowed under --sandbox%s", shown, hint);
-  lua_pushcclosure(L, refused, 1);
+  lua_pushcclosure(L, sandbox_refused, 1);
   lua_setfield(L, t, name);
 }
 
