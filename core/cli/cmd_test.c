@@ -215,7 +215,7 @@ static int bridge_test_end(lua_State *L) {
 /* spend(seconds): virtual time the running call (if any) used up; the
    call's timeout message when that took it past its deadline */
 static int bridge_spend(lua_State *L) {
-  if (!engine_call_spend(L, luaL_checknumber(L, 1))) return 0;
+  if (!call_spend(L, luaL_checknumber(L, 1))) return 0;
   char msg[TIMEOUT_MSG_MAX];
   call_timeout_message(call_current(L), msg);
   lua_pushstring(L, msg);

@@ -108,7 +108,7 @@ void method_chain_start(server *srv, call *c, const char *method, const char *na
   }
   if (method[0] == 'r') trace_attr_str(span, "mcp.resource.uri", request_of(c)->uri);
   if (a->reg->middleware == LUA_NOREF) {
-    engine_call_start(srv->e, c, n + 1);
+    call_start(srv->e, c, n + 1);
     return;
   }
   int base = lua_gettop(co) - n - 1; /* the handler's index */
@@ -136,6 +136,6 @@ void method_chain_start(server *srv, call *c, const char *method, const char *na
   r->chain_called = 0;
   lua_settop(co, base - 1);
   lua_pushcfunction(co, chain_entry);
-  engine_call_start(srv->e, c, 0);
+  call_start(srv->e, c, 0);
 }
 

@@ -430,7 +430,7 @@ static int round_trip(call *c, lua_State *L, int reqs, bool single, char *err, s
     buf_free(&sealed);
     buf_free(&pl);
   }
-  engine_call_end_at_yield(c); /* answered: the handler goes no further */
+  call_end_at_yield(c); /* answered: the handler goes no further */
   how = ASK_WAIT;
 done:
   buf_free(&q);

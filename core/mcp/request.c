@@ -34,7 +34,7 @@ static void copy_progress_token(request *r, json_span meta) {
 }
 
 call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr) {
-  call *c = engine_call_new(srv->e, im->s, im->m.id.p, im->m.id.n);
+  call *c = call_new(srv->e, im->s, im->m.id.p, im->m.id.n);
   request *r = request_of(c);
   r->srv = srv;
   r->s = im->s;
@@ -155,7 +155,7 @@ static void client_log(call *c, int level, const char *msg, size_t len) {
   buf_free(&p);
   /* not flushed here: the loop flushes after the handler returns or parks,
      and the hook every few milliseconds while it runs */
-  engine_call_hand_over(c);
+  call_hand_over(c);
 }
 
 static bool client_progress(call *c, double progress, double total, const char *message) {
@@ -185,7 +185,7 @@ static bool client_progress(call *c, double progress, double total, const char *
   buf_putc(&p, '}');
   jsonrpc_write_notification(output_of(r->srv, r->out), "notifications/progress", p.p, p.len);
   buf_free(&p);
-  engine_call_hand_over(c);
+  call_hand_over(c);
   return true;
 }
 
@@ -280,7 +280,7 @@ static bool ask_matches(call *c, void *id) { return request_of(c)->asked == *(ui
 
 /* Which call asked the request this response answers? */
 static call *asker(server *srv, session *s, uint64_t id) {
-  return engine_find_call(srv->e, s, ask_matches, &id);
+  return call_find(srv->e, s, ask_matches, &id);
 }
 
 /* A response from the client: resume the call that asked, with the result

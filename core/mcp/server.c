@@ -30,7 +30,7 @@
 /* The transport ended the session: drop its calls (no answers), close its
    standalone stream, forget it. */
 static void end_session(server *srv, session *s) {
-  engine_end_peer(srv->e, s);
+  call_end_peer(srv->e, s);
   listen_end_session(srv, s);
   if (s->standalone) {
     outlet *o = s->standalone;
@@ -269,7 +269,7 @@ void server_inject_as(server *srv, session *s, outlet *reply, const char *p, siz
   }
   json_span id;
   if (cancel_of(&im.m, &id)) {
-    engine_cancel_now(srv->e, s, id.p, id.n);
+    call_cancel_now(srv->e, s, id.p, id.n);
     listen_cancel(srv, s, id);
     return;
   }

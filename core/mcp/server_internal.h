@@ -261,7 +261,7 @@ void notify_updated_here(server *srv, const char *uri, size_t n);
 /* {====== calls */
 /* A call for im: its request data set, its ctx made; push the handler and
    its arguments (then the ctx: request_of(c)->ctx_ref) on call_thread(c),
-   then engine_call_start. mrtr: what mrtr_open read (per-request revisions). */
+   then call_start. mrtr: what mrtr_open read (per-request revisions). */
 call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, request *mrtr);
 static inline request *request_of(call *c) { return call_extra(c); }
 /* The engine's hooks for a call: its end; what its ctx asks of the client. */

@@ -117,7 +117,7 @@ static void cancel_call(server *srv, task *t) {
   if (!t->c) return;
   size_t n;
   const char *id = call_id(t->c, &n);
-  engine_cancel_now(srv->e, t, id, n); /* a parked call ends at the end of the round */
+  call_cancel_now(srv->e, t, id, n); /* a parked call ends at the end of the round */
 }
 
 /* Tasks past their time leave the table (a running one is cancelled). */
@@ -267,7 +267,7 @@ static task *become(server *srv, call *c) {
     trace_end(r->span);
     r->span = work;
   }
-  engine_call_adopt(c, t, srv->opt.task_ttl);
+  call_adopt(c, t, srv->opt.task_ttl);
   log_msg(LOG_DEBUG, "tools/call '%s' became task %s", r->tool->name, t->id);
   return t;
 }

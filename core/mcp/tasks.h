@@ -4,7 +4,7 @@
  * given input with tasks/update, stopped with tasks/cancel.
  *
  * A task is a call whose request was answered early: its coroutine keeps
- * running on the engine (engine_call_adopt makes it the task's call, so
+ * running on the engine (call_adopt makes it the task's call, so
  * the request's session or connection ending does not end it), and what
  * it writes afterwards goes to the task's own outlet, which keeps the
  * JSON-RPC response (a result, or an error) for tasks/get instead of

@@ -42,15 +42,6 @@ const char *call_id(const call *c, size_t *n) {
   return c->id;
 }
 
-engine *engine_of_state(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
-  engine *e = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  return e;
-}
-
-void *engine_layer(engine *e) { return e->h.ud; }
-
 const void *call_client(const call *c) { return c->e->h.client; }
 
 const void *call_client_of_state(lua_State *L, void **ud) {
@@ -149,7 +140,7 @@ static void arm(call *c);
    the call sent one and ran HOOK_INPUT_INTERVAL on, its coroutine yields
    here (a count hook may) and is resumed at once by the loop's thread,
    while the worker goes back to relaying. */
-void engine_call_hand_over(call *c) {
+void call_hand_over(call *c) {
   if (c->hand_over_since <= 0) c->hand_over_since = clock_now();
 }
 
@@ -240,7 +231,7 @@ static void on_call_timer(uv_timer_t *t) {
     call_end(c->e, c);
     return;
   }
-  engine_call_start(c->e, c, 0);
+  call_start(c->e, c, 0);
 }
 
 void call_sleep(call *c, double seconds) {
@@ -263,7 +254,7 @@ void call_wake(call *c, int nvalues) {
   c->wait = NULL;
   c->wake_at = 0;
   uv_timer_stop(c->timer);
-  engine_call_start(c->e, c, nvalues);
+  call_start(c->e, c, nvalues);
 }
 
 const char *call_cannot_park(lua_State *L, call *c) {
@@ -272,7 +263,7 @@ const char *call_cannot_park(lua_State *L, call *c) {
   return NULL;
 }
 
-call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
+call *call_new(engine *e, const void *peer, const char *id, size_t idn) {
   vm *a = e->vm;
   call *c;
   if (e->nspare) {
@@ -319,7 +310,7 @@ call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn) {
    to-be-closed variables their __close: run them now, as the call (its
    hook, its memory cap), within CLOSE_GRACE all together; past it the
    __close that runs raises and those left raise at their first
-   instruction. They may be run from another call's hook (engine_end_peer
+   instruction. They may be run from another call's hook (call_end_peer
    while it runs): that call stays the running one afterwards. */
 static void close_variables(engine *e, call *c) {
   int status = lua_status(c->co);
@@ -390,7 +381,7 @@ void call_end(engine *e, call *c) {
 
 
 /* Resume c with nargs values on its stack; handle what it does next. */
-void engine_call_start(engine *e, call *c, int nargs) {
+void call_start(engine *e, call *c, int nargs) {
   if (e->new_call == c) e->new_call = NULL; /* from now on it answers for itself */
   vm *a = c->v;
   size_t before = a->mem_used;
@@ -443,16 +434,16 @@ void engine_call_start(engine *e, call *c, int nargs) {
   call_end(e, c);
 }
 
-void engine_call_end_at_yield(call *c) { c->end_at_yield = true; }
+void call_end_at_yield(call *c) { c->end_at_yield = true; }
 
-bool engine_call_spend(lua_State *L, double seconds) {
+bool call_spend(lua_State *L, double seconds) {
   call *c = call_current(L);
   if (!c) return false;
   if (seconds > 0) c->deadline -= seconds;
   return c->deadline <= clock_now();
 }
 
-void engine_call_adopt(call *c, const void *peer, double seconds) {
+void call_adopt(call *c, const void *peer, double seconds) {
   c->peer = peer;
   c->deadline = clock_now() + seconds;
   if (c->wake_at > 0) {
@@ -462,18 +453,18 @@ void engine_call_adopt(call *c, const void *peer, double seconds) {
 }
 
 /* Mark the calls a cancellation names; parked ones are ended by call_reap(). */
-void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n) {
+void call_cancel_now(engine *e, const void *peer, const char *id, size_t n) {
   for (call *c = e->calls; c; c = c->next)
     if (same_id(c, peer, id, n)) c->cancelled = true;
 }
 
-call *engine_find_call(engine *e, const void *peer, bool (*match)(call *c, void *ud), void *ud) {
+call *call_find(engine *e, const void *peer, bool (*match)(call *c, void *ud), void *ud) {
   for (call *c = e->calls; c; c = c->next)
     if (c->peer == peer && match(c, ud)) return c;
   return NULL;
 }
 
-void engine_end_peer(engine *e, const void *peer) {
+void call_end_peer(engine *e, const void *peer) {
   call *next;
   for (call *c = e->calls; c; c = next) {
     next = c->next;
@@ -490,7 +481,7 @@ void call_apply_cancels(engine *e) {
   while (list) {
     cancel_req *r = list;
     list = r->next;
-    engine_cancel_now(e, r->peer, r->id, r->id_len);
+    call_cancel_now(e, r->peer, r->id, r->id_len);
     free(r->id);
     free(r);
   }

@@ -20,6 +20,15 @@
 #include "metrics.h"
 #include "thread_stack.h"
 
+engine *engine_of_state(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, ENGINE_KEY);
+  engine *e = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return e;
+}
+
+void *engine_layer(engine *e) { return e->h.ud; }
+
 /* Nothing to do: a wake-up only ends the loop's wait; the round after it
    takes the queue. */
 static void on_wake(uv_async_t *h) { (void)h; }

@@ -116,7 +116,7 @@ typedef struct engine_hooks {
      with msg. */
   void (*failed)(void *ud, call *c, const char *msg);
   /* c is about to wait (call_park, call_sleep; NULL: never): the layer may
-     answer its request now and let it go on (engine_call_adopt). */
+     answer its request now and let it go on (call_adopt). */
   void (*waits)(void *ud, call *c);
   /* c ends (answered, cancelled, dropped): release the per-call data. */
   void (*ended)(void *ud, call *c);
@@ -196,33 +196,33 @@ void engine_off_settle(engine *e, void (*fn)(void *arg), void *arg);
 
 /* c sent its client a notification: if a worker runs it inline, let the
    loop's thread take it over soon, so the worker relays (see engine.c). */
-void engine_call_hand_over(call *c);
+void call_hand_over(call *c);
 void engine_defer(engine *e, void *msg);
 /* Dispatch (protected) and release msg now; not while busy. */
 void engine_dispatch(engine *e, void *msg);
 /* The first call of peer for which match(c, ud) holds, or NULL. */
-call *engine_find_call(engine *e, const void *peer, bool (*match)(call *c, void *ud), void *ud);
+call *call_find(engine *e, const void *peer, bool (*match)(call *c, void *ud), void *ud);
 /* engine_cancel, when the holder itself reads the cancellation. */
-void engine_cancel_now(engine *e, const void *peer, const char *id, size_t n);
+void call_cancel_now(engine *e, const void *peer, const char *id, size_t n);
 /* End every call of peer (no answers), but the one running. */
-void engine_end_peer(engine *e, const void *peer);
+void call_end_peer(engine *e, const void *peer);
 
 /* A new call in the current app's state, with its own coroutine; push the
-   function and its arguments on call_thread(c), then engine_call_start. */
-call *engine_call_new(engine *e, const void *peer, const char *id, size_t idn);
-void engine_call_start(engine *e, call *c, int nargs);
+   function and its arguments on call_thread(c), then call_start. */
+call *call_new(engine *e, const void *peer, const char *id, size_t idn);
+void call_start(engine *e, call *c, int nargs);
 /* c has been answered from inside its handler: when the handler yields
    (the caller does so now), the call ends without running further. */
-void engine_call_end_at_yield(call *c);
+void call_end_at_yield(call *c);
 /* c's request was answered early and c goes on for another owner: it is
-   now peer's call (cancellations and engine_end_peer name that peer), with
+   now peer's call (cancellations and call_end_peer name that peer), with
    `seconds` from now before its deadline. */
-void engine_call_adopt(call *c, const void *peer, double seconds);
+void call_adopt(call *c, const void *peer, double seconds);
 /* The call running on L (if any) spent `seconds` of a virtual clock
    (luamcp test's ctx:sleep and fakes): its deadline comes that much sooner.
    True when it has passed: the caller raises the timeout (call_timeout_message)
    where the wait was, and the hook ends the call if a pcall swallows it. */
-bool engine_call_spend(lua_State *L, double seconds);
+bool call_spend(lua_State *L, double seconds);
 /* The layer's own data of a call, and back. */
 void *call_extra(call *c);
 call *call_of_extra(void *extra);

@@ -70,7 +70,7 @@ struct call {
   bool close_nested; /* ... inside another call's hook: that one reads the inputs */
   long long mem_grown;
   /* > 0: it sent the client something its worker cannot relay while it
-     runs the call inline (engine_call_hand_over): since then */
+     runs the call inline (call_hand_over): since then */
   double hand_over_since;
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
