@@ -12,10 +12,10 @@
 #include "access_log.h"
 #include "metrics.h"
 
-const char *const outcome_names[] = {"ok", "tool_error", "error", "timeout", "cancelled"};
+const char *const accounting_outcomes[] = {"ok", "tool_error", "error", "timeout", "cancelled"};
 
 void accounting_record(server *srv, const account *a) {
-  const char *outcome = outcome_names[a->outcome];
+  const char *outcome = accounting_outcomes[a->outcome];
   double took = a->started > 0 ? clock_now() - a->started : 0;
   unsigned char trace_id[16];
   if (a->span) {

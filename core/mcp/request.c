@@ -61,7 +61,7 @@ call *request_new(server *srv, inmsg *im, call_kind kind, json_span meta, reques
 static void end_open_spans(request *r, outcome o) {
   while (r->nspans > 0) {
     trace_span *s = r->spans[--r->nspans];
-    trace_error(s, outcome_names[o == OUTCOME_OK ? OUTCOME_CANCELLED : o]);
+    trace_error(s, accounting_outcomes[o == OUTCOME_OK ? OUTCOME_CANCELLED : o]);
     trace_end(s);
   }
 }

@@ -72,7 +72,7 @@ typedef enum outcome {
   OUTCOME_OK, OUTCOME_TOOL_ERROR /* isError */, OUTCOME_ERROR /* a JSON-RPC error */,
   OUTCOME_TIMEOUT, OUTCOME_CANCELLED
 } outcome;
-extern const char *const outcome_names[];
+extern const char *const accounting_outcomes[];
 
 /* {====== accounting.c: a request answered, as metrics, span and access log see it */
 typedef struct account {

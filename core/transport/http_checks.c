@@ -76,7 +76,7 @@ static bool from_proxy(const http_server *srv, const struct mg_connection *conn)
 /* (transport_http.h) so that ::ffff:127.0.0.1 and 0:0:0:0:0:0:0:1 are
    loopback and a client has one entry in the per-peer limits however it is
    written */
-bool transport_http_canonical_addr(const char *in, char *out, size_t cap) {
+bool http_canonical_addr(const char *in, char *out, size_t cap) {
   struct in_addr v4;
   struct in6_addr v6;
   if (inet_pton(AF_INET, in, &v4) == 1) return inet_ntop(AF_INET, &v4, out, (socklen_t)cap) != NULL;
@@ -102,7 +102,7 @@ static bool forwarded_for(const struct mg_connection *conn, char *out, size_t ca
   if (n == 0 || n >= sizeof text) return false;
   memcpy(text, last, n);
   text[n] = '\0';
-  return transport_http_canonical_addr(text, out, cap);
+  return http_canonical_addr(text, out, cap);
 }
 
 static bool loopback_addr(const char *a) {

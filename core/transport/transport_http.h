@@ -62,7 +62,7 @@ typedef struct http_options {
 /* The one spelling of an IP address (inet_ntop's; an IPv4-mapped IPv6
    address as IPv4) into out: how the HTTP transport classifies and counts
    a client's address. False when in is no address. */
-bool transport_http_canonical_addr(const char *in, char *out, size_t cap);
+bool http_canonical_addr(const char *in, char *out, size_t cap);
 
 /* The longest --instance NAME. */
 #define HTTP_INSTANCE_MAX 32

@@ -9,7 +9,7 @@
  *     header; a plain one (no base64 sentinel) is the header without its
  *     blanks, of visible ASCII, space and tab only;
  *   2 a client's address behind --trust-proxy
- *     (transport_http_canonical_addr, core/transport/http_checks.c): an
+ *     (http_canonical_addr, core/transport/http_checks.c): an
  *     accepted address comes out in one spelling, which is an address and
  *     its own spelling, and never an IPv4-mapped IPv6 one. */
 #include <arpa/inet.h>
@@ -69,9 +69,9 @@ static void check_header(const char *v) {
 static void check_addr(const char *in) {
   char out[64], again[64];
   unsigned char bin[16];
-  if (!transport_http_canonical_addr(in, out, sizeof out)) return;
+  if (!http_canonical_addr(in, out, sizeof out)) return;
   FUZZ_CHECK(inet_pton(AF_INET, out, bin) == 1 || inet_pton(AF_INET6, out, bin) == 1);
-  FUZZ_CHECK(transport_http_canonical_addr(out, again, sizeof again) && strcmp(out, again) == 0);
+  FUZZ_CHECK(http_canonical_addr(out, again, sizeof again) && strcmp(out, again) == 0);
   FUZZ_CHECK(strncmp(out, "::ffff:", 7) != 0 || !strchr(out, '.'));
 }
 
