@@ -750,6 +750,32 @@ static char *url_redacted(const char *url) {
   return buf_take(&b, NULL);
 }
 
+/* The host of url (without brackets, userinfo or port) and its port (the
+   scheme's default when none is written), or 0 when url has no authority. */
+static long url_host_port(const char *url, char *host, size_t cap) {
+  const char *p = strstr(url, "://");
+  if (!p) return 0;
+  bool https = p - url == 5 && strncasecmp(url, "https", 5) == 0;
+  const char *a = p + 3, *end = a + strcspn(a, "/?#");
+  for (const char *at = a; at < end; at++)
+    if (*at == '@') a = at + 1; /* userinfo (refused before a span starts, but never shown) */
+  const char *h = a, *he;
+  if (*h == '[') {
+    he = memchr(h, ']', (size_t)(end - h));
+    if (!he) return 0;
+    h++;
+  } else {
+    he = memchr(h, ':', (size_t)(end - h));
+    if (!he) he = end;
+  }
+  if (he == h || (size_t)(he - h) >= cap) return 0;
+  memcpy(host, h, (size_t)(he - h));
+  host[he - h] = '\0';
+  const char *colon = memchr(he, ':', (size_t)(end - he));
+  long port = colon && colon + 1 < end ? strtol(colon + 1, NULL, 10) : https ? 443 : 80;
+  return port > 0 && port < 65536 ? port : 0;
+}
+
 static int start(lua_State *L, int opts, int url_arg, int body_arg) {
   luaL_checkstack(L, 2 * O_N + 8, NULL);
   call *c = call_current(L);
@@ -805,6 +831,12 @@ static int start(lua_State *L, int opts, int url_arg, int body_arg) {
     char *shown = url_redacted(o.url);
     trace_attr_str(op->span, "url.full", shown ? shown : "");
     free(shown);
+    char host[256];
+    long port = url_host_port(o.url, host, sizeof host);
+    if (port > 0) { /* required of an HTTP CLIENT span */
+      trace_attr_str(op->span, "server.address", host);
+      trace_attr_int(op->span, "server.port", port);
+    }
     char tp[56], line[80];
     trace_format(trace_context(op->span), tp);
     snprintf(line, sizeof line, "traceparent: %s", tp);

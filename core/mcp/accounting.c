@@ -4,6 +4,7 @@
  * answers (request.c), so both report an outcome alike. */
 #include "server_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -14,27 +15,42 @@
 
 const char *const accounting_outcomes[] = {"ok", "tool_error", "error", "timeout", "cancelled"};
 
+/* The SERVER span's end (OpenTelemetry's MCP conventions): a JSON-RPC
+   error names its code (error.type, rpc.response.status_code) and its
+   message; a handler's failure its FILE:LINE message in the exception event. */
+static void end_span(const account *a) {
+  if (a->error_code) {
+    char code[16];
+    snprintf(code, sizeof code, "%d", a->error_code);
+    trace_attr_str(a->span, "error.type", code);
+    trace_attr_str(a->span, "rpc.response.status_code", code);
+    trace_error(a->span, a->error_message && *a->error_message ? a->error_message : code);
+  } else if (a->outcome != OUTCOME_OK) {
+    trace_attr_str(a->span, "error.type", accounting_outcomes[a->outcome]);
+    trace_error(a->span, a->error_message && *a->error_message ? a->error_message
+                                                                 : accounting_outcomes[a->outcome]);
+  }
+  trace_end(a->span);
+}
+
 void accounting_record(server *srv, const account *a) {
   const char *outcome = accounting_outcomes[a->outcome];
   double took = a->started > 0 ? clock_now() - a->started : 0;
   unsigned char trace_id[16];
   if (a->span) {
     memcpy(trace_id, trace_context(a->span)->trace_id, sizeof trace_id);
-    if (a->outcome != OUTCOME_OK) {
-      trace_attr_str(a->span, "error.type", a->call ? outcome : "error");
-      trace_error(a->span, a->call ? outcome : "the request was answered with an error");
-    }
-    trace_end(a->span);
+    end_span(a);
   }
   if (metrics_on) {
-    metric_add(metric_at(M_REQUESTS, (const char *const[]){a->method, proto_name(a->version), outcome}), 1);
-    if (a->call)
+    metric_add(metric_at(M_REQUESTS, (const char *const[]){a->method, a->version ? proto_name(a->version) : "unsupported", outcome}), 1);
+    if (a->operation)
       metric_observe(metric_at(M_OPERATION, (const char *const[]){a->method, a->item ? a->item : "", outcome}),
                      took);
   }
   if (access_log_on())
     access_log_write(&(access_entry){srv->opt.instance, a->s->peer, a->s->id,
-                                     a->who ? a->who->subject : NULL, proto_name(a->version), a->method,
+                                     a->who ? a->who->subject : NULL,
+                                     a->version ? proto_name(a->version) : "unsupported", a->method,
                                      a->item, outcome, a->id.p, a->id.n, took, a->bytes,
                                      a->span ? trace_id : NULL});
 }
@@ -70,10 +86,20 @@ trace_span *accounting_start(const inmsg *im, const char *method) {
 
 /* A request answered without a call (a call's own is accounted when it
    ends: request.c). */
+bool accounting_is_operation(const char *method) {
+  return strcmp(method, "tools/call") == 0 || strcmp(method, "resources/read") == 0 ||
+         strcmp(method, "prompts/get") == 0 || strcmp(method, "completion/complete") == 0;
+}
+
 void accounting_answered(server *srv, inmsg *im, const char *method, double t0) {
   if (im->taken) return;
-  accounting_record(srv, &(account){.method = method, .version = im->cv.version,
-                                    .outcome = im->reply->error_code ? OUTCOME_ERROR : OUTCOME_OK,
+  const outlet *o = im->reply;
+  int code = o && o->answered ? o->error_code : 0;
+  accounting_record(srv, &(account){.method = method, .version = im->cv.version, .item = im->item,
+                                    .outcome = code ? OUTCOME_ERROR
+                                               : im->tool_error ? OUTCOME_TOOL_ERROR : OUTCOME_OK,
+                                    .operation = accounting_is_operation(method),
+                                    .error_code = code, .error_message = code ? o->error_message : NULL,
                                     .s = im->s, .who = server_caller(srv, im), .id = im->m.id,
                                     .started = t0, .bytes = output_answer_bytes(im->reply),
                                     .span = im->span});

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "luax.h"
 #include "log.h"
+#include "metrics.h"
 #include "lua_api.h"
 #include "listen.h"
 #include "mrtr.h"
@@ -284,6 +285,7 @@ static void handle_tools_call(server *srv, inmsg *im) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown tool: %.*s", (int)(f[0].n - 2), f[0].p + 1);
     return;
   }
+  im->item = t->name;
   if (t->app_only && !im->cv.ui && !im->cv.ui_unknown) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS,
                 "Tool '%s' is only callable from an app view (visibility [\"app\"])", t->name);
@@ -323,7 +325,8 @@ static void handle_tools_call(server *srv, inmsg *im) {
     buf_printf(&msg, "Invalid arguments for tool '%s': %.*s", t->name, (int)err.len, err.p);
     /* 2025-11-25 (SEP-1303): a tool execution error the model can correct;
        earlier versions answered a protocol error */
-    if (im->cv.version >= PROTO_2025_11_25)
+    im->tool_error = im->cv.version >= PROTO_2025_11_25;
+    if (im->tool_error)
       output_tool_error(srv, &im->cv, output_reply(srv, im->reply), m->id, msg.p, msg.len);
     else output_rpc_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, msg.p, NULL);
     buf_free(&msg);
@@ -465,6 +468,7 @@ static void handle_prompts_get(server *srv, inmsg *im) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Unknown prompt: %s", name.p);
     goto done;
   }
+  im->item = p->name;
   if (p->scopes && scope_refused(srv, im, p->scopes, "prompt", p->name)) goto done;
   if (!push_object_param(L, m, "arguments")) {
     output_error(srv, im->reply, m->id, JSONRPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
@@ -657,6 +661,18 @@ static const struct method *method_of(const jsonrpc_msg *m) {
   return NULL;
 }
 
+const char *methods_name(const jsonrpc_msg *m) {
+  const struct method *me = method_of(m);
+  return me ? me->name : "other";
+}
+
+void server_count_refused(const jsonrpc_msg *m, int version) {
+  if (metrics_on)
+    metric_add(metric_at(M_REQUESTS, (const char *const[]){methods_name(m),
+                                                            version ? proto_name(version) : "unsupported",
+                                                            "error"}), 1);
+}
+
 bool methods_need_lua(const jsonrpc_msg *m) {
   const struct method *me = method_of(m);
   return me && me->needs_lua;
@@ -667,7 +683,7 @@ void methods_handle_request(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
   int version = im->cv.version;
   const struct method *me = method_of(m);
-  double t0 = access_log_on() ? clock_now() : 0;
+  double t0 = access_log_on() || metrics_on ? clock_now() : 0;
   if (trace_on) im->span = accounting_start(im, me ? me->name : "other");
   if (me && version >= me->from && version <= me->to) {
     if (!proto_per_request(version) && !s->initialized && me->fn != handle_initialize) {
@@ -677,6 +693,7 @@ void methods_handle_request(server *srv, inmsg *im) {
       return;
     }
     me->fn(srv, im);
+    if (me->fn == handle_initialize && !im->taken) im->cv.version = s->version; /* the negotiated one */
     accounting_answered(srv, im, me->name, t0);
     return;
   }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "access_log.h"
 #include "json.h"
@@ -84,6 +85,11 @@ void output_rpc_error(server *srv, outlet *o, json_span id, int code, const char
                       const char *data) {
   buf *b = output_reply(srv, o);
   o->error_code = code;
+  size_t n = strnlen(msg, sizeof o->error_message - 1); /* cut short on purpose, */
+  if (msg[n]) /* then not inside a UTF-8 sequence (a span's text must be UTF-8) */
+    while (n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80) n--;
+  memcpy(o->error_message, msg, n);
+  o->error_message[n] = '\0';
   jsonrpc_write_error(b, id, code, msg, data);
 }
 

@@ -71,17 +71,25 @@ void request_ended(void *ud, call *c) {
   static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
                                         "completion/complete"};
   request *r = request_of(c);
+  /* the error its answer carries (recorded when written), unless it never
+     got one (cancelled) */
+  int code = r->out && r->out->answered ? r->out->error_code : 0;
   outcome o = call_timed_out(c) ? OUTCOME_TIMEOUT : call_is_cancelled(c) ? OUTCOME_CANCELLED
-                                                                         : r->outcome;
+              : code ? OUTCOME_ERROR : r->outcome;
   if (metrics_on) metric_gauge_add(metric_only(M_CALLS), -1);
   end_open_spans(r, o);
   size_t idn;
   const char *id = call_id(c, &idn);
   accounting_record(srv, &(account){.method = methods[r->kind], .version = r->cv.version,
-                                    .item = r->item_name, .outcome = o, .call = true, .s = r->s,
-                                    .who = r->who, .id = {id, idn}, .started = r->started,
-                                    .bytes = output_answer_bytes(r->out), .span = r->span});
+                                    .item = r->item_name, .outcome = o, .operation = true,
+                                    .error_code = o == OUTCOME_ERROR ? code : 0,
+                                    .error_message = o == OUTCOME_ERROR && code ? r->out->error_message
+                                                                                : r->failure,
+                                    .s = r->s, .who = r->who, .id = {id, idn},
+                                    .started = r->started, .bytes = output_answer_bytes(r->out),
+                                    .span = r->span});
   r->span = NULL;
+  free(r->failure);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);

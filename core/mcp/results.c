@@ -346,6 +346,7 @@ void results_failed(void *ud, call *c, const char *msg) {
   request *r = request_of(c);
   if (lua_gettop(call_thread(c)) > 0 && rpc_error(ud, c, -1)) return; /* error(mcp.rpc_error(...)) */
   r->outcome = r->kind == CALL_TOOL ? OUTCOME_TOOL_ERROR : OUTCOME_ERROR;
+  if (r->span && !r->failure) r->failure = strdup(msg);
   if (r->kind == CALL_TOOL)
     output_tool_error(ud, &r->cv, output_reply(ud, r->out), id_of(c), msg, strlen(msg));
   else output_rpc_error(ud, r->out, id_of(c), JSONRPC_INTERNAL_ERROR, msg, NULL);

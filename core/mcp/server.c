@@ -76,6 +76,8 @@ static bool classify(server *srv, inmsg *im) {
     buf_putc(&data, '\0');
     output_rpc_error(srv, im->reply, im->m.id, code, msg.p, data.len > 1 ? data.p : NULL);
     buf_free(&msg), buf_free(&data);
+    im->cv.version = PROTO_NONE; /* no revision of ours: counted as "unsupported" */
+    accounting_answered(srv, im, methods_name(&im->m), 0);
     return false;
   }
   buf_free(&msg), buf_free(&data);

@@ -90,5 +90,10 @@ void server_stream_closed(server *srv, session *s, outlet *stream);
    one message (borrowed; copied only if it must wait); answers go to
    s->standalone. */
 void server_accept(server *srv, session *s, const char *msg, size_t len);
+/* Request m was answered with a JSON-RPC error by the transport, before
+   the server saw it (its envelope or headers were wrong): counted as the
+   server counts its own (mcp_server_requests_total; version: the revision
+   it named, PROTO_NONE for none of ours). Any thread. */
+void server_count_refused(const jsonrpc_msg *m, int version);
 
 #endif

@@ -61,6 +61,8 @@ typedef struct inmsg {
   trace_span *span;  /* its server span while dispatched (the call takes it) */
   const char *who_key; /* another instance's asking: whose (principal_key), or NULL */
   bool http;     /* came over HTTP (server_submit_http) */
+  bool tool_error; /* answered at once with isError (arguments that fail the tool's schema) */
+  const char *item; /* the registered tool, resource or prompt it named (its accounting) */
   bool taken;    /* a call answers it (and finishes reply) */
   bool borrowed; /* on the reader's stack: data and s are not ours */
 } inmsg;
@@ -80,7 +82,9 @@ typedef struct account {
   int version;        /* the revision it was served under */
   const char *item;   /* the tool, resource, prompt or template it named, or NULL */
   outcome outcome;
-  bool call;          /* a call answered it (a handler ran) */
+  bool operation;     /* tools/call, resources/read, prompts/get, completion/complete */
+  int error_code;     /* the JSON-RPC error it was answered with, 0: none */
+  const char *error_message; /* that error's message, or the handler's ("FILE:LINE: ...") */
   const session *s;
   const principal *who;
   json_span id;
@@ -95,6 +99,8 @@ trace_span *accounting_start(const inmsg *im, const char *method);
 /* A request answered at once, without a call (a call's own is accounted
    when it ends: request.c); t0: when it came (0: not timed). */
 void accounting_answered(struct server *srv, inmsg *im, const char *method, double t0);
+/* Is method one of those mcp_server_operation_duration_seconds times? */
+bool accounting_is_operation(const char *method);
 /* }====== */
 
 /* {====== methods */
@@ -124,6 +130,7 @@ typedef struct request {
   char *ptoken; /* raw progressToken, or NULL */
   size_t ptoken_len;
   char *uri; /* resources/read: the URI asked for */
+  char *failure; /* the handler's error ("FILE:LINE: message") when traced, for its span */
   double last_progress;
   bool sent_progress;
   uint64_t asked; /* id of our request to the client it waits for, or 0 */
@@ -298,6 +305,9 @@ static inline void server_caller_key(const server *srv, const inmsg *im,
 
 /* methods.c: answer one request */
 void methods_handle_request(server *srv, inmsg *im);
+/* m's method as metrics may name it: one of ours, else "other" (never the
+   client's string: unbounded). */
+const char *methods_name(const jsonrpc_msg *m);
 /* Does request m run the app's Lua (a handler)? Not for unknown methods. */
 bool methods_need_lua(const jsonrpc_msg *m);
 /* Track s (initialize): notifications that answer no request reach it;

@@ -36,6 +36,7 @@ struct outlet {
      answer is written (output_rpc_error), so neither the server's
      accounting nor the transport (its HTTP status) reads the answer again */
   int error_code;
+  char error_message[200]; /* its message, cut short (a span's status description) */
 };
 
 #endif

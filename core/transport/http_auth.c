@@ -276,9 +276,11 @@ static int auth_refused(http_server *srv, struct mg_connection *conn, const char
 int http_auth_check(http_server *srv, struct mg_connection *conn, principal **who) {
   *who = NULL;
   if (!srv->auth.on) {
-    if (!http_token_ok(srv, conn))
+    if (!http_token_ok(srv, conn)) {
+      count_refusal(mg_get_header(conn, "Authorization") ? "wrong_token" : "no_token");
       return http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                                 "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
+    }
     *who = dev_identity(srv, conn);
     return 0;
   }

@@ -125,12 +125,15 @@ static int post_check(post *p) {
   const char *hv = p->version_header = mg_get_header(conn, "MCP-Protocol-Version");
   p->per_request = envelope_claimed(m);
   if (!p->per_request && hv && proto_per_request(proto_from_name(hv, strlen(hv))) &&
-      m->kind == JSONRPC_REQUEST)
+      m->kind == JSONRPC_REQUEST) {
+    server_count_refused(m, proto_from_name(hv, strlen(hv)));
     return http_respond_rpc_error(conn, 400, m->id, JSONRPC_INVALID_PARAMS,
                                   "Invalid params: a 2026-07-28 request carries its _meta envelope "
                                   "(io.modelcontextprotocol/protocolVersion, .../clientCapabilities)",
                                   NULL, NULL);
+  }
   if (!p->per_request && hv && !proto_from_name(hv, strlen(hv))) {
+    if (m->kind == JSONRPC_REQUEST) server_count_refused(m, PROTO_NONE);
     char msg[128];
     snprintf(msg, sizeof msg, "Bad Request: unsupported MCP-Protocol-Version %.40s", hv);
     return http_respond_error(conn, 400, JSONRPC_INVALID_REQUEST, msg, NULL);
@@ -154,6 +157,7 @@ static int post_check(post *p) {
                              mg_get_header(conn, "Mcp-Name"), &msg);
   int r = 0;
   if (code) {
+    server_count_refused(m, code == MCP_UNSUPPORTED_VERSION ? PROTO_NONE : env->revision);
     buf_putc(&msg, '\0');
     buf_putc(&edata, '\0');
     r = http_respond_rpc_error(conn, 400, m->id, code, msg.p, edata.len > 1 ? edata.p : NULL, NULL);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -126,10 +126,59 @@ test('label values stay bounded: 10,000 distinct unknown tool names add no serie
     const url = srv.stderr.match(/metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/)[1];
     const series = async () => (await get(url)).body.split('\n').filter((l) => l && !l.startsWith('#')).length;
     await call(srv, 'fine');
-    const before = await series();
-    for (let i = 0; i < 10000; i += 100) {
+    await Promise.all(Array.from({ length: 100 }, (_, k) => call(srv, `unknown_${k}`)));
+    const before = await series(); // an unknown tool's count and duration are there now
+    for (let i = 100; i < 10000; i += 100) {
       await Promise.all(Array.from({ length: 100 }, (_, k) => call(srv, `unknown_${i + k}`)));
     }
     const after = await series();
-    assert.ok(after - before <= 2, `${after - before} more series`); // tools/call error, at most
+    assert.equal(after, before, `${after - before} more series`);
   }));
+
+// Each request counted with the outcome it was answered with (issue 33, item 3):
+// an isError answer to arguments that fail the schema is a tool_error, an unknown
+// tool an error with its duration under the name "", initialize under the
+// revision negotiated, an unsupported revision (-32022) counted, --token refusals too.
+test('outcomes as answered: invalid arguments, unknown tools, the negotiated revision, -32022, --token refusals', opts, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-outcomes-'));
+  const log = path.join(dir, 'access.log');
+  try {
+    await withHttp(APP, ['--metrics', '127.0.0.1:0', '--token', 's3cret', '--access-log', log], async (srv) => {
+      await until(() => /metrics on http:\/\/127\.0\.0\.1:\d+\/metrics/.test(srv.stderr), 'the metrics listener');
+      const url = srv.stderr.match(/metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/)[1];
+      const auth = { Authorization: 'Bearer s3cret' };
+      const tcall = (name, args, extra = auth) => post(srv, rpc('tools/call', { name, arguments: args, _meta: META }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name, ...extra } });
+      const bad = await tcall('fetch', { url: 5 });
+      assert.equal(JSON.parse(bad.body).result.isError, true, bad.body);
+      const unknown = await tcall('nope', {});
+      assert.equal(JSON.parse(unknown.body).error.code, -32602, unknown.body);
+      const init = await post(srv, rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } }),
+        { version: null, extra: auth });
+      assert.equal(JSON.parse(init.body).result.protocolVersion, '2025-06-18', init.body);
+      const future = { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' };
+      const unsupported = await post(srv, rpc('tools/call', { name: 'fine', arguments: {}, _meta: future }),
+        { version: '2099-01-01', extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'fine', ...auth } });
+      assert.equal(JSON.parse(unsupported.body).error.code, -32022, unsupported.body);
+      assert.equal((await tcall('fine', {}, {})).status, 401);
+      assert.equal((await tcall('fine', {}, { Authorization: 'Bearer wrong' })).status, 401);
+      const text = (await get(url)).body;
+      const has = (line) => assert.ok(text.split('\n').includes(line), `${line}\nin:\n${text}`);
+      has('mcp_server_requests_total{mcp_method_name="tools/call",mcp_protocol_version="2026-07-28",outcome="tool_error"} 1');
+      has('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",name="fetch",outcome="tool_error"} 1');
+      has('mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",name="",outcome="error"} 1');
+      has('mcp_server_requests_total{mcp_method_name="initialize",mcp_protocol_version="2025-06-18",outcome="ok"} 1');
+      has('mcp_server_requests_total{mcp_method_name="tools/call",mcp_protocol_version="unsupported",outcome="error"} 1');
+      has('mcp_server_auth_refusals_total{reason="no_token"} 1');
+      has('mcp_server_auth_refusals_total{reason="wrong_token"} 1');
+      const checked = await promtool(text);
+      assert.equal(checked.code, 0, checked.out);
+    });
+    const lines = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const fetch = lines.find((l) => l.method === 'tools/call' && l.name === 'fetch');
+    assert.equal(fetch?.outcome, 'tool_error', JSON.stringify(lines));
+    assert.equal(lines.find((l) => l.method === 'initialize')?.revision, '2025-06-18', JSON.stringify(lines));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -136,6 +136,8 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       assert.equal(out.attrs['http.request.method'], 'GET');
       assert.equal(out.attrs['url.full'], `${up.url}?key=REDACTED&page=REDACTED`, 'query values are not shown');
       assert.equal(out.attrs['http.response.status_code'], 200);
+      assert.equal(out.attrs['server.address'], '127.0.0.1', 'the HTTP client conventions require it');
+      assert.equal(out.attrs['server.port'], Number(new URL(up.url).port));
       assert.equal(up.seen.at(-1), `00-${traceId}-${out.spanId}-01`, 'the upstream got the CLIENT span\'s traceparent');
       for (const s of [server, mid, out]) assert.ok(s.end >= s.start && s.start > 0n);
       assert.ok(out.start >= mid.start && out.end <= mid.end && mid.end <= server.end);
@@ -145,6 +147,10 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       assert.match(doomed.events[0].attrs['exception.message'], /traced\.lua:\d+: no luck here/);
       const failed = mine.find((s) => s.name === 'tools/call fails_in_span');
       assert.equal(failed.attrs['error.type'], 'tool_error');
+      // the handler's own error, with its FILE:LINE, on the SERVER span too
+      assert.equal(failed.status.code, 2);
+      assert.match(failed.status.message, /traced\.lua:\d+: no luck here/);
+      assert.match(failed.events[0]?.attrs['exception.message'] ?? '', /traced\.lua:\d+: no luck here/);
       assert.equal(doomed.parentSpanId, failed.spanId);
       // a child process and a question to the client: spans of the call's
       const third = mine.find((s) => s.name === 'tools/call child_and_question');
@@ -177,6 +183,17 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
         { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain', traceparent: `00-${headerTrace}-00f067aa0ba902b7-01` } });
       await post(srv, rpc('tools/call', { name: 'plain', arguments: {}, _meta: meta }),
         { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain', traceparent: '00-zz-bad-01' } });
+      // a JSON-RPC error: its code is the span's error.type and rpc.response.status_code,
+      // its message the status description
+      const errTrace = crypto.randomBytes(16).toString('hex');
+      await post(srv, rpc('tools/call', { name: 'nope', arguments: {}, _meta: { ...meta, traceparent: `00-${errTrace}-00f067aa0ba902b7-01` } }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'nope' } });
+      await until(() => rx.spans.some((s) => s.traceId === errTrace), 'the error\'s span', WAIT);
+      const errSpan = rx.spans.find((s) => s.traceId === errTrace);
+      assert.equal(errSpan.attrs['error.type'], '-32602');
+      assert.equal(errSpan.attrs['rpc.response.status_code'], '-32602');
+      assert.equal(errSpan.status.code, 2);
+      assert.equal(errSpan.status.message, 'Unknown tool: nope');
       await until(() => rx.spans.filter((s) => s.name === 'tools/call plain').length >= 2, 'the header-traced spans', WAIT);
       const viaHeader = rx.spans.find((s) => s.traceId === headerTrace);
       assert.equal(viaHeader.parentSpanId, '00f067aa0ba902b7');
