@@ -65,6 +65,8 @@ async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) 
   return as;
 }
 
+// ctx.auth.key's escaping: every byte but letters, digits, '-', '.', '_' as %XX
+const keyPart = (s) => s.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 const args = (issuer) => ['--auth-resource', RESOURCE, '--auth-issuer', issuer];
 function post2026(srv, t) {
   return post(srv, rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
@@ -166,6 +168,11 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
     'tok-no-aud': { ...good, aud: undefined },
     'tok-evil-iss': { ...good, iss: 'https://evil.example' },
     'tok-expired': { ...good, exp: now() - 1000 },
+    // no sub (a client-credentials token: oidc-provider writes none): the client is the subject
+    'tok-client': { ...good, sub: undefined, client_id: 'svc-a' },
+    'tok-no-one': { ...good, sub: undefined, client_id: undefined },
+    'tok-bad-sub': { ...good, sub: 42 },
+    'tok-empty-client': { ...good, sub: undefined, client_id: '' },
   };
   try {
     await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs', '--auth-skew', '0'], async (srv) => {
@@ -175,10 +182,16 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
       assert.equal(ok.status, 200, ok.body);
       const me = JSON.parse(JSON.parse(ok.body).result.content[0].text);
       assert.deepEqual([me.subject, me.client_id, me.scopes, me.issuer], ['ada', 'c9', 'files:read', as.issuer]);
+      assert.deepEqual([me.key, me.subject_is_client], [`ada@${keyPart(as.issuer)}`, undefined]);
       assert.equal((await call('tok-good')).status, 200);
       assert.equal(as.hits['/introspect'], 1, 'an active token was asked about twice');
+      const svc = JSON.parse(JSON.parse((await call('tok-client')).body).result.content[0].text);
+      assert.deepEqual([svc.subject, svc.client_id, svc.subject_is_client, svc.key],
+        ['svc-a', 'svc-a', true, `client:svc-a@${keyPart(as.issuer)}`]);
       for (const [t, why] of [['tok-inactive', /not active/], ['tok-other-aud', /not meant for this server/],
-        ['tok-no-aud', /not meant for this server/], ['tok-evil-iss', /issuer is not trusted/], ['tok-expired', /expired/]]) {
+        ['tok-no-aud', /not meant for this server/], ['tok-evil-iss', /issuer is not trusted/], ['tok-expired', /expired/],
+        ['tok-no-one', /names no subject and no client/], ['tok-bad-sub', /malformed \(sub\)/],
+        ['tok-empty-client', /names no subject and no client/]]) {
         const ex = await call(t);
         assert.equal(ex.status, 401, `${t}: ${ex.body}`);
         assert.match(ex.headers['www-authenticate'], why, t);

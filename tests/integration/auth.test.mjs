@@ -201,6 +201,8 @@ test('ctx.auth: the subject, client, scopes, expiry and claims of the token, rea
     assert.equal(who.scopes, 'files:read openid');
     assert.equal(who.claims.tenant, 'acme');
     assert.equal(who.claims.sub, 'alice');
+    assert.equal(who.key, 'alice@https%3A%2F%2Fas.test.example', 'ctx.auth.key: subject and issuer');
+    assert.equal(who.subject_is_client, undefined);
     assert.equal(who.can_read, true);
     assert.equal(who.can_both, false);
     assert.match(who.write_error, /ctx\.auth is read-only/);
