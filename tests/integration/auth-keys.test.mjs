@@ -7,11 +7,13 @@
 // real authorization server is oauth-flow.test.mjs.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT, run } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, removeTemp, run } from './helpers.mjs';
 import { post, rpc, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -206,6 +208,45 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
     }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'wrong' } });
   } finally {
     await as.close();
+  }
+});
+
+test('luamcp new --auth over HTTP: each caller reads only their own notes; a JWT without sub is refused; a client without sub keeps its own, never a user\'s of its name', opts, async () => {
+  const as = await startIssuer();
+  as.keys = [key('n1')];
+  const RW = 'notes:read notes:write';
+  const opaque = { active: true, aud: RESOURCE, scope: RW, exp: now() + 600 };
+  as.answers = {
+    'tok-svc-a': { ...opaque, client_id: 'svc-a' },
+    'tok-svc-b': { ...opaque, client_id: 'svc-b' },
+    'tok-client-bob': { ...opaque, client_id: 'bob' },
+  };
+  const root = await mkdtemp(path.join(tmpdir(), 'luamcp-notes-'));
+  const dir = path.join(root, 'notes');
+  try {
+    const made = await run(['new', '--auth', dir]);
+    assert.equal(made.code, 0, made.stderr);
+    await withHttp(dir, [...args(as.issuer), '--auth-client-id', 'rs'], async (srv) => {
+      const call = async (t, name, args = {}) => {
+        const ex = await post(srv, rpc('tools/call', { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
+          { version: '2026-07-28', extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name, Authorization: `Bearer ${t}` } });
+        return ex.status === 200 ? JSON.parse(ex.body).result.content[0].text : ex.status;
+      };
+      const user = (sub) => jwt(as.issuer, as.keys[0], { sub, client_id: 'notes-app', scope: RW });
+      const [bob, alice, carol] = [user('bob'), user('alice'), user(undefined)];
+      assert.equal(await call(bob, 'add_note', { text: 'bob-private-note' }), '1 note(s)');
+      assert.equal(await call(alice, 'list_notes'), 'no notes yet');
+      assert.equal(await call(carol, 'list_notes'), 401, 'a JWT without sub');
+      assert.equal(await call(bob, 'list_notes'), 'bob-private-note');
+      assert.equal(await call('tok-svc-a', 'add_note', { text: 'svc-a-note' }), '1 note(s)');
+      assert.equal(await call('tok-svc-b', 'list_notes'), 'no notes yet');
+      assert.equal(await call('tok-client-bob', 'list_notes'), 'no notes yet', 'the client "bob" read the user bob\'s notes');
+      assert.equal(await call('tok-svc-a', 'list_notes'), 'svc-a-note');
+      for (const t of [bob, alice, carol]) assert.ok(!srv.stderr.includes(t), 'a token reached the log');
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'sécret' } });
+  } finally {
+    await as.close();
+    await removeTemp(root);
   }
 });
 
