@@ -415,7 +415,9 @@ local Context = {}
 
 ---Who calls: read-only.
 ---@class mcp.Auth
----@field subject? string the token's sub
+---@field subject? string the token's sub (an introspected token without sub: its client_id)
+---@field key? string whose data it is: subject and issuer, escaped ("SUBJECT@ISSUER"); nil only for a made-up caller without a subject
+---@field subject_is_client? boolean true when the subject is the client's own id (an introspected token without sub)
 ---@field client_id? string the client it was issued to
 ---@field issuer? string the authorization server (nil for --as)
 ---@field scopes string[] the scopes granted

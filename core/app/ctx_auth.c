@@ -4,6 +4,7 @@
  * server). Scripts never see the token itself. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -108,8 +109,18 @@ void ctx_auth_push(lua_State *L, const principal *p) {
     lua_pushnil(L);
     return;
   }
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 10);
   set_string(L, "subject", p->subject);
+  /* the caller's data key (principal_owner_key): never one shared by two
+     callers, absent only for a made-up caller without a subject */
+  char *key = principal_owner_key(p);
+  if (!key && p->subject && p->subject[0]) luaL_error(L, "ctx.auth: out of memory");
+  set_string(L, "key", key);
+  free(key);
+  if (p->subject_is_client) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "subject_is_client");
+  }
   set_string(L, "client_id", p->client_id);
   set_string(L, "issuer", p->issuer);
   if (p->exp) {

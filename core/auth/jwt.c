@@ -31,6 +31,7 @@ const char *jwt_status_text(jwt_status s) {
     case JWT_AUDIENCE: return "the token was not issued for this resource";
     case JWT_EXPIRED: return "the token has expired";
     case JWT_NOT_YET: return "the token is not valid yet";
+    case JWT_SUBJECT: return "the token names no subject (sub)";
   }
   return "invalid token";
 }
@@ -38,7 +39,7 @@ const char *jwt_status_text(jwt_status s) {
 const char *jwt_status_name(jwt_status s) {
   static const char *const names[] = {"valid",      "malformed", "typ",       "alg",
                                       "issuer",     "unknown_kid", "no_key",  "signature",
-                                      "audience",   "expired",   "not_yet"};
+                                      "audience",   "expired",   "not_yet",   "subject"};
   return (unsigned)s < sizeof names / sizeof *names ? names[s] : "invalid";
 }
 
@@ -240,7 +241,10 @@ static jwt_status check_claims(json_span pl, const jwt_policy *p, jwt_claims *ou
   if (has_nbf < 0 || has_iat < 0) return JWT_MALFORMED;
   if ((has_nbf && nbf - p->skew > p->now) || (has_iat && iat - p->skew > p->now)) return JWT_NOT_YET;
   out->iat = iat;
+  /* RFC 9068 2.2 requires sub: without one the caller would have no
+     identity, and every such caller the same (none) in a script's data */
   out->subject = string_member(pl, "sub");
+  if (!out->subject || !out->subject[0]) return JWT_SUBJECT;
   out->client_id = string_member(pl, "client_id");
   if (!out->client_id) out->client_id = string_member(pl, "azp");
   out->scope = scopes(pl);

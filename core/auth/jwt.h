@@ -39,6 +39,7 @@ typedef enum {
   JWT_AUDIENCE,     /* aud missing or does not name this resource */
   JWT_EXPIRED,      /* exp missing or past (beyond the skew) */
   JWT_NOT_YET,      /* nbf or iat in the future (beyond the skew) */
+  JWT_SUBJECT,      /* sub missing, empty or not a string: no one to name (RFC 9068 2.2) */
 } jwt_status;
 
 const char *jwt_status_text(jwt_status s);  /* a short phrase for logs/errors */
@@ -61,7 +62,7 @@ typedef struct jwt_policy {
 /* What a verified token says. Strings are NUL-terminated and owned. */
 typedef struct jwt_claims {
   char *issuer;
-  char *subject;    /* "sub" (may be NULL) */
+  char *subject;    /* "sub": never NULL nor "" once verified (JWT_SUBJECT) */
   char *client_id;  /* "client_id", else "azp" (may be NULL) */
   char *scope;      /* "scope" (space-separated), else "scp" joined */
   char *kid;        /* the header's kid, for JWT_UNKNOWN_KID too */

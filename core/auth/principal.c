@@ -34,6 +34,7 @@ principal *principal_from_claims(jwt_claims *c) {
 principal *principal_made_up(const char *subject, const char *scopes) {
   principal *p = alloc_principal();
   if (!p) return NULL;
+  if (subject && !subject[0]) subject = NULL; /* "" names no one */
   p->subject = subject ? strdup(subject) : NULL;
   p->scope = strdup(scopes ? scopes : "");
   p->claims = strdup("{}");
@@ -93,7 +94,7 @@ static bool same_str(const char *a, const char *b) {
 bool principal_same(const principal *a, const principal *b) {
   if (a == b) return true;
   return a && b && same_str(a->issuer, b->issuer) && same_str(a->subject, b->subject) &&
-         same_str(a->client_id, b->client_id);
+         same_str(a->client_id, b->client_id) && a->subject_is_client == b->subject_is_client;
 }
 
 static void key_part(struct sha256_ctx *c, const char *s) {
@@ -117,6 +118,40 @@ void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]) {
   key_part(&c, p->issuer);
   key_part(&c, p->subject);
   key_part(&c, p->client_id);
+  /* a client's own identity is not the user of the same name and client
+     (only then a part more: the keys of users stay as they were) */
+  if (p->subject_is_client) key_part(&c, "client");
   sha256_digest(&c, sizeof d, d);
   for (size_t i = 0; i < sizeof d; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* s percent-encoded onto out (at most 3 bytes per byte of s) */
+static char *encode_part(char *out, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_') {
+      *out++ = (char)c;
+    } else {
+      *out++ = '%';
+      *out++ = hex[c >> 4];
+      *out++ = hex[c & 15];
+    }
+  }
+  return out;
+}
+
+char *principal_owner_key(const principal *p) {
+  if (!p || !p->subject || !p->subject[0]) return NULL;
+  size_t ns = strlen(p->subject), ni = p->issuer ? strlen(p->issuer) : 0;
+  char *key = malloc(sizeof "client:@" + 3 * (ns + ni));
+  if (!key) return NULL;
+  char *o = key;
+  if (p->subject_is_client) memcpy(o, "client:", 7), o += 7;
+  o = encode_part(o, p->subject);
+  *o++ = '@';
+  o = encode_part(o, p->issuer);
+  *o = '\0';
+  return key;
 }

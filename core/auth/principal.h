@@ -15,8 +15,9 @@
 typedef struct principal {
   atomic_int refs;
   char *issuer;    /* NULL for a made-up one */
-  char *subject;   /* may be NULL (a client acting for itself) */
+  char *subject;   /* never NULL nor "" from a token; NULL for a made-up one without */
   char *client_id; /* may be NULL */
+  bool subject_is_client; /* the subject is client_id: an introspection answer without sub */
   char *scope;     /* the granted scopes, space-separated ("" for none) */
   long long exp;   /* seconds since the epoch; 0: none */
   char *claims;    /* the claims object as JSON ("{}" for a made-up one) */
@@ -43,6 +44,15 @@ bool principal_has_all(const principal *p, const char *list, const char **missin
 void principal_key(const principal *p, char out[PRINCIPAL_KEY_LEN + 1]);
 /* The key already made (forwarded: copied as it is), else p's. */
 void principal_key_or(const char *made, const principal *p, char out[PRINCIPAL_KEY_LEN + 1]);
+/* The key a script keeps a caller's data under (ctx.auth.key): issuer and
+   subject, each percent-encoded (every byte but ASCII letters, digits, '-',
+   '.' and '_' as %XX), as "SUBJECT@ISSUER", "client:SUBJECT@ISSUER" for a
+   client's own identity (subject_is_client), and "SUBJECT@" for a made-up
+   caller (no issuer). No two callers share one: neither part can hold '@'
+   or ':' once encoded, and a trusted issuer is never empty. A string to
+   free, or NULL for a caller without a subject (only a made-up one) and
+   when out of memory. */
+char *principal_owner_key(const principal *p);
 /* Same issuer, subject and client (a session belongs to them). */
 bool principal_same(const principal *a, const principal *b);
 

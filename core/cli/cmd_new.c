@@ -159,10 +159,13 @@ static const char notes_lua[] =
     "-- and calls what (a caller without notes:write never lists add_note).\n"
     "local mcp = require \"mcp\"\n"
     "\n"
-    "local function owner(ctx)\n"
-    "  -- nil over stdio and on a server without authorization: one local user\n"
-    "  return ctx.auth and ctx.auth.subject or \"local\"\n"
-    "end\n"
+    "-- Whose notes: ctx.auth.key names the caller (its issuer and subject), and\n"
+    "-- no two callers share one. A request that names no one (stdio, a server\n"
+    "-- without --auth-resource, a made-up caller without a subject) is refused:\n"
+    "-- there is no pile of notes shared by whoever reaches the server. On your\n"
+    "-- own machine, name yourself: luamcp call --as ada --scopes notes:read ...\n"
+    "local NO_ONE = \"notes are kept per user and this request names no one: serve with \"\n"
+    "  .. \"--auth-resource (a token names the caller), or try luamcp call --as NAME\"\n"
     "\n"
     "mcp.tool {\n"
     "  name = \"list_notes\",\n"
@@ -170,7 +173,9 @@ static const char notes_lua[] =
     "  scopes = { \"notes:read\" },\n"
     "  annotations = { readOnlyHint = true },\n"
     "  handler = function(_, ctx)\n"
-    "    local mine = mcp.state.notes and mcp.state.notes[owner(ctx)] or {}\n"
+    "    local owner = ctx.auth and ctx.auth.key\n"
+    "    if not owner then return mcp.fail(NO_ONE) end\n"
+    "    local mine = mcp.state.notes and mcp.state.notes[owner] or {}\n"
     "    return #mine == 0 and \"no notes yet\" or table.concat(mine, \"\\n\")\n"
     "  end,\n"
     "}\n"
@@ -181,13 +186,40 @@ static const char notes_lua[] =
     "  scopes = { \"notes:read\", \"notes:write\" },\n"
     "  input = { text = mcp.string { max = 1000 } },\n"
     "  handler = function(args, ctx)\n"
+    "    local owner = ctx.auth and ctx.auth.key\n"
+    "    if not owner then return mcp.fail(NO_ONE) end\n"
     "    mcp.state.notes = mcp.state.notes or {}\n"
-    "    local mine = mcp.state.notes[owner(ctx)] or {}\n"
+    "    local mine = mcp.state.notes[owner] or {}\n"
     "    mine[#mine + 1] = args.text\n"
-    "    mcp.state.notes[owner(ctx)] = mine\n"
+    "    mcp.state.notes[owner] = mine\n"
     "    return (\"%d note(s)\"):format(#mine)\n"
     "  end,\n"
     "}\n";
+
+static const char notes_test_lua[] =
+    "-- tests/notes_test.lua: each caller reads only their own notes, and a\n"
+    "-- request that names no one reads and writes none.\n"
+    "local test = require \"mcp.test\"\n"
+    "local app = test.app()\n"
+    "local RW = { \"notes:read\", \"notes:write\" }\n"
+    "\n"
+    "test(\"two users' notes stay apart\", function()\n"
+    "  local bob = { subject = \"bob\", scopes = RW }\n"
+    "  local alice = { subject = \"alice\", scopes = RW }\n"
+    "  test.eq(app:call(\"add_note\", { text = \"bob-private-note\" }, { as = bob }).content[1].text, \"1 note(s)\")\n"
+    "  test.eq(app:call(\"list_notes\", {}, { as = alice }).content[1].text, \"no notes yet\")\n"
+    "  test.eq(app:call(\"list_notes\", {}, { as = bob }).content[1].text, \"bob-private-note\")\n"
+    "end)\n"
+    "\n"
+    "test(\"no identity, no notes\", function()\n"
+    "  app:call(\"add_note\", { text = \"bob-private-note\" }, { as = { subject = \"bob\", scopes = RW } })\n"
+    "  for _, as in ipairs { false, { scopes = RW } } do\n"
+    "    local r = app:call(\"list_notes\", {}, { as = as or nil })\n"
+    "    test.eq(r.isError, true)\n"
+    "    test.match(r.content[1].text, \"names no one\")\n"
+    "    test.eq(app:call(\"add_note\", { text = \"x\" }, { as = as or nil }).isError, true)\n"
+    "  end\n"
+    "end)\n";
 
 static const char readme_md[] =
     "# @NAME@\n"
@@ -218,8 +250,10 @@ static void fill(buf *b, const char *text, const char *name, bool widget, bool a
     if (strncmp(p, "@NAME@", 6) == 0) buf_puts(b, name), p += 6;
     else if (strncmp(p, "@AUTH_LINE@", 11) == 0) {
       if (auth)
-        buf_puts(b, "- `scripts/notes.lua`: `list_notes` and `add_note`, each user's own, behind\n"
-                    "  the scopes `notes:read` and `notes:write`. Try them as someone:\n"
+        buf_puts(b, "- `scripts/notes.lua`: `list_notes` and `add_note`, each user's own (kept\n"
+                    "  under `ctx.auth.key`; a request that names no one is refused), behind\n"
+                    "  the scopes `notes:read` and `notes:write`; `tests/notes_test.lua` shows\n"
+                    "  two users' notes kept apart. Try them as someone:\n"
                     "  `luamcp call --as ada --scopes notes:read,notes:write . add_note '{\"text\":\"hi\"}'`.\n"
                     "  Over HTTP, tokens from your authorization server decide:\n"
                     "  `luamcp serve --http 127.0.0.1:8080 --auth-resource https://YOUR.HOST/mcp\n"
@@ -372,7 +406,9 @@ int cmd_new(options *o) {
             make_filled(dir, "scripts/hello.lua", hello_lua, name, o) &&
             make_filled(dir, "tests/hello_test.lua", hello_test_lua, name, o) &&
             make_filled(dir, "README.md", readme_md, name, o);
-  if (ok && o->auth) ok = make_filled(dir, "scripts/notes.lua", notes_lua, name, o);
+  if (ok && o->auth)
+    ok = make_filled(dir, "scripts/notes.lua", notes_lua, name, o) &&
+         make_filled(dir, "tests/notes_test.lua", notes_test_lua, name, o);
   if (ok && o->widget) {
     snprintf(sub, sizeof sub, "%s/widgets", dir);
     ok = mkdir(sub, 0755) == 0 && make_filled(dir, "scripts/card.lua", view_lua, name, o) &&
@@ -403,7 +439,7 @@ int cmd_new(options *o) {
          "  %s check %s\n"
          "  %s call %s greet '{\"name\":\"Ada\"}'\n",
          dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "",
-         o->auth ? ", scripts/notes.lua" : "", me, word, me, word);
+         o->auth ? ", scripts/notes.lua, tests/notes_test.lua" : "", me, word, me, word);
   if (o->auth)
     printf("  %s call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
            me, word);

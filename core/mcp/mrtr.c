@@ -28,11 +28,11 @@ static bool bind_digest(lua_State *L, const principal *who, const char *what, co
                         size_t name_len, const char *args, size_t args_len, char out[65]) {
   buf b;
   buf_init(&b);
-  if (who) /* lengths first: no two identities run together alike */
-    buf_printf(&b, "%zu:%s %zu:%s %zu:%s\n", who->issuer ? strlen(who->issuer) : 0,
+  if (who) /* lengths first: no two identities run together alike; a client's own not a user's */
+    buf_printf(&b, "%zu:%s %zu:%s %zu:%s%s\n", who->issuer ? strlen(who->issuer) : 0,
                who->issuer ? who->issuer : "", who->subject ? strlen(who->subject) : 0,
                who->subject ? who->subject : "", who->client_id ? strlen(who->client_id) : 0,
-               who->client_id ? who->client_id : "");
+               who->client_id ? who->client_id : "", who->subject_is_client ? " client" : "");
   buf_puts(&b, what);
   buf_putc(&b, '\n');
   buf_put(&b, name, name_len);

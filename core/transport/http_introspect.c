@@ -4,8 +4,9 @@
  * engine's loop). What the answer says is checked as a JWT's claims are:
  * active, meant for this server (aud names --auth-resource: the
  * specification's audience rule holds for opaque tokens too; an answer
- * without aud is refused), from a trusted issuer, not expired. A token let
- * in is cached like a verified JWT, until its exp. */
+ * without aud is refused), from a trusted issuer, not expired, naming
+ * someone (sub, else the client: client_id). A token let in is cached like
+ * a verified JWT, until its exp. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,9 +101,24 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
     return NULL;
   }
   /* without iss: the issuer whose server answered (the first) */
-  if (!c.issuer) c.issuer = strdup(srv->opt.auth_issuers[0]);
-  c.subject = introspect_member(doc, "sub");
+  if (!c.issuer && !(c.issuer = strdup(srv->opt.auth_issuers[0]))) {
+    *why = "out of memory";
+    return NULL;
+  }
   c.client_id = introspect_member(doc, "client_id");
+  /* the caller must have a stable identity: sub; without sub (a client
+     credentials token: oidc-provider writes none) the client itself, as
+     RFC 9068 2.2 names such a token's subject; with neither, no one */
+  json_span sub;
+  bool is_client = !json_object_get(doc, "sub", &sub);
+  c.subject = is_client ? (c.client_id ? strdup(c.client_id) : NULL) : introspect_member(doc, "sub");
+  if (!c.subject || !c.subject[0]) {
+    *why = !is_client ? "the introspection answer is malformed (sub)"
+           : c.client_id && c.client_id[0] ? "out of memory"
+           : "the token names no subject and no client (sub, client_id)";
+    jwt_claims_free(&c);
+    return NULL;
+  }
   c.scope = introspect_member(doc, "scope");
   /* no exp: kept a minute, then asked again */
   c.exp = e ? e : now + 60;
@@ -110,7 +126,8 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
   c.payload_len = doc.n;
   principal *p = principal_from_claims(&c);
   jwt_claims_free(&c);
-  if (!p) *why = "out of memory";
+  if (p) p->subject_is_client = is_client;
+  else *why = "out of memory";
   return p;
 }
 

@@ -17,7 +17,9 @@ end
 mcp.use(function(req, next)
   if req.method ~= "tools/call" then return next() end
   local started = os.clock()
-  local who = req.ctx.auth and req.ctx.auth.subject or "local"
+  -- ctx.auth.key names the caller (issuer and subject), never two alike
+  local who = req.ctx.auth and req.ctx.auth.key
+  if not who then who = "(no identity)" end -- stdio, or a server without --auth-resource
   local ok, result = pcall(next) -- a handler that waits (HTTP, a child, the client) waits here too
   local outcome = not ok and "failed"
     or (type(result) == "table" and result.isError) and "isError" or "ok"

@@ -7,11 +7,13 @@
 // real authorization server is oauth-flow.test.mjs.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT, run } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, removeTemp, run } from './helpers.mjs';
 import { post, rpc, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -65,6 +67,8 @@ async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) 
   return as;
 }
 
+// ctx.auth.key's escaping: every byte but letters, digits, '-', '.', '_' as %XX
+const keyPart = (s) => s.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 const args = (issuer) => ['--auth-resource', RESOURCE, '--auth-issuer', issuer];
 function post2026(srv, t) {
   return post(srv, rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
@@ -166,6 +170,11 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
     'tok-no-aud': { ...good, aud: undefined },
     'tok-evil-iss': { ...good, iss: 'https://evil.example' },
     'tok-expired': { ...good, exp: now() - 1000 },
+    // no sub (a client-credentials token: oidc-provider writes none): the client is the subject
+    'tok-client': { ...good, sub: undefined, client_id: 'svc-a' },
+    'tok-no-one': { ...good, sub: undefined, client_id: undefined },
+    'tok-bad-sub': { ...good, sub: 42 },
+    'tok-empty-client': { ...good, sub: undefined, client_id: '' },
   };
   try {
     await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs', '--auth-skew', '0'], async (srv) => {
@@ -175,10 +184,16 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
       assert.equal(ok.status, 200, ok.body);
       const me = JSON.parse(JSON.parse(ok.body).result.content[0].text);
       assert.deepEqual([me.subject, me.client_id, me.scopes, me.issuer], ['ada', 'c9', 'files:read', as.issuer]);
+      assert.deepEqual([me.key, me.subject_is_client], [`ada@${keyPart(as.issuer)}`, undefined]);
       assert.equal((await call('tok-good')).status, 200);
       assert.equal(as.hits['/introspect'], 1, 'an active token was asked about twice');
+      const svc = JSON.parse(JSON.parse((await call('tok-client')).body).result.content[0].text);
+      assert.deepEqual([svc.subject, svc.client_id, svc.subject_is_client, svc.key],
+        ['svc-a', 'svc-a', true, `client:svc-a@${keyPart(as.issuer)}`]);
       for (const [t, why] of [['tok-inactive', /not active/], ['tok-other-aud', /not meant for this server/],
-        ['tok-no-aud', /not meant for this server/], ['tok-evil-iss', /issuer is not trusted/], ['tok-expired', /expired/]]) {
+        ['tok-no-aud', /not meant for this server/], ['tok-evil-iss', /issuer is not trusted/], ['tok-expired', /expired/],
+        ['tok-no-one', /names no subject and no client/], ['tok-bad-sub', /malformed \(sub\)/],
+        ['tok-empty-client', /names no subject and no client/]]) {
         const ex = await call(t);
         assert.equal(ex.status, 401, `${t}: ${ex.body}`);
         assert.match(ex.headers['www-authenticate'], why, t);
@@ -193,6 +208,45 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
     }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'wrong' } });
   } finally {
     await as.close();
+  }
+});
+
+test('luamcp new --auth over HTTP: each caller reads only their own notes; a JWT without sub is refused; a client without sub keeps its own, never a user\'s of its name', opts, async () => {
+  const as = await startIssuer();
+  as.keys = [key('n1')];
+  const RW = 'notes:read notes:write';
+  const opaque = { active: true, aud: RESOURCE, scope: RW, exp: now() + 600 };
+  as.answers = {
+    'tok-svc-a': { ...opaque, client_id: 'svc-a' },
+    'tok-svc-b': { ...opaque, client_id: 'svc-b' },
+    'tok-client-bob': { ...opaque, client_id: 'bob' },
+  };
+  const root = await mkdtemp(path.join(tmpdir(), 'luamcp-notes-'));
+  const dir = path.join(root, 'notes');
+  try {
+    const made = await run(['new', '--auth', dir]);
+    assert.equal(made.code, 0, made.stderr);
+    await withHttp(dir, [...args(as.issuer), '--auth-client-id', 'rs'], async (srv) => {
+      const call = async (t, name, args = {}) => {
+        const ex = await post(srv, rpc('tools/call', { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
+          { version: '2026-07-28', extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name, Authorization: `Bearer ${t}` } });
+        return ex.status === 200 ? JSON.parse(ex.body).result.content[0].text : ex.status;
+      };
+      const user = (sub) => jwt(as.issuer, as.keys[0], { sub, client_id: 'notes-app', scope: RW });
+      const [bob, alice, carol] = [user('bob'), user('alice'), user(undefined)];
+      assert.equal(await call(bob, 'add_note', { text: 'bob-private-note' }), '1 note(s)');
+      assert.equal(await call(alice, 'list_notes'), 'no notes yet');
+      assert.equal(await call(carol, 'list_notes'), 401, 'a JWT without sub');
+      assert.equal(await call(bob, 'list_notes'), 'bob-private-note');
+      assert.equal(await call('tok-svc-a', 'add_note', { text: 'svc-a-note' }), '1 note(s)');
+      assert.equal(await call('tok-svc-b', 'list_notes'), 'no notes yet');
+      assert.equal(await call('tok-client-bob', 'list_notes'), 'no notes yet', 'the client "bob" read the user bob\'s notes');
+      assert.equal(await call('tok-svc-a', 'list_notes'), 'svc-a-note');
+      for (const t of [bob, alice, carol]) assert.ok(!srv.stderr.includes(t), 'a token reached the log');
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'sécret' } });
+  } finally {
+    await as.close();
+    await removeTemp(root);
   }
 });
 

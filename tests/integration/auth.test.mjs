@@ -94,12 +94,17 @@ test('no token, a bad one, or one in the URL: 401/400 with the challenge, on POS
       'an unknown kid': jwt({}, { kid: 'rsa-9' }),
       'malformed': 'not.a.jwt',
       'an id token, not an access token': jwt({}, { header: { typ: 'JWT' } }),
+      // RFC 9068 2.2: sub is required; without it every such caller would be the same no one
+      'no sub': jwt({ sub: undefined }),
+      'an empty sub': jwt({ sub: '' }),
+      'a sub that is no string': jwt({ sub: 42 }),
     };
     for (const [what, t] of Object.entries(refused)) {
       const ex = await post(srv, init, { version: null, extra: bearer(t) });
       assert.equal(ex.status, 401, `${what}: ${ex.status} ${ex.body}`);
       assert.match(challengeOf(ex), /error="invalid_token"/, what);
       assert.ok(!ex.body.includes(t) && !JSON.stringify(ex.headers).includes(t), `${what}: the token is echoed`);
+      if (what.includes('sub')) assert.match(challengeOf(ex), /error_description="the token names no subject \(sub\)"/, what);
     }
     const inUrl = await exchange(srv, { method: 'POST', path: `/mcp?access_token=${jwt()}`, headers: mcpHeaders({ version: null }), body: init });
     await inUrl.finished();
@@ -196,6 +201,8 @@ test('ctx.auth: the subject, client, scopes, expiry and claims of the token, rea
     assert.equal(who.scopes, 'files:read openid');
     assert.equal(who.claims.tenant, 'acme');
     assert.equal(who.claims.sub, 'alice');
+    assert.equal(who.key, 'alice@https%3A%2F%2Fas.test.example', 'ctx.auth.key: subject and issuer');
+    assert.equal(who.subject_is_client, undefined);
     assert.equal(who.can_read, true);
     assert.equal(who.can_both, false);
     assert.match(who.write_error, /ctx\.auth is read-only/);

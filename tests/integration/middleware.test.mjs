@@ -97,7 +97,7 @@ test('the audit recipe: one line per call through the client log, sensitive argu
       assert.equal(textOf(r), 'welcome ada');
       const log = srv.lines.find((l) => l.includes('notifications/message') && l.includes('audit:'));
       assert.ok(log, srv.lines.join('\n'));
-      assert.match(log, /audit: local called login \{[^}]*\\"password\\":\\"\[redacted\]\\"[^}]*\}: ok in/);
+      assert.match(log, /audit: \(no identity\) called login \{[^}]*\\"password\\":\\"\[redacted\]\\"[^}]*\}: ok in/);
       assert.ok(!srv.lines.join('\n').includes('hunter2'), 'the password reached the log');
     });
   } finally {

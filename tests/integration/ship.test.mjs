@@ -105,6 +105,17 @@ test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers'
     const denied = await run(['call', '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
     exits(denied, 1);
     assert.match(denied.stderr, /Insufficient scope: tool 'add_note' needs the scope notes:write/);
+    // a caller that names no one (no --as; --scopes alone) shares no pile of notes: refused
+    for (const as of [[], ['--scopes', 'notes:read']]) {
+      const nobody = await run(['call', ...as, dir, 'list_notes']);
+      exits(nobody, 1);
+      assert.match(JSON.parse(nobody.stdout).content[0].text, /notes are kept per user and this request names no one/);
+    }
+    // the scaffold's own tests: two users' notes apart, no identity no notes
+    const tests = await run(['test', dir]);
+    exits(tests, 0);
+    assert.match(tests.stdout, /tests\/notes_test\.lua\n {2}ok {4}two users' notes stay apart/);
+    assert.match(tests.stdout, /ok {4}no identity, no notes/);
     assert.match(readFileSync(path.join(dir, 'README.md'), 'utf8'), /docs\/auth\.md/);
   } finally {
     await removeTemp(root);

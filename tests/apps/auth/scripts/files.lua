@@ -11,6 +11,7 @@ mcp.tool {
     local _, err = pcall(function() a.claims.sub = "someone else" end)
     return mcp.json.encode {
       subject = a.subject, client_id = a.client_id, issuer = a.issuer, expires = a.expires,
+      key = a.key, subject_is_client = a.subject_is_client,
       scopes = table.concat(a.scopes, " "), claims = claims,
       can_read = a:has("files:read"), can_both = a:has("files:read", "files:write"),
       write_error = tostring(err),
