@@ -477,10 +477,8 @@ static int cmd_serve(options *o) {
       return 1;
     }
   }
-  if (!start_tracing(o)) {
-    app_free(a);
-    return 1;
-  }
+  /* metrics_on is set before any thread that reads it starts (the
+     exporter's: a race TSan saw) */
   if (o->metrics) {
     char why[256];
     if (!metrics_http_start(o->metrics_host ? o->metrics_host : "127.0.0.1", o->metrics_port, why,
@@ -489,6 +487,10 @@ static int cmd_serve(options *o) {
       app_free(a);
       return 1;
     }
+  }
+  if (!start_tracing(o)) {
+    app_free(a);
+    return 1;
   }
   server *srv = server_new(a, &o->server);
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
