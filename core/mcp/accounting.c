@@ -34,20 +34,22 @@ static void end_span(const account *a) {
 }
 
 void accounting_record(server *srv, const account *a) {
-  const char *outcome = accounting_outcomes[a->outcome];
-  double took = a->started > 0 ? clock_now() - a->started : 0;
   unsigned char trace_id[16];
   if (a->span) {
     memcpy(trace_id, trace_context(a->span)->trace_id, sizeof trace_id);
     end_span(a);
   }
+  bool logged = access_log_on();
+  if (!metrics_on && !logged) return; /* the common case: nothing more to learn, not even the clock */
+  const char *outcome = accounting_outcomes[a->outcome];
+  double took = a->started > 0 ? clock_now() - a->started : 0;
   if (metrics_on) {
     metric_add(metric_at(M_REQUESTS, (const char *const[]){a->method, a->version ? proto_name(a->version) : "unsupported", outcome}), 1);
     if (a->operation)
       metric_observe(metric_at(M_OPERATION, (const char *const[]){a->method, a->item ? a->item : "", outcome}),
                      took);
   }
-  if (access_log_on())
+  if (logged)
     access_log_write(&(access_entry){srv->opt.instance, a->s->peer, a->s->id,
                                      a->who ? a->who->subject : NULL,
                                      a->version ? proto_name(a->version) : "unsupported", a->method,

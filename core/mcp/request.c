@@ -66,11 +66,10 @@ static void end_open_spans(request *r, outcome o) {
   }
 }
 
-void request_ended(void *ud, call *c) {
-  server *srv = ud;
+/* The call's count, duration, span and access-log line (accounting.c) */
+static void account_call(server *srv, request *r, call *c) {
   static const char *const methods[] = {"tools/call", "resources/read", "prompts/get",
                                         "completion/complete"};
-  request *r = request_of(c);
   /* the error its answer carries (recorded when written), unless it never
      got one (cancelled) */
   int code = r->out && r->out->answered ? r->out->error_code : 0;
@@ -89,7 +88,12 @@ void request_ended(void *ud, call *c) {
                                     .started = r->started, .bytes = output_answer_bytes(r->out),
                                     .span = r->span});
   r->span = NULL;
-  free(r->failure);
+}
+
+void request_ended(void *ud, call *c) {
+  server *srv = ud;
+  request *r = request_of(c);
+  if (r->span || metrics_on || access_log_on()) account_call(srv, r, c);
   lua_State *L = call_app(c)->vm.L;
   lua_api_close_ctx(r->ctx);
   luaL_unref(L, LUA_REGISTRYINDEX, r->ctx_ref);
@@ -101,6 +105,7 @@ void request_ended(void *ud, call *c) {
   if (r->chain_handler > 0) luaL_unref(L, LUA_REGISTRYINDEX, r->chain_handler);
   free(r->ptoken);
   free(r->uri);
+  free(r->failure);
   mrtr_free(r);
 }
 
