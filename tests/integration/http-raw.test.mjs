@@ -7,7 +7,8 @@
 // SIGTERM.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -566,40 +567,62 @@ test('an answer is sent when it is ready, not after other clients\' resumed call
     assert.ok(tQuick < s.t / 2, `the quick answer came at ${tQuick} ms, the slow one at ${s.t} ms`);
   }));
 
+/** A temporary folder for a busy_until_flag call: {started, flag, release(), done()}. */
+async function holdEngine() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-hold-'));
+  const started = path.join(dir, 'started'), flag = path.join(dir, 'flag');
+  return {
+    args: { started, flag, max_ms: 120000 },
+    spinning: () => until(() => existsSync(started), 'the handler holding the engine', ms(60000)),
+    release: () => writeFile(flag, ''),
+    done: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+// The first call holds the engine until the test lets it go (an event), so
+// the second stays queued whatever the machine's load; the one wait left is
+// for the second POST to reach the server before its cancel does (nothing
+// outside shows a queued request), and it costs the test nothing to be long.
 test('notifications/cancelled for a request still waiting in the queue: it is not answered', opts, () =>
   withHttp(BUSY_APP, [], async (srv) => {
     const { session } = await rawInitialize(srv);
-    const busy = (id, ms) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'busy', arguments: { ms } } });
-    // scaled: on a loaded machine (sanitizer runs) the second request must
-    // reach the server before its cancel does, or the cancel names nothing
-    const first = post(srv, busy(1, ms(1200)), { session });
-    await delay(ms(100));
-    const second = post(srv, busy(2, ms(1000)), { session }); // queued: the engine is busy with the first
-    await delay(ms(500)); // (a loaded machine may take a while to hand the second one over)
-    const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
-    assert.equal(cancel.status, 202);
-    assert.equal(textOf(answerOf(await first)), 'busy done');
-    const ex = await second;
-    assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
+    const hold = await holdEngine();
+    try {
+      const first = post(srv, call('busy_until_flag', hold.args), { session });
+      await hold.spinning();
+      const second = post(srv, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'busy', arguments: { ms: 10 } } }, { session });
+      await delay(ms(1000));
+      const cancel = await post(srv, note('notifications/cancelled', { requestId: 2, reason: 'changed my mind' }), { session });
+      assert.equal(cancel.status, 202);
+      await hold.release();
+      assert.equal(textOf(answerOf(await first)), 'released');
+      const ex = await second;
+      assert.ok(!ex.body.includes('busy done'), `the cancelled request was answered: ${ex.status} ${ex.body}`);
+    } finally {
+      await hold.done();
+    }
   }));
 
 test('while a handler spins in Lua, another client\'s initialize, tools/list and ping are answered at once', opts, () =>
   withHttp(BUSY_APP, [], async (srv) => {
     const a = await rawInitialize(srv);
-    const spin = 3000;
-    const t0 = Date.now();
-    const busy = post(srv, call('busy', { ms: spin }), { session: a.session }).then((ex) => ({ ex, t: Date.now() - t0 }));
-    await delay(200); // the handler is spinning now
-    const b = await rawInitialize(srv); // initialize + notifications/initialized
-    const list = await post(srv, rpc('tools/list', {}), { session: b.session });
-    const ping = await post(srv, rpc('ping'), { session: b.session });
-    const tQuick = Date.now() - t0;
-    assert.ok(answerOf(list).result.tools.some((t) => t.name === 'busy'));
-    assert.deepEqual(answerOf(ping).result, {});
-    const done = await busy;
-    assert.equal(textOf(answerOf(done.ex)), 'busy done');
-    // structural: all four answers came while the spin still ran
-    assert.ok(tQuick < done.t - 500, `answered at ${tQuick} ms; the spinning call ended at ${done.t} ms`);
+    const hold = await holdEngine();
+    try {
+      let ended = false;
+      const busy = post(srv, call('busy_until_flag', hold.args), { session: a.session }).then((ex) => { ended = true; return ex; });
+      await hold.spinning();
+      const b = await rawInitialize(srv); // initialize + notifications/initialized
+      const list = await post(srv, rpc('tools/list', {}), { session: b.session });
+      const ping = await post(srv, rpc('ping'), { session: b.session });
+      assert.ok(answerOf(list).result.tools.some((t) => t.name === 'busy'));
+      assert.deepEqual(answerOf(ping).result, {});
+      // structural: the spinning call cannot end before the flag, so all four came while it ran
+      assert.equal(ended, false);
+      await hold.release();
+      assert.equal(textOf(answerOf(await busy)), 'released');
+    } finally {
+      await hold.done();
+    }
   }));
 
 // Node's fetch reuses an idle socket for the Keep-Alive hint less a second;

@@ -78,3 +78,25 @@ mcp.tool {
     return "busy done"
   end,
 }
+
+-- Busy until the client creates the file flag (or max_ms of CPU): it makes
+-- the file started first, so a test knows by an event, not a clock, that
+-- the engine is held, and decides when it is let go.
+mcp.tool {
+  name = "busy_until_flag",
+  description = "Makes the file started, then keeps the CPU busy until the file flag exists.",
+  input = { flag = mcp.string(), started = mcp.string(), max_ms = mcp.number() },
+  handler = function(args)
+    assert(io.open(args.started, "w")):close()
+    local t0 = os.clock()
+    while (os.clock() - t0) * 1000 < args.max_ms do
+      spin(2)
+      local f = io.open(args.flag)
+      if f then
+        f:close()
+        return "released"
+      end
+    end
+    return "never released"
+  end,
+}
