@@ -7,6 +7,12 @@ local function spin(ms)
   while os.clock() < t do end
 end
 
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() end
+  return f ~= nil
+end
+
 mcp.tool {
   name = "busy",
   description = "Keeps the CPU busy for ms milliseconds.",
@@ -55,11 +61,7 @@ mcp.tool {
       i = i + 1
       ctx:progress(i)
       spin(args.step)
-      local f = io.open(args.flag)
-      if f then
-        f:close()
-        return "released"
-      end
+      if exists(args.flag) then return "released" end
     end
     return "never released"
   end,
@@ -91,11 +93,7 @@ mcp.tool {
     local t0 = os.clock()
     while (os.clock() - t0) * 1000 < args.max_ms do
       spin(2)
-      local f = io.open(args.flag)
-      if f then
-        f:close()
-        return "released"
-      end
+      if exists(args.flag) then return "released" end
     end
     return "never released"
   end,
