@@ -40,7 +40,7 @@ typedef struct app_config {
                         never together with allow_bytecode */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
-  double load_timeout; /* seconds loading may take (vm_limit_load); 0: no limit */
+  double load_timeout; /* seconds loading may take (--load-timeout, vm_limit_load); 0: no limit */
   /* run once lua/mcp.lua is loaded, before app.lua and the scripts (with
      the debug library still whole): luamcp test puts its fakes in place.
      False with its problem appended to errors fails the load. */

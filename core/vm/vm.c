@@ -60,8 +60,8 @@ static void load_hook(lua_State *L, lua_Debug *ar) {
   char where[256] = "";
   if (lua_getstack(L, 0, &at) && lua_getinfo(L, "Sl", &at) && at.currentline > 0)
     snprintf(where, sizeof where, "%s:%d: ", at.short_src, at.currentline);
-  luaL_error(L, "%sloading took longer than a call may (--timeout): a loop at the top level of "
-                "a script?", where);
+  luaL_error(L, "%sloading took longer than --load-timeout (%f s): a loop at the top level of "
+                "a script?", where, (lua_Number)v->load_seconds);
 }
 
 bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && now() >= v->load_deadline; }
@@ -69,6 +69,7 @@ bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && now() >= v->l
 void vm_limit_load(vm *v, double seconds) {
   if (seconds > 0) {
     v->load_deadline = now() + seconds;
+    v->load_seconds = seconds;
     lua_sethook(v->L, load_hook, LUA_MASKCOUNT, LOAD_HOOK_COUNT);
   } else {
     v->load_deadline = 0;

@@ -30,6 +30,7 @@ typedef struct vm {
   int refs;    /* calls in flight on this state (the engine's count) */
   void *owner; /* what the layer above loaded into it (an app) */
   double load_deadline; /* while loading under vm_limit_load (monotonic s); 0: not */
+  double load_seconds;  /* ... what it was given (named when it runs out) */
   bool (*in_call)(lua_State *L);
 } vm;
 
@@ -39,7 +40,7 @@ bool vm_open(vm *v, void *owner, bool allow_bytecode, const vm_limits *limits);
 void vm_close(vm *v);
 
 /* Loading (the app's scripts at their top level) gets `seconds`: past
-   them every instruction raises "loading took longer than ...", at the
+   them every instruction raises "loading took longer than --load-timeout", at the
    script's line, so a loop at a script's top level ends the load (the last
    good version keeps serving) instead of holding the server. 0 lifts the
    limit (before any call runs: call coroutines copy the main thread's
