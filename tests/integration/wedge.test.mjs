@@ -4,9 +4,12 @@
 // coroutines made at load time resumed from handlers (also under --sandbox),
 // and, for what nothing in-process can stop (a __gc finalizer that never
 // returns), the server exits with the script line instead of ignoring
-// SIGTERM forever.
+// SIGTERM forever. Nor a script that loops at its top level (issue 33, item
+// 2): its load ends at --load-timeout, at its line; a reload loads on a
+// thread of its own, so the last good version answers meanwhile; SIGTERM
+// ends it at once.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -14,7 +17,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { spawn } from 'node:child_process';
 
-import { APPS, RawServer, TEST_TIMEOUT, command, ms, removeTemp, tempApp, within, withRaw } from './helpers.mjs';
+import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, ms, removeTemp, tempApp, within, withRaw } from './helpers.mjs';
 import { until } from './services.mjs';
 
 const APP = path.join(APPS, 'wedge');
@@ -156,6 +159,29 @@ test('a reload whose script loops at its top level ends at --load-timeout, at it
       assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
     });
   } finally {
+    await removeTemp(dir);
+  }
+});
+
+// issue 33, item 2: the load ran on the engine's loop, under its run lock;
+// here its limit is far away (600 s), so whatever answers, answers during it
+test('while a reload\'s script loops at its top level, the last good version answers; SIGTERM ends the load and the server at once', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': OK_SCRIPT });
+  const marker = path.join(dir, 'loading');
+  const srv = new RawServer(['--load-timeout', '600', dir]);
+  try {
+    await srv.initialize();
+    assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    await writeFile(path.join(dir, 'scripts', 'loop.lua'), loopingScript(marker));
+    await until(() => existsSync(marker), 'the looping script to begin loading');
+    assert.deepEqual((await srv.call(3, 'ping')).result, {});
+    assert.equal(textOf(await srv.call(4, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    srv.child.kill('SIGTERM');
+    const exit = await within(srv.exited, WAIT, 'the exit after SIGTERM during the load');
+    assert.deepEqual(exit, { code: 0, signal: null }, srv.stderr);
+    assert.doesNotMatch(srv.stderr, /reloaded|reload failed/);
+  } finally {
+    srv.child.kill('SIGKILL'); // a no-op once it has exited
     await removeTemp(dir);
   }
 });
