@@ -464,7 +464,17 @@ static int cmd_serve(options *o) {
   }
   int out = cli_protect_stdout();
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
+  /* the first load has no calls to finish and no thread yet: SIGINT and
+     SIGTERM end it at once, as they end check (the signal thread takes
+     them from the first thread on; reloads load on a thread of their own,
+     which shutdown stops) */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
   app *a = cli_load(dir, &o->server.app);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
   if (!a) return 1;
   log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets)",
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "", a->reg->ntools,

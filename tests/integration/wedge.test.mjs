@@ -7,17 +7,17 @@
 // SIGTERM forever. Nor a script that loops at its top level (issue 33, item
 // 2): its load ends at --load-timeout, at its line; a reload loads on a
 // thread of its own, so the last good version answers meanwhile; SIGTERM
-// ends it at once.
+// ends a load at once, the first one included.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { spawn } from 'node:child_process';
 
-import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, ms, removeTemp, tempApp, within, withRaw } from './helpers.mjs';
+import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, ms, removeTemp, run, tempApp, within, withRaw } from './helpers.mjs';
 import { until } from './services.mjs';
 
 const APP = path.join(APPS, 'wedge');
@@ -182,6 +182,32 @@ test('while a reload\'s script loops at its top level, the last good version ans
     assert.doesNotMatch(srv.stderr, /reloaded|reload failed/);
   } finally {
     srv.child.kill('SIGKILL'); // a no-op once it has exited
+    await removeTemp(dir);
+  }
+});
+
+test('the first load: a loop at a script\'s top level fails at its line past --load-timeout; SIGTERM ends it at once', opts, async () => {
+  const dir = await tempApp({});
+  const marker = path.join(dir, 'loading');
+  await mkdir(path.join(dir, 'scripts'));
+  await writeFile(path.join(dir, 'scripts', 'loop.lua'), loopingScript(marker));
+  try {
+    const r = await run(['serve', '--load-timeout', '0.2', dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /loop\.lua:3: loading took longer than --load-timeout \(0\.2 s\)/);
+    await removeTemp(marker);
+    const { command: cmd, args } = command(['serve', '--load-timeout', '600', dir]);
+    const child = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await until(() => existsSync(marker), 'the looping script to begin loading');
+      child.kill('SIGTERM');
+      const exit = await within(exited, WAIT, 'the exit after SIGTERM during the first load');
+      assert.equal(exit.signal, 'SIGTERM', JSON.stringify(exit));
+    } finally {
+      child.kill('SIGKILL');
+    }
+  } finally {
     await removeTemp(dir);
   }
 });
