@@ -186,6 +186,26 @@ test('while a reload\'s script loops at its top level, the last good version ans
   }
 });
 
+test('a fix saved over a script that loops at its top level loads at once: the looping load stops', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': OK_SCRIPT });
+  const marker = path.join(dir, 'loading');
+  const file = path.join(dir, 'scripts', 'loop.lua');
+  try {
+    await withRaw(['--load-timeout', '600', '--log-level', 'info', dir], async (srv) => {
+      await srv.initialize();
+      await writeFile(file, loopingScript(marker));
+      await until(() => existsSync(marker), 'the looping script to begin loading');
+      await writeFile(file, OK_SCRIPT.replaceAll('ok', 'fixed').replace('v1', 'v2'));
+      await until(() => /reloaded /.test(srv.stderr), 'the reload of the fix');
+      assert.match(srv.stderr, /a newer change came while loading \(\S*loop\.lua:3: loading stopped\): loading again/);
+      assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'fixed', arguments: {} })), 'v2');
+      assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('the first load: a loop at a script\'s top level fails at its line past --load-timeout; SIGTERM ends it at once', opts, async () => {
   const dir = await tempApp({});
   const marker = path.join(dir, 'loading');
