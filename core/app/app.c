@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,7 +305,17 @@ static bool load_runtime(app *a, int reg, buf *errors) {
   return true;
 }
 
-app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors) {
+/* An app half loaded (app_load_begin): its state, with the registration
+   table at reg and lua_api_push_core's table above it. */
+struct app_loading {
+  app *a;
+  app_config cfg; /* a copy: the rest of the load may run on another thread */
+  int reg;
+  int old_state; /* what mcp.on_reload gets (a ref), or LUA_NOREF without a previous version */
+};
+
+app_loading *app_load_begin(const char *dir, const app_config *cfg, const app *previous,
+                            buf *errors) {
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     buf_printf(errors, "%s: not an app folder (%s)\n", dir,
@@ -354,6 +365,21 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
     old_state = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
   }
+  app_loading *l = malloc(sizeof *l);
+  *l = (app_loading){.a = a, .cfg = *cfg, .reg = reg, .old_state = old_state};
+  return l;
+}
+
+app *app_load_end(app_loading *begun, const atomic_bool *stop, buf *errors) {
+  app_loading l = *begun;
+  free(begun);
+  app *a = l.a;
+  const app_config *cfg = &l.cfg;
+  const char *dir = a->dir;
+  int reg = l.reg, old_state = l.old_state;
+  bool previous = old_state != LUA_NOREF;
+  lua_State *L = a->vm.L;
+  a->vm.load_stop = stop;
   if (!load_runtime(a, reg, errors)) {
     luaL_unref(L, LUA_REGISTRYINDEX, old_state);
     app_free(a);
@@ -377,7 +403,10 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
 
   /* app.lua: either returns a table, or sets globals in its environment */
-  vm_limit_load(&a->vm, cfg->load_timeout); /* the scripts' top levels, on_reload */
+  /* the scripts' top levels, on_reload; without a time limit, the hook
+     still watches *stop */
+  double load_timeout = cfg->load_timeout > 0 ? cfg->load_timeout : HUGE_VAL;
+  vm_limit_load(&a->vm, load_timeout);
   char path[4096];
   join(path, sizeof path, dir, "app.lua");
   int info = 0;
@@ -427,7 +456,7 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   lua_getfield(L, reg, "on_reload");
   if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, old_state);
-    vm_limit_load(&a->vm, cfg->load_timeout);
+    vm_limit_load(&a->vm, load_timeout);
     int hook_status = vm_pcall(L, 1, 0, NULL);
     vm_limit_load(&a->vm, 0);
     if (hook_status != LUA_OK) {
@@ -450,12 +479,18 @@ app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *
   }
   luaL_unref(L, LUA_REGISTRYINDEX, old_state);
   lua_settop(L, 0);
+  a->vm.load_stop = NULL; /* the caller's flag may go */
   if (!ok || !a->reg) {
     app_free(a);
     return NULL;
   }
   lua_gc(L, LUA_GCCOLLECT);
   return a;
+}
+
+app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors) {
+  app_loading *l = app_load_begin(dir, cfg, previous, errors);
+  return l ? app_load_end(l, NULL, errors) : NULL;
 }
 
 void app_free(app *a) {

@@ -5,6 +5,7 @@
 #ifndef LUAMCP_APP_H
 #define LUAMCP_APP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,7 +41,7 @@ typedef struct app_config {
                         never together with allow_bytecode */
   bool declare_all;  /* declare tools/resources/prompts even when empty (they
                         may appear on reload) */
-  double load_timeout; /* seconds loading may take (vm_limit_load); 0: no limit */
+  double load_timeout; /* seconds loading may take (--load-timeout, vm_limit_load); 0: no limit */
   /* run once lua/mcp.lua is loaded, before app.lua and the scripts (with
      the debug library still whole): luamcp test puts its fakes in place.
      False with its problem appended to errors fails the load. */
@@ -53,6 +54,20 @@ typedef struct app_config {
    With a previous version, its mcp.state is copied over first and the new
    scripts' mcp.on_reload hook (if any) is called with it. */
 app *app_load(const char *dir, const app_config *cfg, const app *previous, buf *errors);
+/* The same in two halves, so that a reload can run the scripts on a thread
+   of its own while the previous version serves: app_load_begin makes the
+   fresh state and copies previous's mcp.state into it, on the thread that
+   may touch previous (the engine's run-lock holder; it also sets the
+   guards' process-wide functions, lua_guard.h); app_load_end runs the
+   rest (app.lua, the scripts, skills, mcp.on_reload, the registry) on any
+   one thread, and stops at the next hook once *stop (if given) is set: a
+   load that never ends on its own (a loop at a script's top level) is
+   stopped at shutdown. app_load_end takes (frees) what app_load_begin
+   returned; either one returns NULL with the problems in errors. */
+typedef struct app_loading app_loading;
+app_loading *app_load_begin(const char *dir, const app_config *cfg, const app *previous,
+                            buf *errors);
+app *app_load_end(app_loading *l, const atomic_bool *stop, buf *errors);
 void app_free(app *a);
 
 #endif

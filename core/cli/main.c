@@ -86,7 +86,7 @@ static void load_state_keys(const char *file) {
 
 static void defaults(options *o) {
   o->server = (server_options){
-      .app = {.page_size = 100},
+      .app = {.page_size = 100, .load_timeout = 10},
       .engine = {.call_timeout = 30, .call_memory = (size_t)64 << 20, .queue_cap = 1024,
                  .shutdown_grace = 10, .warn_blocking = 0.25, .stalled = supervise_stalled}};
   o->debounce = 0.03;
@@ -125,6 +125,7 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--task-ttl")) return o->server.task_ttl = number_arg(a, v), 2;
   if (IS("--max-tasks-per-peer")) return o->server.max_tasks_per_peer = (size_t)number_arg(a, v), 2;
   if (IS("--timeout")) return o->server.engine.call_timeout = number_arg(a, v), 2;
+  if (IS("--load-timeout")) return o->server.app.load_timeout = number_arg(a, v), 2;
   if (IS("--memory-limit")) return o->server.engine.call_memory = MB(v), 2;
   if (IS("--warn-blocking")) return o->server.engine.warn_blocking = number_arg(a, v) / 1000.0, 2;
   if (IS("--queue")) return o->server.engine.queue_cap = (size_t)number_arg(a, v), 2;
@@ -317,9 +318,9 @@ static void check_options(options *o) {
   }
   if (o->server.app.page_size == 0) cli_die_usage("%s must be at least 1", "--page-size");
   if (o->server.engine.call_timeout <= 0) cli_die_usage("%s must be more than 0", "--timeout");
-  /* loading the app gets what a call gets: a loop at a script's top level
-     ends the load (on reload, the last good version keeps serving) */
-  o->server.app.load_timeout = o->server.engine.call_timeout;
+  /* a loop at a script's top level ends the load there (on reload, the last
+     good version keeps serving meanwhile and after) */
+  if (o->server.app.load_timeout <= 0) cli_die_usage("%s must be more than 0", "--load-timeout");
   if (o->server.state_ttl <= 0) cli_die_usage("%s must be more than 0", "--state-ttl");
   if (o->server.task_ttl < 1) cli_die_usage("%s must be at least 1", "--task-ttl");
   load_state_keys(o->state_key_file);
@@ -463,7 +464,17 @@ static int cmd_serve(options *o) {
   }
   int out = cli_protect_stdout();
   o->server.app.declare_all = !o->no_watch; /* lists may appear on reload */
+  /* the first load has no calls to finish and no thread yet: SIGINT and
+     SIGTERM end it at once, as they end check (the signal thread takes
+     them from the first thread on; reloads load on a thread of their own,
+     which shutdown stops) */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
   app *a = cli_load(dir, &o->server.app);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
   if (!a) return 1;
   log_msg(LOG_INFO, "serving %s over %s%s (%zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets)",
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "", a->reg->ntools,

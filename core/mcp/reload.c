@@ -1,5 +1,6 @@
-/* reload.c — hot reload: the inotify watch of an app folder, and
- * publishing a reloaded version (diffing the snapshots, telling clients,
+/* reload.c — hot reload: the inotify watch of an app folder, loading the
+ * new version on a thread of its own (the version serving keeps serving
+ * meanwhile), and publishing it (diffing the snapshots, telling clients,
  * swapping the engine's app). See reload.h and server.h. */
 #include "reload.h"
 
@@ -7,11 +8,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -185,16 +189,24 @@ static void on_reload_asked(uv_async_t *a) {
   reload_now(srv);
 }
 
+static void on_reload_done(uv_async_t *a);
+
 void reload_init(server *srv) {
   uv_loop_t *loop = engine_loop(srv->e);
   uv_async_init(loop, &srv->reload_async, on_reload_asked);
   srv->reload_async.data = srv;
+  uv_async_init(loop, &srv->reload_done, on_reload_done);
+  srv->reload_done.data = srv;
   uv_timer_init(loop, &srv->reload_timer);
   srv->reload_timer.data = srv;
 }
 
+static void job_abandon(server *srv);
+
 void reload_close(server *srv) {
+  job_abandon(srv);
   uv_close((uv_handle_t *)&srv->reload_async, NULL);
+  uv_close((uv_handle_t *)&srv->reload_done, NULL);
   uv_close((uv_handle_t *)&srv->reload_timer, NULL);
 }
 
@@ -231,35 +243,30 @@ static bool list_differs(const registry *a, const registry *b, reg_list l) {
   return false;
 }
 
-/* Load the app again; publish it only if every script loads. */
-void reload_now(server *srv) {
-  app *old = engine_app(srv->e);
-  buf errors;
-  buf_init(&errors);
-  double t0 = clock_now();
-  app *fresh = app_load(old->dir, &srv->opt.app, old, &errors);
-  if (!fresh) {
-    /* the last good version keeps serving; say why, with file:line */
-    if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"failed"}), 1);
-    log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
-            (int)errors.len, errors.p ? errors.p : "");
-    buf p;
-    buf_init(&p);
-    buf_puts(&p, "{\"level\":\"error\",\"logger\":\"luamcp\",\"data\":");
-    buf_puts(&errors, "(still serving the previous version)");
-    json_encode_string(&p, errors.p, errors.len);
-    buf_putc(&p, '}');
-    for (size_t i = 0; i < srv->nsessions; i++) {
-      session *s = srv->sessions[i];
-      outlet *o = s->standalone;
-      if (o && !o->dead && s->log_level <= LOG_ERROR)
-        jsonrpc_write_notification(output_of(srv, o), "notifications/message", p.p, p.len);
-    }
-    buf_free(&p);
-    buf_free(&errors);
-    return;
+/* The load failed: the last good version keeps serving; say why, with
+   file:line, on stderr and to the clients. */
+static void report_failure(server *srv, buf *errors) {
+  if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"failed"}), 1);
+  log_msg(LOG_ERROR, "reload failed, still serving the previous version:\n%.*s",
+          (int)errors->len, errors->p ? errors->p : "");
+  buf p;
+  buf_init(&p);
+  buf_puts(&p, "{\"level\":\"error\",\"logger\":\"luamcp\",\"data\":");
+  buf_puts(errors, "(still serving the previous version)");
+  json_encode_string(&p, errors->p, errors->len);
+  buf_putc(&p, '}');
+  for (size_t i = 0; i < srv->nsessions; i++) {
+    session *s = srv->sessions[i];
+    outlet *o = s->standalone;
+    if (o && !o->dead && s->log_level <= LOG_ERROR)
+      jsonrpc_write_notification(output_of(srv, o), "notifications/message", p.p, p.len);
   }
-  buf_free(&errors);
+  buf_free(&p);
+}
+
+/* Every script of fresh loaded: tell the clients what changed and serve it. */
+static void publish(server *srv, app *fresh, double t0) {
+  app *old = engine_app(srv->e);
   static const char *const changed[REG_NLISTS] = {
       "notifications/tools/list_changed", "notifications/resources/list_changed",
       "notifications/resources/list_changed", "notifications/prompts/list_changed"};
@@ -320,6 +327,163 @@ void reload_now(server *srv) {
           fresh->dir, (clock_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,
           fresh->reg->ntemplates, fresh->reg->nprompts);
 }
+
+/* {====== loading on a thread of its own
+
+   app_load_begin runs on the loop's thread (it reads the version serving:
+   its mcp.state), app_load_end on a thread of its own: however long the new
+   scripts' top levels take, the version serving keeps answering (pings,
+   calls, lists), and --load-timeout bounds them (vm_limit_load). `stop`,
+   read by the load's hook, ends it early: at shutdown, and when a newer
+   change comes (what it was loading is out of date: the newer one loads
+   next). The thread hands its result back through srv->reload_done; the
+   loop's thread publishes it. One load at a time. */
+
+/* How long a closing server waits for a stopped load to end: the hook
+   stops Lua code within microseconds; a C function it runs (os.execute)
+   only when it returns. */
+#define RELOAD_STOP_WAIT 1.0
+
+typedef struct reload_job {
+  server *srv;
+  app_loading *begun;
+  app *fresh; /* what app_load_end made: NULL when it failed (errors say why) */
+  buf errors;
+  double t0;
+  atomic_bool stop;
+  pthread_t thread;
+  pthread_mutex_t mu; /* over the three flags below */
+  pthread_cond_t cv;  /* finished */
+  bool finished;  /* app_load_end returned */
+  bool abandoned; /* the server is closing: no hand-over */
+  bool orphan;    /* ... and did not wait for the end: the thread frees the job */
+} reload_job;
+
+static void job_free(reload_job *job) {
+  app_free(job->fresh);
+  buf_free(&job->errors);
+  pthread_mutex_destroy(&job->mu);
+  pthread_cond_destroy(&job->cv);
+  free(job);
+}
+
+static void *load_main(void *arg) {
+  reload_job *job = arg;
+  job->fresh = app_load_end(job->begun, &job->stop, &job->errors);
+  job->begun = NULL;
+  pthread_mutex_lock(&job->mu);
+  job->finished = true;
+  bool orphan = job->orphan;
+  if (!job->abandoned) uv_async_send(&job->srv->reload_done); /* under mu: reload_close waits */
+  pthread_cond_signal(&job->cv);
+  pthread_mutex_unlock(&job->mu);
+  if (orphan) job_free(job);
+  return NULL;
+}
+
+/* The load of job ended (its thread is joined): publish it, or say why not. */
+static void job_end(server *srv, reload_job *job) {
+  if (engine_finishing(srv->e)) {
+    /* shutting down: nothing to publish to */
+  } else if (atomic_load(&job->stop)) {
+    /* out of date: what the newer change loads is published instead */
+    const char *p = job->errors.p ? job->errors.p : "";
+    const char *nl = strchr(p, '\n');
+    int n = (int)(nl ? (size_t)(nl - p) : strlen(p));
+    log_msg(LOG_INFO, "reload: a newer change came while loading%s%.*s%s: loading again",
+            n ? " (" : "", n, p, n ? ")" : "");
+  } else if (job->fresh) {
+    publish(srv, job->fresh, job->t0);
+    job->fresh = NULL; /* the engine's now */
+  } else {
+    report_failure(srv, &job->errors);
+  }
+  job_free(job);
+}
+
+static void on_reload_done(uv_async_t *a) {
+  server *srv = a->data;
+  reload_job *job = srv->reload_job;
+  if (!job) return;
+  pthread_mutex_lock(&job->mu);
+  bool finished = job->finished;
+  pthread_mutex_unlock(&job->mu);
+  if (!finished) return;
+  pthread_join(job->thread, NULL);
+  srv->reload_job = NULL;
+  job_end(srv, job);
+  if (srv->reload_again) {
+    srv->reload_again = false;
+    reload_now(srv);
+  }
+}
+
+/* Load the app again; publish it only if every script loads. */
+void reload_now(server *srv) {
+  if (engine_finishing(srv->e)) return;
+  if (srv->reload_job) { /* out of date: stop it, then load again */
+    atomic_store(&srv->reload_job->stop, true);
+    srv->reload_again = true;
+    return;
+  }
+  app *old = engine_app(srv->e);
+  reload_job *job = calloc(1, sizeof *job);
+  job->srv = srv;
+  buf_init(&job->errors);
+  job->t0 = clock_now();
+  atomic_init(&job->stop, false);
+  pthread_mutex_init(&job->mu, NULL);
+  pthread_cond_init(&job->cv, NULL);
+  job->begun = app_load_begin(old->dir, &srv->opt.app, old, &job->errors);
+  if (!job->begun) {
+    job_end(srv, job);
+    return;
+  }
+  int rc = pthread_create(&job->thread, NULL, load_main, job);
+  if (rc != 0) { /* no thread to be had: load here, holding the server up as before */
+    log_msg(LOG_WARNING, "reload: no thread to load on (%s): loading on the engine's", strerror(rc));
+    job->fresh = app_load_end(job->begun, &job->stop, &job->errors);
+    job->begun = NULL;
+    job_end(srv, job);
+    return;
+  }
+  srv->reload_job = job;
+}
+
+void reload_stop(server *srv) {
+  srv->reload_again = false;
+  if (!srv->reload_job) return;
+  atomic_store(&srv->reload_job->stop, true);
+  log_msg(LOG_INFO, "reload: the load under way stops: the server is shutting down");
+}
+
+/* The server closes (the loop has ended): stop the load under way and wait
+   a moment for its end; past that, leave it to free itself. */
+static void job_abandon(server *srv) {
+  reload_job *job = srv->reload_job;
+  srv->reload_job = NULL;
+  if (!job) return;
+  atomic_store(&job->stop, true);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += (time_t)RELOAD_STOP_WAIT;
+  pthread_mutex_lock(&job->mu);
+  job->abandoned = true;
+  while (!job->finished && pthread_cond_timedwait(&job->cv, &job->mu, &until) != ETIMEDOUT) {}
+  bool finished = job->finished;
+  job->orphan = !finished;
+  pthread_mutex_unlock(&job->mu);
+  if (finished) {
+    pthread_join(job->thread, NULL);
+    job_free(job);
+  } else {
+    pthread_detach(job->thread);
+    log_msg(LOG_WARNING, "reload: the load under way did not stop within %g s (a C function at a "
+            "script's top level?): left behind", RELOAD_STOP_WAIT);
+  }
+}
+
+/* }====== */
 
 /* }====================================================== */
 

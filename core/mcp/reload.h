@@ -2,7 +2,8 @@
  * when a file of it changes: app.lua, and everything under scripts/,
  * widgets/ and lib/ (recursively). Editors that save by writing a new file
  * and renaming it over the old one, and bursts of writes, end in one
- * reload after a short quiet time (the debounce). */
+ * reload after a short quiet time (the debounce). The new version loads on
+ * a thread of its own while the current one serves (reload.c). */
 #ifndef LUAMCP_RELOAD_H
 #define LUAMCP_RELOAD_H
 
@@ -15,7 +16,8 @@ typedef struct reload_watch reload_watch;
    server then runs without hot reload. */
 reload_watch *reload_watch_new(server *srv, const char *dir, double debounce);
 void reload_watch_free(reload_watch *w);
-/* SIGHUP (any thread): reload the app as soon as the engine is between calls. */
+/* SIGHUP (any thread): reload the app (the engine's loop starts the load at
+   its next pass; a load under way is stopped and started again). */
 void reload_request(server *srv);
 
 #endif

@@ -313,6 +313,7 @@ static void release_vm(void *ud, vm *v) {
 static void finishing(void *ud) {
   listen_close_all(ud);
   tasks_shutdown(ud); /* tasks are the process's: their work ends with it */
+  reload_stop(ud);    /* a load under way: nothing will publish it */
 }
 
 /* {====================================================== the server */

@@ -207,6 +207,9 @@ struct server {
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */
   double reload_at, reload_first;
+  uv_async_t reload_done;        /* the loading thread is done */
+  struct reload_job *reload_job; /* the load under way on its own thread; NULL: none */
+  bool reload_again;             /* asked for while it loads: once more after it */
   /* what transports may ask of the app version serving (server_app_facts) */
   pthread_mutex_t facts_lock;
   char *facts_scopes, *facts_name;
@@ -317,8 +320,11 @@ void notify_untrack(server *srv, session *s);
 /* reload.c */
 void reload_init(server *srv);
 void reload_close(server *srv);
-/* Load the app again and publish it if every script loads. */
+/* Load the app again (on a thread of its own: the version serving keeps
+   serving) and publish it if every script loads. */
 void reload_now(server *srv);
+/* Shutdown begins: a load under way stops at its next hook. */
+void reload_stop(server *srv);
 /* Reload after `delay` seconds of quiet; each call pushes it back, so a
    burst of writes is one reload. postpone: the same, only if one is due. */
 void reload_schedule(server *srv, double delay);

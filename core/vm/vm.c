@@ -45,25 +45,34 @@ static bool limited(lua_State *L) {
   return v->load_deadline > 0 || (v->in_call && v->in_call(L));
 }
 
+static bool load_stopped(const vm *v) {
+  return v->load_stop && atomic_load_explicit(v->load_stop, memory_order_relaxed);
+}
+
 static void load_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   vm *v = vm_of(L);
-  if (v->load_deadline <= 0 || clock_now() < v->load_deadline) return;
+  bool stopped = load_stopped(v);
+  if (!stopped && (v->load_deadline <= 0 || clock_now() < v->load_deadline)) return;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 1); /* every instruction now: a pcall cannot swallow it */
   /* the line running (level 0: a hook runs in the interrupted function) */
   lua_Debug at;
   char where[256] = "";
   if (lua_getstack(L, 0, &at) && lua_getinfo(L, "Sl", &at) && at.currentline > 0)
     snprintf(where, sizeof where, "%s:%d: ", at.short_src, at.currentline);
-  luaL_error(L, "%sloading took longer than a call may (--timeout): a loop at the top level of "
-                "a script?", where);
+  if (stopped) luaL_error(L, "%sloading stopped", where); /* shutdown, or a newer change */
+  luaL_error(L, "%sloading took longer than --load-timeout (%f s): a loop at the top level of "
+                "a script?", where, (lua_Number)v->load_seconds);
 }
 
-bool vm_load_expired(const vm *v) { return v->load_deadline > 0 && clock_now() >= v->load_deadline; }
+bool vm_load_expired(const vm *v) {
+  return load_stopped(v) || (v->load_deadline > 0 && clock_now() >= v->load_deadline);
+}
 
 void vm_limit_load(vm *v, double seconds) {
   if (seconds > 0) {
     v->load_deadline = clock_now() + seconds;
+    v->load_seconds = seconds;
     lua_sethook(v->L, load_hook, LUA_MASKCOUNT, LOAD_HOOK_COUNT);
   } else {
     v->load_deadline = 0;

@@ -8,6 +8,7 @@
 #ifndef LUAMCP_VM_H
 #define LUAMCP_VM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +31,10 @@ typedef struct vm {
   int refs;    /* calls in flight on this state (the engine's count) */
   void *owner; /* what the layer above loaded into it (an app) */
   double load_deadline; /* while loading under vm_limit_load (monotonic s); 0: not */
+  double load_seconds;  /* ... what it was given (named when it runs out) */
+  /* set by another thread, the load stops at its next hook (vm_limit_load);
+     NULL: nobody stops it. The owner keeps it alive while the load runs. */
+  const atomic_bool *load_stop;
   bool (*in_call)(lua_State *L);
 } vm;
 
@@ -39,13 +44,15 @@ bool vm_open(vm *v, void *owner, bool allow_bytecode, const vm_limits *limits);
 void vm_close(vm *v);
 
 /* Loading (the app's scripts at their top level) gets `seconds`: past
-   them every instruction raises "loading took longer than ...", at the
-   script's line, so a loop at a script's top level ends the load (the last
-   good version keeps serving) instead of holding the server. 0 lifts the
-   limit (before any call runs: call coroutines copy the main thread's
-   hook). */
+   them every instruction raises "loading took longer than --load-timeout",
+   at the script's line, so a loop at a script's top level ends the load
+   (the last good version keeps serving) instead of running on. So does
+   *load_stop once set (shutdown, a newer change), at once. HUGE_VAL: no time
+   limit, only the stop. 0 lifts the limit (before any call runs: call
+   coroutines copy the main thread's hook). */
 void vm_limit_load(vm *v, double seconds);
-/* Is the load's time over? (what is left to load is not started) */
+/* Is the load's time over, or was it stopped? (what is left to load is
+   not started) */
 bool vm_load_expired(const vm *v);
 
 /* Call the function on top of L's stack with nargs under lua_pcall and a

@@ -625,6 +625,28 @@ test('while a handler spins in Lua, another client\'s initialize, tools/list and
     }
   }));
 
+// issue 33, item 2: a reload loaded on the engine's loop, under the run lock
+// the workers need; its limit is far away here (600 s), so whatever answers,
+// answers during the load, and withHttp's SIGTERM must end it at once (exit 0)
+test('while a reload\'s script loops at its top level, workers answer from the last good version; SIGTERM ends the load at once', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': 'local mcp = require "mcp"\nmcp.tool { name = "ok", description = "ok", handler = function() return "v1" end }\n' });
+  const marker = path.join(dir, 'loading');
+  try {
+    await withHttp(dir, ['--load-timeout', '600'], async (srv) => {
+      const { session } = await rawInitialize(srv);
+      assert.equal(textOf(answerOf(await post(srv, call('ok'), { session }))), 'v1');
+      await writeFile(path.join(dir, 'scripts', 'loop.lua'),
+        `assert(io.open(${JSON.stringify(marker)}, "w")):close()\nwhile true do end\n`);
+      await until(() => existsSync(marker), 'the looping script to begin loading');
+      assert.deepEqual(answerOf(await post(srv, rpc('ping'), { session })).result, {});
+      assert.equal(textOf(answerOf(await post(srv, call('ok'), { session }))), 'v1');
+      assert.doesNotMatch(srv.stderr, /reloaded|reload failed/);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 // Node's fetch reuses an idle socket for the Keep-Alive hint less a second;
 // without a hint it kept sockets 4 s against civetweb's 0.5 s, and a request
 // sent as the server closed failed ("fetch failed") now and then.

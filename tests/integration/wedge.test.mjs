@@ -4,17 +4,21 @@
 // coroutines made at load time resumed from handlers (also under --sandbox),
 // and, for what nothing in-process can stop (a __gc finalizer that never
 // returns), the server exits with the script line instead of ignoring
-// SIGTERM forever.
+// SIGTERM forever. Nor a script that loops at its top level (issue 33, item
+// 2): its load ends at --load-timeout, at its line; a reload loads on a
+// thread of its own, so the last good version answers meanwhile; SIGTERM
+// ends a load at once, the first one included.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { spawn } from 'node:child_process';
 
-import { APPS, RawServer, TEST_TIMEOUT, command, ms, removeTemp, tempApp, within, withRaw } from './helpers.mjs';
+import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, ms, removeTemp, run, tempApp, within, withRaw } from './helpers.mjs';
+import { until } from './services.mjs';
 
 const APP = path.join(APPS, 'wedge');
 const opts = { timeout: TEST_TIMEOUT };
@@ -138,21 +142,91 @@ test('Ctrl-C ends a command other than serve even while a script loops (check, l
   }
 });
 
-test('a reload whose script loops at its top level ends at the time limit; the last good version keeps serving', opts, async () => {
-  const dir = await tempApp({ 'scripts/ok.lua': 'local mcp = require "mcp"\nmcp.tool { name = "ok", description = "ok", handler = function() return "v1" end }\n' });
+const OK_SCRIPT = 'local mcp = require "mcp"\nmcp.tool { name = "ok", description = "ok", handler = function() return "v1" end }\n';
+// makes `marker` (the load has begun), then loops at its line 3
+const loopingScript = (marker) =>
+  `assert(io.open(${JSON.stringify(marker)}, "w")):close()\nlocal n = 0\nwhile true do n = n + 1 end -- LOOP\n`;
+
+test('a reload whose script loops at its top level ends at --load-timeout, at its line; the last good version keeps serving', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': OK_SCRIPT });
   try {
-    await withRaw([...TIMEOUT, dir], async (srv) => {
+    await withRaw(['--load-timeout', String(ms(1000) / 1000), dir], async (srv) => {
       await srv.initialize();
       assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
-      await writeFile(path.join(dir, 'scripts', 'loop.lua'), 'local mcp = require "mcp"\nlocal n = 0\nwhile true do n = n + 1 end -- LOOP\n');
-      const t0 = Date.now();
-      while (!srv.stderr.includes('loading took longer')) {
-        assert.ok(Date.now() - t0 < ms(8000), `no report of the stuck reload: ${srv.stderr}`);
-        await delay(50);
-      }
-      assert.match(srv.stderr, /loop\.lua:3: loading took longer than a call may \(--timeout\)/);
+      await writeFile(path.join(dir, 'scripts', 'loop.lua'), loopingScript(path.join(dir, 'loading')));
+      await until(() => srv.stderr.includes('loading took longer'), 'the report of the stuck reload', ms(8000));
+      assert.match(srv.stderr, /loop\.lua:3: loading took longer than --load-timeout \([0-9.]+ s\)/);
       assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
     });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// issue 33, item 2: the load ran on the engine's loop, under its run lock;
+// here its limit is far away (600 s), so whatever answers, answers during it
+test('while a reload\'s script loops at its top level, the last good version answers; SIGTERM ends the load and the server at once', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': OK_SCRIPT });
+  const marker = path.join(dir, 'loading');
+  const srv = new RawServer(['--load-timeout', '600', dir]);
+  try {
+    await srv.initialize();
+    assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    await writeFile(path.join(dir, 'scripts', 'loop.lua'), loopingScript(marker));
+    await until(() => existsSync(marker), 'the looping script to begin loading');
+    assert.deepEqual((await srv.call(3, 'ping')).result, {});
+    assert.equal(textOf(await srv.call(4, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    srv.child.kill('SIGTERM');
+    const exit = await within(srv.exited, WAIT, 'the exit after SIGTERM during the load');
+    assert.deepEqual(exit, { code: 0, signal: null }, srv.stderr);
+    assert.doesNotMatch(srv.stderr, /reloaded|reload failed/);
+  } finally {
+    srv.child.kill('SIGKILL'); // a no-op once it has exited
+    await removeTemp(dir);
+  }
+});
+
+test('a fix saved over a script that loops at its top level loads at once: the looping load stops', opts, async () => {
+  const dir = await tempApp({ 'scripts/ok.lua': OK_SCRIPT });
+  const marker = path.join(dir, 'loading');
+  const file = path.join(dir, 'scripts', 'loop.lua');
+  try {
+    await withRaw(['--load-timeout', '600', '--log-level', 'info', dir], async (srv) => {
+      await srv.initialize();
+      await writeFile(file, loopingScript(marker));
+      await until(() => existsSync(marker), 'the looping script to begin loading');
+      await writeFile(file, OK_SCRIPT.replaceAll('ok', 'fixed').replace('v1', 'v2'));
+      await until(() => /reloaded /.test(srv.stderr), 'the reload of the fix');
+      assert.match(srv.stderr, /a newer change came while loading \(\S*loop\.lua:3: loading stopped\): loading again/);
+      assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'fixed', arguments: {} })), 'v2');
+      assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'ok', arguments: {} })), 'v1');
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('the first load: a loop at a script\'s top level fails at its line past --load-timeout; SIGTERM ends it at once', opts, async () => {
+  const dir = await tempApp({});
+  const marker = path.join(dir, 'loading');
+  await mkdir(path.join(dir, 'scripts'));
+  await writeFile(path.join(dir, 'scripts', 'loop.lua'), loopingScript(marker));
+  try {
+    const r = await run(['serve', '--load-timeout', '0.2', dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /loop\.lua:3: loading took longer than --load-timeout \(0\.2 s\)/);
+    await removeTemp(marker);
+    const { command: cmd, args } = command(['serve', '--load-timeout', '600', dir]);
+    const child = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await until(() => existsSync(marker), 'the looping script to begin loading');
+      child.kill('SIGTERM');
+      const exit = await within(exited, WAIT, 'the exit after SIGTERM during the first load');
+      assert.equal(exit.signal, 'SIGTERM', JSON.stringify(exit));
+    } finally {
+      child.kill('SIGKILL');
+    }
   } finally {
     await removeTemp(dir);
   }
