@@ -370,79 +370,45 @@ app_loading *app_load_begin(const char *dir, const app_config *cfg, const app *p
   return l;
 }
 
-app *app_load_end(app_loading *begun, const atomic_bool *stop, buf *errors) {
-  app_loading l = *begun;
-  free(begun);
-  app *a = l.a;
-  const app_config *cfg = &l.cfg;
-  const char *dir = a->dir;
-  int reg = l.reg, old_state = l.old_state;
-  bool previous = old_state != LUA_NOREF;
+/* app.lua: it returns a table or sets globals in its environment; the
+   table of its fields is at *info after (0: no app.lua). */
+static bool run_app_lua(app *a, int app_info, int *info, buf *errors) {
   lua_State *L = a->vm.L;
-  a->vm.load_stop = stop;
-  if (!load_runtime(a, reg, errors)) {
-    luaL_unref(L, LUA_REGISTRYINDEX, old_state);
-    app_free(a);
-    return NULL;
-  }
-  int check = lua_gettop(L) - 1, app_info = lua_gettop(L);
-  if (cfg->prelude) {
-    bool fine = cfg->prelude(L, cfg->prelude_ud, errors);
-    lua_settop(L, app_info);
-    if (!fine) {
-      luaL_unref(L, LUA_REGISTRYINDEX, old_state);
-      app_free(a);
-      return NULL;
-    }
-  }
-  /* lua/mcp.lua has taken what it needs of the debug library: from here on
-     every line is the app's */
-  if (cfg->sandbox && !sandbox_install(L, dir, errors)) {
-    app_free(a);
-    return NULL;
-  }
-
-  /* app.lua: either returns a table, or sets globals in its environment */
-  /* the scripts' top levels, on_reload; without a time limit, the hook
-     still watches *stop */
-  double load_timeout = cfg->load_timeout > 0 ? cfg->load_timeout : HUGE_VAL;
-  vm_limit_load(&a->vm, load_timeout);
   char path[4096];
-  join(path, sizeof path, dir, "app.lua");
-  int info = 0;
+  join(path, sizeof path, a->dir, "app.lua");
+  *info = 0;
+  if (access(path, F_OK) != 0) return true;
+  if (!run_script(a, path, path, errors)) return false;
   bool ok = true;
-  if (access(path, F_OK) == 0) {
-    if (run_script(a, path, path, errors)) {
-      /* a table returned, or globals set; anything else is a mistake that would
-         otherwise serve as "luamcp-app 0.0.0" without a word */
-      if (!lua_isnil(L, -1) && !lua_istable(L, -1)) {
-        buf_printf(errors, "%s: returned a %s; return a table like { name = \"my-app\", version = \"1.0.0\" }\n",
-                   path, luaL_typename(L, -1));
-        ok = false;
-      } else if (lua_isnil(L, -1)) {
-        lua_pushnil(L);
-        if (lua_next(L, -3)) {
-          lua_pop(L, 2); /* globals were set: they are the fields */
-        } else {
-          buf_printf(errors, "%s: returns nothing and sets no field: end it with return { name = ..., version = ... } "
-                             "(a local table is not seen unless returned)\n", path);
-          ok = false;
-        }
-      }
-      info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
-      if (ok && !check_app_info(L, app_info, info, path, errors)) ok = false;
-      if (!sandbox_permissions(L, info, path, errors)) ok = false;
+  /* a table returned, or globals set; anything else is a mistake that would
+     otherwise serve as "luamcp-app 0.0.0" without a word */
+  if (!lua_isnil(L, -1) && !lua_istable(L, -1)) {
+    buf_printf(errors, "%s: returned a %s; return a table like { name = \"my-app\", version = \"1.0.0\" }\n",
+               path, luaL_typename(L, -1));
+    ok = false;
+  } else if (lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    if (lua_next(L, -3)) {
+      lua_pop(L, 2); /* globals were set: they are the fields */
     } else {
+      buf_printf(errors, "%s: returns nothing and sets no field: end it with return { name = ..., version = ... } "
+                         "(a local table is not seen unless returned)\n", path);
       ok = false;
     }
   }
-  if (!load_scripts(a, errors)) ok = false;
-  vm_limit_load(&a->vm, 0);
-  a->skills = skills_load(dir, errors); /* a broken skill fails the load, as a script does */
-  if (!a->skills) ok = false;
-  lua_pushvalue(L, check); /* what only all scripts together can tell */
+  *info = lua_istable(L, -1) ? lua_gettop(L) : lua_gettop(L) - 1;
+  if (ok && !check_app_info(L, app_info, *info, path, errors)) ok = false;
+  if (!sandbox_permissions(L, *info, path, errors)) ok = false;
+  return ok;
+}
+
+/* What only all scripts together can tell (lua/internal.lua's check at
+   index check): each problem a line of errors. */
+static bool check_together(lua_State *L, int check, buf *errors) {
+  bool ok = true;
+  lua_pushvalue(L, check);
   if (vm_pcall(L, 0, 1, NULL) == LUA_OK) {
-    for (lua_Integer i = 1; ok && lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+    for (lua_Integer i = 1; lua_istable(L, -1) && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
       lua_rawgeti(L, -1, i);
       buf_printf(errors, "%s\n", lua_tostring(L, -1));
       lua_pop(L, 1);
@@ -453,34 +419,80 @@ app *app_load_end(app_loading *begun, const atomic_bool *stop, buf *errors) {
     ok = false;
   }
   lua_pop(L, 1);
+  return ok;
+}
+
+/* mcp.on_reload(function(old_state)), when the app set one and a previous
+   version ran, under the load's time limit */
+static bool run_on_reload(app *a, int reg, int old_state, double load_timeout, buf *errors) {
+  lua_State *L = a->vm.L;
+  int top = lua_gettop(L);
   lua_getfield(L, reg, "on_reload");
-  if (ok && previous && lua_isfunction(L, -1)) { /* mcp.on_reload(function(old_state)) */
+  bool ok = true;
+  if (old_state != LUA_NOREF && lua_isfunction(L, -1)) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, old_state);
     vm_limit_load(&a->vm, load_timeout);
-    int hook_status = vm_pcall(L, 1, 0, NULL);
-    vm_limit_load(&a->vm, 0);
-    if (hook_status != LUA_OK) {
+    if (vm_pcall(L, 1, 0, NULL) != LUA_OK) {
       buf_printf(errors, "%s (in mcp.on_reload)\n", lua_tostring(L, -1));
       ok = false;
     }
+    vm_limit_load(&a->vm, 0);
   }
-  if (ok) a->reg = build_protected(L, reg, info, cfg, a->skills, errors);
-  if (ok && a->reg) {
-    lua_pushvalue(L, reg);
-    lua_setfield(L, LUA_REGISTRYINDEX, APP_REG_KEY);
-    if (info && lua_istable(L, info)) {
-      lua_pushvalue(L, info);
-      lua_setfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
-    }
-    if (a->skills->n) {
-      skills_push_list(L, a->skills);
-      lua_setfield(L, LUA_REGISTRYINDEX, APP_SKILLS_KEY);
-    }
+  lua_settop(L, top);
+  return ok;
+}
+
+/* The registration table, app.lua's fields and the skills' list, where the
+   running version finds them. */
+static void keep_registration(app *a, int reg, int info) {
+  lua_State *L = a->vm.L;
+  lua_pushvalue(L, reg);
+  lua_setfield(L, LUA_REGISTRYINDEX, APP_REG_KEY);
+  if (info && lua_istable(L, info)) {
+    lua_pushvalue(L, info);
+    lua_setfield(L, LUA_REGISTRYINDEX, APP_INFO_KEY);
   }
-  luaL_unref(L, LUA_REGISTRYINDEX, old_state);
+  if (a->skills->n) {
+    skills_push_list(L, a->skills);
+    lua_setfield(L, LUA_REGISTRYINDEX, APP_SKILLS_KEY);
+  }
+}
+
+app *app_load_end(app_loading *begun, const atomic_bool *stop, buf *errors) {
+  app_loading l = *begun;
+  free(begun);
+  app *a = l.a;
+  const app_config *cfg = &l.cfg;
+  lua_State *L = a->vm.L;
+  a->vm.load_stop = stop;
+  bool ok = load_runtime(a, l.reg, errors);
+  int check = lua_gettop(L) - 1, app_info = lua_gettop(L), info = 0;
+  if (ok && cfg->prelude) {
+    ok = cfg->prelude(L, cfg->prelude_ud, errors);
+    lua_settop(L, app_info);
+  }
+  /* lua/mcp.lua has taken what it needs of the debug library: from here on
+     every line is the app's */
+  if (ok && cfg->sandbox) ok = sandbox_install(L, a->dir, errors);
+  if (ok) {
+    /* app.lua and the scripts' top levels; without a time limit, the hook
+       still watches *stop */
+    double load_timeout = cfg->load_timeout > 0 ? cfg->load_timeout : HUGE_VAL;
+    vm_limit_load(&a->vm, load_timeout);
+    ok = run_app_lua(a, app_info, &info, errors);
+    if (!load_scripts(a, errors)) ok = false;
+    vm_limit_load(&a->vm, 0);
+    a->skills = skills_load(a->dir, errors); /* a broken skill fails the load, as a script does */
+    if (!a->skills) ok = false;
+    if (ok) ok = check_together(L, check, errors);
+    if (ok) ok = run_on_reload(a, l.reg, l.old_state, load_timeout, errors);
+    if (ok) ok = (a->reg = build_protected(L, l.reg, info, cfg, a->skills, errors)) != NULL;
+    if (ok) keep_registration(a, l.reg, info);
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, l.old_state);
   lua_settop(L, 0);
   a->vm.load_stop = NULL; /* the caller's flag may go */
-  if (!ok || !a->reg) {
+  if (!ok) {
     app_free(a);
     return NULL;
   }
