@@ -654,6 +654,36 @@ function mcp.store.incr(key, by, ttl) end
 ---@param key string
 ---@return boolean
 function mcp.store.delete(key) end
+---Set only if the key is absent (atomic); whether it was.
+---@param key string
+---@param value string|number
+---@param ttl? number seconds
+---@return boolean
+function mcp.store.add(key, value, ttl) end
+---Compare-and-set (atomic): new (nil deletes) only if the key holds old now
+---(nil: absent); whether it did. new is set as set sets it (its ttl, or none).
+---@param key string
+---@param old string|number|nil
+---@param new string|number|nil
+---@param ttl? number seconds
+---@return boolean
+function mcp.store.cas(key, old, new, ttl) end
+---Read-modify-write without a lost update: fn(old) returns the new value
+---(nil deletes); it is written only if the key still holds old, else fn runs
+---again on what it holds now (at most 64 times). Returns the new value.
+---@param key string
+---@param fn fun(old: string?): (string|number|nil)
+---@param ttl? number seconds
+---@return string?
+function mcp.store.update(key, fn, ttl) end
+---A page of the keys that start with prefix, and the cursor of the next page
+---(nil after the last). A key there the whole time is on some page; one may
+---come twice.
+---@param prefix string
+---@param cursor? string
+---@return string[] keys
+---@return string? cursor
+function mcp.store.keys(prefix, cursor) end
 
 -- }======
 

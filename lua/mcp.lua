@@ -44,9 +44,30 @@ M.http = core.http
 M.exec = core.exec
 --- mcp.socket: luasocket's tcp/unix client as cosockets (core/io/io_socket.h)
 M.socket = core.socket
---- mcp.store.get/set/incr/delete(key, ...): data the instances share (memory, or
---- Redis with --store; core/io/store.h)
+--- mcp.store.get/set/incr/delete/add/cas/keys(key, ...): data the instances share
+--- (memory, or Redis with --store; core/io/store.h)
 M.store = core.store
+--- mcp.store.update(key, fn [, ttl]) -> the new value: fn(old) (a string, or nil)
+--- returns the new one (nil deletes), written back only if the key still holds old
+--- (cas); else fn runs again on what it holds now, at most STORE_TRIES times. Looked
+--- up in M.store at each call, so luamcp test's fakes serve it too.
+local STORE_TRIES = 64
+M.store.update = function(key, fn, ttl)
+  if type(fn) ~= "function" then
+    raise(("mcp.store.update: fn must be a function(old) -> new, got %s"):format(type(fn)))
+  end
+  local store = M.store
+  for _ = 1, STORE_TRIES do
+    local old = store.get(key)
+    local new = fn(old)
+    local t = type(new)
+    if new ~= nil and t ~= "string" and t ~= "number" then
+      raise(("mcp.store.update: fn must return a string, a number or nil, got %s"):format(t))
+    end
+    if store.cas(key, old, new, ttl) then return new ~= nil and tostring(new) or nil end
+  end
+  raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
+end
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].

@@ -489,6 +489,37 @@ local store = {
     state.store[k] = nil
     return had
   end,
+  add = function(k, v, ttl)
+    k = store_key("add", k)
+    if type(v) ~= "string" and type(v) ~= "number" then
+      error(fmt("mcp.store.add: the value must be a string or a number, got %s", type(v)), 2)
+    end
+    if state.store[k] then return false end
+    state.store[k] = { value = tostring(v), expires = store_ttl("add", ttl) }
+    return true
+  end,
+  cas = function(k, old, new, ttl)
+    k = store_key("cas", k)
+    for _, v in ipairs { old, new } do
+      if v ~= nil and type(v) ~= "string" and type(v) ~= "number" then
+        error(fmt("mcp.store.cas: the value must be a string or a number (or nil), got %s", type(v)), 2)
+      end
+    end
+    local cur = state.store[k] and state.store[k].value
+    if cur ~= (old ~= nil and tostring(old) or nil) then return false end
+    state.store[k] = new ~= nil and { value = tostring(new), expires = store_ttl("cas", ttl) } or nil
+    return true
+  end,
+  keys = function(prefix, cursor)
+    if type(prefix) ~= "string" then error(fmt("mcp.store.keys: the prefix must be a string, got %s", type(prefix)), 2) end
+    if cursor ~= nil then error("mcp.store.keys: the fake store answers in one page: no cursor to give", 2) end
+    local out = {}
+    for k, e in pairs(state.store) do
+      if k:sub(1, #prefix) == prefix and not (e.expires and e.expires <= clock.now) then out[#out + 1] = k end
+    end
+    table.sort(out)
+    return out, nil
+  end,
 }
 T.store = {
   -- what the store holds now (expired keys left out), for assertions

@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "buf.h"
 #include "call.h"
 #include "clock.h"
 #include "engine.h"
@@ -34,8 +35,11 @@
 /* the memory table is swept of expired keys every this many writes */
 #define SWEEP_EVERY 4096
 
-enum { OP_GET, OP_SET, OP_INCR, OP_DELETE };
-static const char *const op_names[] = {"get", "set", "incr", "delete"};
+enum { OP_GET, OP_SET, OP_INCR, OP_DELETE, OP_ADD, OP_CAS, OP_KEYS };
+static const char *const op_names[] = {"get", "set", "incr", "delete", "add", "cas", "keys"};
+/* keys(): at least this many per page when there are as many (the memory
+   table's; Redis's SCAN COUNT, a hint it follows roughly) */
+#define KEYS_PAGE 100
 
 /* {====================================================== memory */
 
@@ -211,11 +215,15 @@ typedef struct store_op {
   long long integer;
   char *str;
   size_t len;
+  char **keys; /* keys(): a page of SCAN's, its cursor in str */
+  size_t *klens, nkeys;
   trace_span *span; /* the command as a span of the call's, when traced */
 } store_op;
 
 static void op_free(store_op *o) {
   if (o->span) trace_end(o->span);
+  for (size_t i = 0; i < o->nkeys; i++) free(o->keys[i]);
+  free(o->keys), free(o->klens);
   free(o->str);
   free(o);
 }
@@ -245,6 +253,21 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
     o->len = reply->len;
   }
   if (reply && reply->type == REDIS_REPLY_INTEGER) o->integer = reply->integer;
+  if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+      reply->element[0]->type == REDIS_REPLY_STRING && reply->element[1]->type == REDIS_REPLY_ARRAY) {
+    const redisReply *cur = reply->element[0], *list = reply->element[1]; /* SCAN's */
+    o->str = strndup(cur->str, cur->len);
+    o->len = cur->len;
+    o->keys = calloc(list->elements ? list->elements : 1, sizeof *o->keys);
+    o->klens = calloc(list->elements ? list->elements : 1, sizeof *o->klens);
+    for (size_t i = 0; i < list->elements; i++) {
+      const redisReply *k = list->element[i];
+      if (k->type != REDIS_REPLY_STRING) continue;
+      o->keys[o->nkeys] = malloc(k->len ? k->len : 1);
+      memcpy(o->keys[o->nkeys], k->str, k->len);
+      o->klens[o->nkeys++] = k->len;
+    }
+  }
   call *c = o->c;
   o->c = NULL;
   lua_pushboolean(call_thread(c), 1); /* no allocation in a loop callback */
@@ -270,8 +293,19 @@ static int push_reply(lua_State *L) {
       if (o->type == REDIS_REPLY_STRING) lua_pushlstring(L, o->str, o->len);
       else lua_pushnil(L);
       return 1;
-    case OP_SET: lua_pushboolean(L, o->type == REDIS_REPLY_STATUS); return 1;
+    case OP_SET:
+    case OP_ADD: lua_pushboolean(L, o->type == REDIS_REPLY_STATUS); return 1; /* NX: nil when it was there */
     case OP_INCR: lua_pushinteger(L, (lua_Integer)o->integer); return 1;
+    case OP_KEYS:
+      if (!o->str) return luaL_error(L, "mcp.store.keys: redis: an answer that is no SCAN reply");
+      lua_createtable(L, (int)o->nkeys, 0);
+      for (size_t i = 0; i < o->nkeys; i++) {
+        lua_pushlstring(L, o->keys[i], o->klens[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+      }
+      if (o->len == 1 && o->str[0] == '0') lua_pushnil(L); /* the last page */
+      else lua_pushlstring(L, o->str, o->len);
+      return 2;
     default: lua_pushboolean(L, o->integer > 0); return 1;
   }
 }
@@ -283,10 +317,10 @@ static int op_done(lua_State *L, int status, lua_KContext k) {
   lua_settop(L, 0);
   lua_pushcfunction(L, push_reply);
   lua_pushlightuserdata(L, o);
-  int st = lua_pcall(L, 1, 1, 0);
+  int st = lua_pcall(L, 1, LUA_MULTRET, 0);
   op_free(o);
   if (st != LUA_OK) return lua_error(L);
-  return 1;
+  return lua_gettop(L);
 }
 
 /* Send the command and park the call on its reply. */
@@ -321,6 +355,14 @@ static int redis_op(lua_State *L, int op, int argc, const char **argv, const siz
   return lua_yieldk(L, 0, (lua_KContext)(intptr_t)o, op_done);
 }
 
+/* cas: ARGV = has old, old, has new, new, TTL in ms (0: none) */
+static const char cas_script[] =
+    "local cur = redis.call('GET', KEYS[1]) "
+    "if ARGV[1] == '1' then if cur ~= ARGV[2] then return 0 end elseif cur then return 0 end "
+    "if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) "
+    "elseif ARGV[5] ~= '0' then redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[5]) "
+    "else redis.call('SET', KEYS[1], ARGV[4]) end return 1";
+
 static const char incr_script[] =
     "local v = redis.call('INCRBY', KEYS[1], ARGV[1]) "
     "if ARGV[2] ~= '0' and redis.call('PTTL', KEYS[1]) == -1 then "
@@ -349,21 +391,33 @@ static int store_get(lua_State *L) {
   return 1;
 }
 
+/* A value argument: a string, or a number as its decimal text (as Lua
+   writes it); with may_be_nil, nil is NULL. */
+static const char *check_value(lua_State *L, int i, const char *op, bool may_be_nil, size_t *n) {
+  int t = lua_type(L, i);
+  if (may_be_nil && t <= LUA_TNIL) {
+    *n = 0;
+    return NULL;
+  }
+  if (t != LUA_TSTRING && t != LUA_TNUMBER)
+    luaL_error(L, "mcp.store.%s: the value must be a string or a number%s, got %s", op,
+               may_be_nil ? " (or nil)" : "", luaL_typename(L, i));
+  const char *v = lua_tolstring(L, i, n);
+  if (*n > VALUE_MAX) luaL_error(L, "mcp.store.%s: the value is larger than %d MiB", op, (int)(VALUE_MAX >> 20));
+  return v;
+}
+
+static void ttl_ms(double ttl, char ms[32]) { snprintf(ms, 32, "%.0f", ceil(ttl * 1000.0)); }
+
 static int store_set(lua_State *L) {
   in_call(L, "set");
   size_t kn, vn;
   const char *k = check_key(L, "set", &kn);
-  int t = lua_type(L, 2);
-  if (t != LUA_TSTRING && t != LUA_TNUMBER)
-    return luaL_error(L, "mcp.store.set: the value must be a string or a number, got %s",
-                      luaL_typename(L, 2));
-  const char *v = lua_tolstring(L, 2, &vn); /* a number: its decimal text, as Lua writes it */
-  if (vn > VALUE_MAX)
-    return luaL_error(L, "mcp.store.set: the value is larger than %d MiB", (int)(VALUE_MAX >> 20));
+  const char *v = check_value(L, 2, "set", false, &vn);
   double ttl = check_ttl(L, 3, "set");
   if (rconn) {
     char ms[32];
-    snprintf(ms, sizeof ms, "%.0f", ceil(ttl * 1000.0));
+    ttl_ms(ttl, ms);
     const char *argv[] = {"SET", k, v, "PX", ms};
     size_t lens[] = {3, kn, vn, 2, strlen(ms)};
     return redis_op(L, OP_SET, ttl > 0 ? 5 : 3, argv, lens);
@@ -371,6 +425,111 @@ static int store_set(lua_State *L) {
   if (!mem_put(k, kn, v, vn, ttl)) return store_full(L, "set");
   lua_pushboolean(L, 1);
   return 1;
+}
+
+/* add(key, value [, ttl]): set only if the key is absent; whether it was */
+static int store_add(lua_State *L) {
+  in_call(L, "add");
+  size_t kn, vn;
+  const char *k = check_key(L, "add", &kn);
+  const char *v = check_value(L, 2, "add", false, &vn);
+  double ttl = check_ttl(L, 3, "add");
+  if (rconn) {
+    char ms[32];
+    ttl_ms(ttl, ms);
+    const char *argv[] = {"SET", k, v, "NX", "PX", ms};
+    size_t lens[] = {3, kn, vn, 2, 2, strlen(ms)};
+    return redis_op(L, OP_ADD, ttl > 0 ? 6 : 4, argv, lens);
+  }
+  bool absent = slot(k, kn) == NULL;
+  if (absent && !mem_put(k, kn, v, vn, ttl)) return store_full(L, "add");
+  lua_pushboolean(L, absent);
+  return 1;
+}
+
+/* cas(key, old, new [, ttl]): new (nil: delete) only if the value is old
+   now (nil: absent); whether it was. new is set as set sets it (its ttl,
+   or none). */
+static int store_cas(lua_State *L) {
+  in_call(L, "cas");
+  size_t kn, on, nn;
+  const char *k = check_key(L, "cas", &kn);
+  const char *old = check_value(L, 2, "cas", true, &on);
+  const char *fresh = check_value(L, 3, "cas", true, &nn);
+  double ttl = check_ttl(L, 4, "cas");
+  if (rconn) {
+    char ms[32];
+    ttl_ms(ttl, ms);
+    const char *argv[] = {"EVAL", cas_script, "1", k, old ? "1" : "0", old ? old : "", fresh ? "1" : "0",
+                          fresh ? fresh : "", ms};
+    size_t lens[] = {4, sizeof cas_script - 1, 1, kn, 1, on, 1, nn, strlen(ms)};
+    return redis_op(L, OP_CAS, 9, argv, lens);
+  }
+  entry **p = slot(k, kn);
+  bool same = old ? p && (*p)->vlen == on && memcmp((*p)->val, old, on) == 0 : p == NULL;
+  if (same && fresh) {
+    if (!mem_put(k, kn, fresh, nn, ttl)) return store_full(L, "cas");
+  } else if (same && p) {
+    entry *e = *p;
+    *p = e->next;
+    entry_free(e);
+    mem.n--;
+  }
+  lua_pushboolean(L, same);
+  return 1;
+}
+
+/* keys(prefix [, cursor]): a page of the keys that start with prefix and
+   the cursor of the next page (nil after the last). A key there the whole
+   time is on some page; one may come twice (Redis's SCAN, or the memory
+   table growing between pages). */
+static int store_keys(lua_State *L) {
+  in_call(L, "keys");
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "mcp.store.keys: the prefix must be a string, got %s", luaL_typename(L, 1));
+  size_t pn, cn = 1;
+  const char *prefix = lua_tolstring(L, 1, &pn);
+  if (pn > KEY_MAX) return luaL_error(L, "mcp.store.keys: the prefix is longer than a key may be (%d bytes)", KEY_MAX);
+  const char *cursor = "0";
+  if (!lua_isnoneornil(L, 2)) {
+    if (lua_type(L, 2) != LUA_TSTRING)
+      return luaL_error(L, "mcp.store.keys: the cursor must be the string a page gave, got %s", luaL_typename(L, 2));
+    cursor = lua_tolstring(L, 2, &cn);
+  }
+  long long at;
+  if (!parse_int(cursor, cn, &at) || at < 0)
+    return luaL_error(L, "mcp.store.keys: '%s' is not a cursor a page gave", cursor);
+  if (rconn) {
+    buf match; /* the prefix as a glob: its own * ? [ ] \\ escaped */
+    buf_init(&match);
+    for (size_t i = 0; i < pn; i++) {
+      if (prefix[i] && strchr("*?[]\\", prefix[i])) buf_putc(&match, '\\');
+      buf_putc(&match, prefix[i]);
+    }
+    buf_putc(&match, '*');
+    /* on the stack, not in C: redis_op yields (a longjmp) once it is sent */
+    lua_pushlstring(L, match.p, match.len);
+    buf_free(&match);
+    size_t mn;
+    const char *m = lua_tolstring(L, -1, &mn);
+    char count[16];
+    snprintf(count, sizeof count, "%d", KEYS_PAGE);
+    const char *argv[] = {"SCAN", cursor, "MATCH", m, "COUNT", count};
+    size_t lens[] = {4, cn, 5, mn, 5, strlen(count)};
+    return redis_op(L, OP_KEYS, 6, argv, lens);
+  }
+  lua_newtable(L);
+  size_t n = 0, b = (size_t)at;
+  double t = clock_now();
+  for (; b < mem.nb && n < KEYS_PAGE; b++)
+    for (entry *e = mem.b[b]; e; e = e->next)
+      if (e->klen >= pn && memcmp(e->key, prefix, pn) == 0 && !expired(e, t)) {
+        lua_pushlstring(L, e->key, e->klen);
+        lua_rawseti(L, -2, (lua_Integer)++n);
+      }
+  if (b >= mem.nb) lua_pushnil(L);
+  else lua_pushfstring(L, "%d", (int)b);
+  return 2;
 }
 
 static int store_incr(lua_State *L) {
@@ -441,6 +600,9 @@ void store_push(lua_State *L) {
                                  {"set", store_set},
                                  {"incr", store_incr},
                                  {"delete", store_delete},
+                                 {"add", store_add},
+                                 {"cas", store_cas},
+                                 {"keys", store_keys},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
 }

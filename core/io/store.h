@@ -7,6 +7,12 @@
  *   mcp.store.incr(key [, by [, ttl]])  -- the new integer; ttl only if the
  *                                          key has none (a fixed window)
  *   mcp.store.delete(key)               -- whether it existed
+ *   mcp.store.add(key, value [, ttl])   -- set if absent (Redis: SET NX); whether it was
+ *   mcp.store.cas(key, old, new [, ttl])-- new (nil: delete) only if the value is old
+ *                                          (nil: absent), one script on Redis
+ *   mcp.store.keys(prefix [, cursor])   -- a page of keys and the next cursor (SCAN)
+ *
+ * (mcp.store.update, a cas loop, is lua/mcp.lua's.)
  *
  * Values are strings (numbers are stored as their decimal text), as Redis
  * keeps them, so a script counts the same way on one instance or ten. By
