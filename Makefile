@@ -10,6 +10,8 @@ FUZZ_TARGETS := jsonrpc json validate uri_template http pattern encoding peer
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 GIFT_JSON  := {"occasion":"birthday","budget":50,"recipient":"a friend who loves board games"}
 PORT       ?= 8080
+# our own builds treat warnings as errors; a packager's plain cmake does not
+WERROR     ?= -DLUAMCP_WERROR=ON
 # make install / uninstall: the usual PREFIX and DESTDIR
 PREFIX     ?= /usr/local
 BINDIR     := $(PREFIX)/bin
@@ -25,21 +27,21 @@ USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE aut
 all: build
 
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 asan:
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLUAMCP_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLUAMCP_SANITIZE=ON $(WERROR) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 # only the server: the HTTP suites run it under ThreadSanitizer
 tsan:
-	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_TSAN=ON >/dev/null
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_TSAN=ON $(WERROR) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target luamcp
 
 # the libFuzzer targets (tests/fuzz): clang, ASan+UBSan, coverage
 fuzz-build:
-	@CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_FUZZ=ON >/dev/null
+	@CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLUAMCP_FUZZ=ON $(WERROR) >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 
 # each target for FUZZ_SECONDS, one after the other, from a temporary copy
@@ -86,7 +88,7 @@ run: deps-run build
 test: deps-test npm asan tsan
 	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory fuzz-build || exit 1; \
 	  fuzz_dir=$(CURDIR)/$(FUZZ_BUILD); else echo "no $(FUZZ_CC): fuzz.* not run"; fuzz_dir=; fi; \
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR) \
 	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) \
 	  -DLUAMCP_FUZZ_DIR=$$fuzz_dir >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)

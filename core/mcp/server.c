@@ -194,14 +194,16 @@ static void dispatch_failed(void *ud, void *msg, const char *err) {
 
 /* A request answered by the dispatch itself (no call took it over) is
    over; its outlet is finished here. */
-static void release(void *ud, void *msg, bool dispatched) {
-  server *srv = ud;
-  inmsg *im = msg;
+static void finish_reply(server *srv, inmsg *im, bool dispatched) {
   if (im->reply && im->reply != im->s->standalone && !im->taken) {
     if (dispatched) output_done(srv, im->reply);
     else if (im->reply->finish) im->reply->finish(im->reply);
   }
-  inmsg_free(im);
+}
+
+static void release(void *ud, void *msg, bool dispatched) {
+  finish_reply(ud, msg, dispatched);
+  inmsg_free(msg);
 }
 
 static void submit(server *srv, inmsg *im, const jsonrpc_msg *parsed);
@@ -282,7 +284,7 @@ void server_inject_as(server *srv, session *s, outlet *reply, const char *p, siz
   }
   if (quick(srv, &im)) { /* in a busy handler's hook: no Lua needed, answer now */
     server_dispatch(srv, &im);
-    release(srv, &im, true);
+    finish_reply(srv, &im, true); /* im is on this stack: nothing of it to free */
     return;
   }
   /* a handler is running (we are in its hook): keep the message for later */
