@@ -249,3 +249,21 @@ end }
     await removeTemp(dir);
   }
 });
+
+// Issue 33, item 6: what a client chooses reaches log lines (initialize's
+// protocolVersion); with --access-log - both go to stderr, and a client
+// wrote a whole fake access-log line and a fake "luamcp: info:" line. Now a
+// line break goes on as "  | ", control bytes and what is not UTF-8 as \xHH.
+test('a client cannot forge log lines: its line breaks, control bytes and bad UTF-8 are escaped', opts, () =>
+  withRaw(['--no-watch', '--access-log', '-', HOSTILE_APP], async (srv) => {
+    const fakeAccess = JSON.stringify({ time: '2026-12-01T00:00:00Z', peer: '10.0.0.1', method: 'tools/call', name: 'admin', outcome: 'ok' });
+    const forged = `2025-11-25\nluamcp: info: session of admin opened\n${fakeAccess}\r\u001b[2J`;
+    const r = await srv.call('f', 'initialize', { protocolVersion: forged, capabilities: {}, clientInfo: { name: 'x\ny', version: '1' } });
+    assert.ok(r.result, JSON.stringify(r));
+    await srv.call('p', 'ping');
+    const lines = srv.stderr.split('\n');
+    assert.ok(!lines.some((l) => l.startsWith('luamcp: info: session of admin')), srv.stderr);
+    assert.ok(!lines.some((l) => l.startsWith('{') && l.includes('"admin"')), srv.stderr);
+    assert.ok(!srv.stderr.includes('\r') && !srv.stderr.includes('\u001b'), JSON.stringify(srv.stderr));
+    assert.match(srv.stderr, /client initialized \(asked 2025-11-25\n {2}\| luamcp: info: session of admin opened\n {2}\| \{/);
+  }));
