@@ -356,6 +356,11 @@ static void check_options(options *o) {
   if (o->h.auth_client_id && !o->h.auth_client_secret)
     cli_die_usage("%s needs its secret: LUAMCP_AUTH_CLIENT_SECRET or --auth-client-secret-file FILE",
                   "--auth-client-id");
+  /* the rest of what serve's authorization would refuse, before anything
+     loads or listens (a usage error, status 2) */
+  char auth_why[1200];
+  if (o->http && !transport_http_check(&o->h, auth_why, sizeof auth_why))
+    cli_die_usage("%s", auth_why);
   /* over stdio the client's pipes and its session are the process's: a
      new one could not take them over */
   if (o->restart_on_stall > 0 && !o->http) cli_die_usage("%s needs --http", "--restart-on-stall");

@@ -95,11 +95,10 @@ static void build_metadata_url(http_server *srv) {
   srv->auth.metadata_url = buf_take(&b, NULL);
 }
 
-bool http_auth_init(http_server *srv, char *why, size_t cap) {
-  const http_options *o = &srv->opt;
+bool transport_http_check(const http_options *o, char *why, size_t cap) {
   if (!o->auth_resource) return true;
   if (!http_auth_url_ok(o->auth_resource, false)) {
-    snprintf(why, cap, "--auth-resource %s: an absolute https URL (http only on loopback), "
+    snprintf(why, cap, "--auth-resource %s: an absolute https URL (http only to a loopback host; no user@), "
              "no query, no fragment", o->auth_resource);
     return false;
   }
@@ -110,7 +109,7 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
   }
   for (size_t i = 0; i < o->nauth_issuers; i++)
     if (!http_auth_url_ok(o->auth_issuers[i], false)) {
-      snprintf(why, cap, "--auth-issuer %s: an absolute https URL (http only on loopback)",
+      snprintf(why, cap, "--auth-issuer %s: an absolute https URL (http only to a loopback host; no user@)",
                o->auth_issuers[i]);
       return false;
     }
@@ -120,7 +119,7 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
     return false;
   }
   if (o->auth_introspect && !http_auth_url_ok(o->auth_introspect, true)) {
-    snprintf(why, cap, "--auth-introspect %s: an absolute https URL (http only on loopback)",
+    snprintf(why, cap, "--auth-introspect %s: an absolute https URL (http only to a loopback host; no user@)",
              o->auth_introspect);
     return false;
   }
@@ -129,6 +128,12 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
              "fetched from the issuer's metadata)");
     return false;
   }
+  return true;
+}
+
+bool http_auth_init(http_server *srv, char *why, size_t cap) {
+  if (!srv->opt.auth_resource) return true;
+  if (!transport_http_check(&srv->opt, why, cap)) return false;
   if (!http_keys_init(srv, why, cap)) return false;
   srv->auth.on = true;
   srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);

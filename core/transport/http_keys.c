@@ -62,13 +62,58 @@ static struct timespec at(double t) {
   return ts;
 }
 
+/* Is the host (n bytes, brackets gone) a loopback one: localhost, ::1 or
+   127.0.0.0/8 written as four decimal numbers? */
+static bool loopback_host(const char *h, size_t n) {
+  if ((n == 9 && memcmp(h, "localhost", 9) == 0) || (n == 3 && memcmp(h, "::1", 3) == 0)) return true;
+  int parts = 0, digits = 0, value = 0;
+  bool first_127 = false;
+  for (size_t i = 0; i <= n; i++) {
+    if (i == n || h[i] == '.') {
+      if (!digits || value > 255) return false;
+      if (parts == 0) first_127 = value == 127;
+      parts++, digits = 0, value = 0;
+    } else if (h[i] >= '0' && h[i] <= '9' && digits < 3) {
+      value = value * 10 + (h[i] - '0'), digits++;
+    } else {
+      return false;
+    }
+  }
+  return parts == 4 && first_127;
+}
+
+/* The URL parsed, not matched by prefix: https, or http to a loopback host;
+   a host; no userinfo (user@host: "http://127.0.0.1@evil" names evil); a
+   numeric port if any; no fragment, and no query unless allowed. */
 bool http_auth_url_ok(const char *u, bool allow_query) {
-  bool loop = strncmp(u, "http://127.0.0.1", 16) == 0 || strncmp(u, "http://localhost", 16) == 0 ||
-              strncmp(u, "http://[::1]", 12) == 0;
-  if (strncmp(u, "https://", 8) != 0 && !loop) return false;
-  const char *host = strstr(u, "://") + 3;
-  if (!*host || *host == '/' || strchr(u, '#') || strpbrk(u, " \t\r\n\"\\")) return false;
-  return allow_query || !strchr(u, '?');
+  bool https = strncmp(u, "https://", 8) == 0;
+  if (!https && strncmp(u, "http://", 7) != 0) return false;
+  if (strchr(u, '#') || strpbrk(u, " \t\r\n\"\\") || (!allow_query && strchr(u, '?'))) return false;
+  const char *auth = u + (https ? 8 : 7), *end = auth + strcspn(auth, "/?");
+  if (memchr(auth, '@', (size_t)(end - auth))) return false;
+  const char *host = auth, *hend, *port;
+  if (*host == '[') {
+    hend = memchr(host, ']', (size_t)(end - host));
+    if (!hend) return false;
+    host++;
+    port = hend + 1;
+    if (port < end && *port != ':') return false;
+  } else {
+    hend = memchr(host, ':', (size_t)(end - host));
+    if (!hend) hend = end;
+    port = hend;
+  }
+  if (hend == host) return false;
+  if (port < end) { /* ":NNNNN" */
+    long p = 0;
+    const char *d = port + 1;
+    if (d == end) return false;
+    for (; d < end; d++) {
+      if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535) return false;
+    }
+    if (p == 0) return false;
+  }
+  return https || loopback_host(host, (size_t)(hend - host));
 }
 
 /* {====== fetching */

@@ -73,6 +73,10 @@ bool transport_http_instance_ok(const char *name);
    runs the engine on the calling thread. Returns 0, or 1 when the server
    could not start (the reason is logged). */
 int transport_http_serve(server *srv, const http_options *o);
+/* Do the --auth-* and --token options make sense together (URLs parsed:
+   https, or http to a loopback host, no userinfo)? False with why: a usage
+   error, said before anything loads or listens. */
+bool transport_http_check(const http_options *o, char *why, size_t cap);
 /* luamcp check: the --auth-* options as serve would take them, each
    issuer's keys fetched once (a line each on stdout; why not on stderr).
    0 when they work (or there are none), 1 when not. */

@@ -2,7 +2,8 @@
 // their exit codes (0 ok, 1 a problem with the app or an isError result,
 // 2 a usage error).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
@@ -52,6 +53,38 @@ test('an unknown command or option: exit 2 with a hint on stderr', opts, async (
   const opt = await run(['check', '--no-such-option', EXAMPLE_APP]);
   exits(opt, 2);
   assert.match(opt.stderr, /--no-such-option/);
+});
+
+// Issue 33, items 5 and 11: authorization options that cannot work are usage
+// errors (exit 2) before anything is loaded or served, and a URL is parsed,
+// not matched by prefix: "http://127.0.0.1.evil.example" is not loopback,
+// "http://localhost@evil.example" names evil.example (userinfo is refused).
+test('bad authorization options: exit 2 before serving; URLs parsed (loopback host, no userinfo)', opts, async () => {
+  const serve = (...args) => run(['serve', '--http', '127.0.0.1:0', ...args, EXAMPLE_APP]);
+  const secret = path.join(tmpdir(), `luamcp-cli-secret-${process.pid}`);
+  writeFileSync(secret, 's3cret\n', { mode: 0o600 });
+  const cases = [
+    [['--token', 'x', '--auth-resource', 'http://127.0.0.1:1/mcp', '--auth-issuer', 'http://127.0.0.1:2'], /exclude each other/],
+    [['--auth-resource', 'http://example.com/mcp', '--auth-issuer', 'https://as.example'], /--auth-resource http:\/\/example\.com\/mcp: an absolute https URL/],
+    [['--auth-resource', 'https://mcp.example/mcp'], /needs --auth-issuer/],
+    [['--auth-resource', 'http://127.0.0.1.evil.example/mcp', '--auth-issuer', 'https://as.example'], /--auth-resource/],
+    [['--auth-resource', 'https://mcp.example/mcp', '--auth-issuer', 'http://localhost@evil.example'], /--auth-issuer/],
+    [['--auth-resource', 'https://mcp.example/mcp', '--auth-issuer', 'http://[::1]@evil.example'], /--auth-issuer/],
+    [['--auth-resource', 'https://mcp.example/mcp', '--auth-issuer', 'https://as.example', '--auth-client-id', 'c',
+      '--auth-client-secret-file', secret, '--auth-introspect', 'http://localhost:1@127.0.0.2:9/introspect'], /--auth-introspect/],
+  ];
+  for (const [args, why] of cases) {
+    const r = await serve(...args);
+    exits(r, 2);
+    assert.match(r.stderr, why, args.join(' '));
+    assert.doesNotMatch(r.stderr, /serving|listening/, args.join(' '));
+  }
+  unlinkSync(secret);
+  // loopback written other ways is still loopback: these start (and are stopped by check's fetch failing: exit 1, not 2)
+  for (const host of ['http://127.0.0.1:9', 'http://localhost:9', 'http://[::1]:9', 'http://127.1.2.3:9']) {
+    const r = await run(['check', '--auth-resource', 'https://mcp.example/mcp', '--auth-issuer', host, EXAMPLE_APP]);
+    assert.notEqual(r.code, 2, `${host}: ${r.stderr}`);
+  }
 });
 
 test('luamcp check: the example app and the test apps are fine (exit 0)', opts, async () => {
