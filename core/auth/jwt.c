@@ -32,6 +32,7 @@ const char *jwt_status_text(jwt_status s) {
     case JWT_EXPIRED: return "the token has expired";
     case JWT_NOT_YET: return "the token is not valid yet";
     case JWT_SUBJECT: return "the token names no subject (sub)";
+    case JWT_NO_EXPIRY: return "the token has no expiry (exp)";
   }
   return "invalid token";
 }
@@ -39,7 +40,8 @@ const char *jwt_status_text(jwt_status s) {
 const char *jwt_status_name(jwt_status s) {
   static const char *const names[] = {"valid",      "malformed", "typ",       "alg",
                                       "issuer",     "unknown_kid", "no_key",  "signature",
-                                      "audience",   "expired",   "not_yet",   "subject"};
+                                      "audience",   "expired",   "not_yet",   "subject",
+                                      "no_exp"};
   return (unsigned)s < sizeof names / sizeof *names ? names[s] : "invalid";
 }
 
@@ -133,11 +135,7 @@ static bool decode_object(const char *s, size_t n, buf *out) {
          !memmem(out->p, out->len, "\\u0000", 6);
 }
 
-/* A NumericDate: seconds, maybe with a fraction (dropped). Read by hand,
-   not strtod, whose decimal point is the locale's. No exponent, at most
-   15 digits: later than any real date, so sums with the skew never
-   overflow. 0: absent, 1: read, -1: present but no NumericDate. */
-static int numeric_date(json_span obj, const char *key, long long *out) {
+int jwt_numeric_date(json_span obj, const char *key, long long *out) {
   json_span v;
   if (!json_object_get(obj, key, &v)) return 0;
   size_t i = 0, digits = 0;
@@ -235,9 +233,12 @@ static jwt_status check_signature(const jwk_set *keys, jwt_alg alg, const char *
 static jwt_status check_claims(json_span pl, const jwt_policy *p, jwt_claims *out) {
   long long nbf = 0, iat = 0;
   if (!audience_ok(pl, p->audience)) return JWT_AUDIENCE;
-  if (numeric_date(pl, "exp", &out->exp) != 1 || p->now >= out->exp + p->skew) return JWT_EXPIRED;
+  int has_exp = jwt_numeric_date(pl, "exp", &out->exp);
+  if (has_exp < 0) return JWT_MALFORMED;
+  if (has_exp == 0) return JWT_NO_EXPIRY;
+  if (p->now >= out->exp + p->skew) return JWT_EXPIRED;
   /* present, they must be dates: one we cannot read fails closed */
-  int has_nbf = numeric_date(pl, "nbf", &nbf), has_iat = numeric_date(pl, "iat", &iat);
+  int has_nbf = jwt_numeric_date(pl, "nbf", &nbf), has_iat = jwt_numeric_date(pl, "iat", &iat);
   if (has_nbf < 0 || has_iat < 0) return JWT_MALFORMED;
   if ((has_nbf && nbf - p->skew > p->now) || (has_iat && iat - p->skew > p->now)) return JWT_NOT_YET;
   out->iat = iat;

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "json.h"
+
 /* One issuer's public keys, parsed from a JWKS document ({"keys":[...]}).
    Keys it cannot use (oct, unknown kty/crv, "use" other than "sig", RSA
    under 2048 bits, points not on the curve) are skipped, not fatal. */
@@ -40,6 +42,7 @@ typedef enum {
   JWT_EXPIRED,      /* exp missing or past (beyond the skew) */
   JWT_NOT_YET,      /* nbf or iat in the future (beyond the skew) */
   JWT_SUBJECT,      /* sub missing, empty or not a string: no one to name (RFC 9068 2.2) */
+  JWT_NO_EXPIRY,    /* exp missing (RFC 9068 2.2 requires it) */
 } jwt_status;
 
 const char *jwt_status_text(jwt_status s);  /* a short phrase for logs/errors */
@@ -70,6 +73,12 @@ typedef struct jwt_claims {
   char *payload;    /* the whole claims object as JSON */
   size_t payload_len;
 } jwt_claims;
+
+/* A NumericDate member of obj: seconds, maybe with a fraction (dropped).
+   Read by hand, not strtod, whose decimal point is the locale's. No
+   exponent, at most 15 digits: later than any real date, so sums with a
+   skew never overflow. 0: absent, 1: read, -1: present but no NumericDate. */
+int jwt_numeric_date(json_span obj, const char *key, long long *out);
 
 /* Verify token (the bearer credential, without "Bearer "). On JWT_OK
    *out holds the claims; on JWT_UNKNOWN_KID out->issuer and out->kid say

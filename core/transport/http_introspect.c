@@ -68,7 +68,7 @@ static bool trusted(const http_server *srv, const char *iss) {
 
 /* The answer's claims as a principal, or NULL with why. */
 static principal *judge(http_server *srv, json_span doc, long long now, const char **why) {
-  json_span active, aud, exp, nbf;
+  json_span active, aud;
   if (!json_object_get(doc, "active", &active) || active.n != 4 || memcmp(active.p, "true", 4) != 0) {
     *why = "the token is not active";
     return NULL;
@@ -77,19 +77,20 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
     *why = "the token is not meant for this server (aud)";
     return NULL;
   }
-  long long skew = (long long)srv->opt.auth_skew, e = 0;
-  if (json_object_get(doc, "exp", &exp)) {
-    if (json_kind(exp) < '0' || json_kind(exp) > '9' || (e = atoll(exp.p)) <= 0) {
-      *why = "the introspection answer is malformed (exp)";
-      return NULL;
-    }
-    if (e + skew <= now) {
-      *why = "the token has expired";
-      return NULL;
-    }
+  /* read as a JWT's dates are (jwt_numeric_date: at most 15 digits, so a
+     huge one is malformed, never an overflow) */
+  long long skew = (long long)srv->opt.auth_skew, e = 0, nb = 0;
+  int has_exp = jwt_numeric_date(doc, "exp", &e), has_nbf = jwt_numeric_date(doc, "nbf", &nb);
+  if (has_exp < 0 || (has_exp && e <= 0) || has_nbf < 0) {
+    *why = has_nbf < 0 ? "the introspection answer is malformed (nbf)"
+                       : "the introspection answer is malformed (exp)";
+    return NULL;
   }
-  if (json_object_get(doc, "nbf", &nbf) && json_kind(nbf) >= '0' && json_kind(nbf) <= '9' &&
-      atoll(nbf.p) - skew > now) {
+  if (has_exp && e + skew <= now) {
+    *why = "the token has expired";
+    return NULL;
+  }
+  if (has_nbf && nb - skew > now) {
     *why = "the token is not valid yet";
     return NULL;
   }

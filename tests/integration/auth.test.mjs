@@ -105,6 +105,8 @@ test('no token, a bad one, or one in the URL: 401/400 with the challenge, on POS
       assert.match(challengeOf(ex), /error="invalid_token"/, what);
       assert.ok(!ex.body.includes(t) && !JSON.stringify(ex.headers).includes(t), `${what}: the token is echoed`);
       if (what.includes('sub')) assert.match(challengeOf(ex), /error_description="the token names no subject \(sub\)"/, what);
+      // not "expired": it never had an expiry (RFC 9068 2.2 requires exp)
+      if (what === 'no exp') assert.match(challengeOf(ex), /error_description="the token has no expiry \(exp\)"/, what);
     }
     const inUrl = await exchange(srv, { method: 'POST', path: `/mcp?access_token=${jwt()}`, headers: mcpHeaders({ version: null }), body: init });
     await inUrl.finished();

@@ -441,8 +441,8 @@ static const struct jv_case JV_CASES[] = {
    "rQsFY6-kPbLYGipX0UW4O7urmFsCE2wOlh39JsnECljrAiKHaSr0a0mNXkwvZpuzqs0Nz8Edya6Cl5pVJ6qsCYDaHovoYk9AtxJ_"
    "mgIMWjMei8uRlVVk-n1h6k0bKU1AZU3y354OyzX1XN8iwuKJmzcKJ686JYvKpXP962MIiywEFMYGQ20o1L5OBgYh_g1ORocwm77w"
    "hhEmPFOQkCfnLAhhYYJh3wA1mJllNRh6-9A",
-   JWT_EXPIRED, NULL},
-  /* exp is a string, not a NumericDate: treated as exp missing (JWT_EXPIRED); JWT_MALFORMED would be defensible too */
+   JWT_NO_EXPIRY, NULL},
+  /* exp is a string, not a NumericDate: malformed, as nbf and iat that are no dates */
   {"exp_string",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"
@@ -451,7 +451,7 @@ static const struct jv_case JV_CASES[] = {
    "DdMprK-HMMWgsfNMF4oMulPIUcyU6eiYSiVxrkDHuXzhDwsbqyQ7Y7Hpaf_eYj6Q3NxaSNbMw4c0RyzFoTZhQ8Bayuy_rzjVR16w"
    "rEi1z6A8LQ_3B7pGVzwjAZ49gn3zw6pq4I97hvABcVu6POsRcO8UVKVlEG2IccU-bJrCKQiDGK5sklcYja-9HqwcDFXtcM-qpR82"
    "yKS9YGVUjGc12zsKQDEqI4_xFFcEttYZFQd0zA2x2VmtsHn_yQALMIaEfB0zg",
-   JWT_EXPIRED, NULL},
+   JWT_MALFORMED, NULL},
   {"nbf_future",
    "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6InJzYS0xIn0.eyJpc3MiOiJodHRwczovL2FzLnRlc3QuZXhhbXBs"
    "ZSIsInN1YiI6InVzZXItNDIiLCJhdWQiOiJodHRwczovL21jcC50ZXN0LmV4YW1wbGUvbWNwIiwiY2xpZW50X2lkIjoiY2xpZW50"

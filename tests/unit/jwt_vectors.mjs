@@ -263,11 +263,11 @@ add('aud_prefix_extension', token(header('RS256', 'rsa-1'),
 // -- time
 add('exp_past', token(header('RS256', 'rsa-1'), payload({ iat: NOW - 7200, exp: NOW - 3600 }), priv.rsa1),
   'JWT_EXPIRED', { check: ['RS256', P.rsa1, true] });
-add('exp_missing', token(header('RS256', 'rsa-1'), payload({}, ['exp']), priv.rsa1), 'JWT_EXPIRED',
+add('exp_missing', token(header('RS256', 'rsa-1'), payload({}, ['exp']), priv.rsa1), 'JWT_NO_EXPIRY',
   { check: ['RS256', P.rsa1, true], comment: 'RFC 9068 requires exp' });
-add('exp_string', token(header('RS256', 'rsa-1'), payload({ exp: '1900000000' }), priv.rsa1), 'JWT_EXPIRED',
+add('exp_string', token(header('RS256', 'rsa-1'), payload({ exp: '1900000000' }), priv.rsa1), 'JWT_MALFORMED',
   { check: ['RS256', P.rsa1, true],
-    comment: 'exp is a string, not a NumericDate: treated as exp missing (JWT_EXPIRED); JWT_MALFORMED would be defensible too' });
+    comment: 'exp is a string, not a NumericDate: malformed, as nbf and iat that are no dates' });
 add('nbf_future', token(header('RS256', 'rsa-1'), payload({ nbf: NOW + 3600, exp: NOW + 7200 }), priv.rsa1),
   'JWT_NOT_YET', { check: ['RS256', P.rsa1, true] });
 add('iat_future', token(header('RS256', 'rsa-1'), payload({ iat: NOW + 3600, exp: NOW + 7200 }), priv.rsa1),
