@@ -139,6 +139,23 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
   srv->auth.cache = calloc(AUTH_CACHE_SLOTS, sizeof *srv->auth.cache);
   pthread_mutex_init(&srv->auth.cache_lock, NULL);
   build_metadata_url(srv);
+  /* a 401 names the scopes to ask for first (--auth-scopes); an item's own
+     come by step-up, with the 403 that names them */
+  buf sc;
+  buf_init(&sc);
+  for (const char *s = srv->opt.auth_scopes; s && *s;) {
+    size_t n = strcspn(s, " ,");
+    bool token = n > 0; /* RFC 6749 3.3: no space, quote or backslash */
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)s[i] < 0x21 || s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] > 0x7E) token = false;
+    if (token) {
+      if (sc.len) buf_putc(&sc, ' ');
+      buf_put(&sc, s, n);
+    }
+    s += n + (s[n] != 0);
+  }
+  buf_putc(&sc, '\0');
+  srv->auth.scope_param = buf_take(&sc, NULL);
   return true;
 }
 
@@ -153,6 +170,7 @@ void http_auth_free(http_server *srv) {
   free(srv->auth.cache);
   http_keys_free(srv);
   free(srv->auth.metadata_url);
+  free(srv->auth.scope_param);
   memset(&srv->auth, 0, sizeof srv->auth);
 }
 
@@ -179,15 +197,17 @@ int http_auth_route(http_server *srv, struct mg_connection *conn, const char *ur
 
 static int challenge(http_server *srv, struct mg_connection *conn, int status, const char *error,
                      const char *description) {
-  char extra[1024], msg[160];
+  char extra[2048], msg[160], scope[1024] = "";
+  const char *sp = srv->auth.scope_param;
+  if (status == 401 && sp && *sp && strlen(sp) + 12 < sizeof scope) snprintf(scope, sizeof scope, ", scope=\"%s\"", sp);
   if (error)
     snprintf(extra, sizeof extra,
-             "WWW-Authenticate: Bearer resource_metadata=\"%s\", error=\"%s\", "
+             "WWW-Authenticate: Bearer resource_metadata=\"%s\"%s, error=\"%s\", "
              "error_description=\"%s\"\r\n",
-             srv->auth.metadata_url, error, description);
+             srv->auth.metadata_url, scope, error, description);
   else
-    snprintf(extra, sizeof extra, "WWW-Authenticate: Bearer resource_metadata=\"%s\"\r\n",
-             srv->auth.metadata_url);
+    snprintf(extra, sizeof extra, "WWW-Authenticate: Bearer resource_metadata=\"%s\"%s\r\n",
+             srv->auth.metadata_url, scope);
   snprintf(msg, sizeof msg, "%s%s%s", status == 401 ? "Unauthorized" : "Bad Request",
            description ? ": " : "", description ? description : "");
   return http_respond_error(conn, status, JSONRPC_INVALID_REQUEST, msg, extra);

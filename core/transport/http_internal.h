@@ -137,6 +137,7 @@ struct http_server {
   struct {                 /* --auth-resource (http_auth.c); on false: off */
     bool on;
     char *metadata_url;    /* where the Protected Resource Metadata is, as the challenge names it */
+    char *scope_param; /* --auth-scopes space-separated: a 401's scope= ("" for none) */
     /* tokens verified, with who they name, until they expire: steady
        traffic pays one signature check per token, not per request */
     pthread_mutex_t cache_lock;

@@ -80,6 +80,8 @@ test('no token, a bad one, or one in the URL: 401/400 with the challenge, on POS
       await ex.finished();
       assert.equal(ex.status, 401, `${method} without a token: ${ex.status}`);
       assert.doesNotMatch(challengeOf(ex), /error=/, 'no error code when no token was sent (RFC 6750 3.1)');
+      // the scopes to ask for first (--auth-scopes): without them a client asks for every scope the metadata lists
+      assert.match(challengeOf(ex), /scope="files:read files:write"/, 'the 401 names the scopes (2025-11-25, Scope Selection)');
     }
     const refused = {
       'another audience': jwt({ aud: 'https://other.example/mcp' }),
