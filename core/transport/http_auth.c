@@ -131,6 +131,14 @@ bool transport_http_check(const http_options *o, char *why, size_t cap) {
   return true;
 }
 
+/* A scope token a header may carry (RFC 6749 3.3: printable ASCII, no
+   space, quote or backslash). */
+static bool scope_token(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x21 || s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] > 0x7E) return false;
+  return n > 0;
+}
+
 bool http_auth_init(http_server *srv, char *why, size_t cap) {
   if (!srv->opt.auth_resource) return true;
   if (!transport_http_check(&srv->opt, why, cap)) return false;
@@ -145,10 +153,7 @@ bool http_auth_init(http_server *srv, char *why, size_t cap) {
   buf_init(&sc);
   for (const char *s = srv->opt.auth_scopes; s && *s;) {
     size_t n = strcspn(s, " ,");
-    bool token = n > 0; /* RFC 6749 3.3: no space, quote or backslash */
-    for (size_t i = 0; i < n; i++)
-      if ((unsigned char)s[i] < 0x21 || s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] > 0x7E) token = false;
-    if (token) {
+    if (scope_token(s, n)) {
       if (sc.len) buf_putc(&sc, ' ');
       buf_put(&sc, s, n);
     }
@@ -379,16 +384,26 @@ bool http_auth_scope_challenge(http_server *srv, const char *json, size_t n, cha
       !json_object_get(err, "data", &data) || !json_object_get(data, "scope", &scope) ||
       json_kind(scope) != '"')
     return false;
-  buf want;
-  buf_init(&want);
-  json_string_unescape(scope, &want);
-  /* scope tokens hold no quote or backslash (mcp.lua checks them) */
-  bool ok = want.p && !strpbrk(want.p, "\"\\\r\n");
-  if (ok) /* too long for hdr: the JSON-RPC error alone (200) */
-    ok = (size_t)snprintf(hdr, cap,
-             "WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"%s\", "
-             "resource_metadata=\"%s\", error_description=\"a wider scope is needed\"\r\n",
-             want.p, srv->auth.metadata_url) < cap;
-  buf_free(&want);
+  buf all, want;
+  buf_init(&all), buf_init(&want);
+  json_string_unescape(scope, &all);
+  /* the scope tokens a header may carry (RFC 6749 3.3: no space, quote or
+     backslash); a granted one that is not (an authorization server's odd
+     scope) is left out, and the 403 a client can step up from stays */
+  for (const char *s = all.p; s && *s;) {
+    size_t k = strcspn(s, " ");
+    if (scope_token(s, k)) {
+      if (want.len) buf_putc(&want, ' ');
+      buf_put(&want, s, k);
+    }
+    s += k + (s[k] != 0);
+  }
+  buf_putc(&want, '\0');
+  /* too long for hdr: the JSON-RPC error alone (200) */
+  bool ok = (size_t)snprintf(hdr, cap,
+                             "WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"%s\", "
+                             "resource_metadata=\"%s\", error_description=\"a wider scope is needed\"\r\n",
+                             want.p, srv->auth.metadata_url) < cap;
+  buf_free(&all), buf_free(&want);
   return ok;
 }

@@ -251,6 +251,12 @@ test('declared scopes: each caller lists what its token allows; a call without t
       assert.equal(want, expected, h);
       assert.equal(JSON.parse(ex.body).error.code, -32043);
     }
+    // a granted scope a header cannot carry (a quote): still a 403 to step up from, without it
+    const odd = jwt({ sub: 'o', scope: 'files:read we"ird' });
+    const oddSession = await openSession(srv, odd);
+    const oddEx = await post(srv, rpc('tools/call', { name: 'write_file', arguments: {} }), { session: oddSession, extra: bearer(odd) });
+    assert.equal(oddEx.status, 403, oddEx.body);
+    assert.match(oddEx.headers['www-authenticate'], /scope="files:read files:write"/);
     // the wider token: the call succeeds on the same session (step-up)
     const both = jwt({ sub: 'r', scope: 'files:read files:write' });
     const done = resultOf(await post(srv, rpc('tools/call', { name: 'write_file', arguments: {} }), { session: rs, extra: bearer(both) }));
