@@ -379,9 +379,30 @@ static bool push_template_match(lua_State *L, const char *tpl, const char *uri, 
   return true;
 }
 
+/* The resource, else the first template, that uri names: its entry
+   (LUA_NOREF: none), scopes and registered name; a template's variables are
+   pushed on the app's state (*nargs 1). */
+static int find_resource(server *srv, const char *uri, size_t n, const char **scopes, const char **item,
+                         int *nargs) {
+  const registry *r = engine_app(srv->e)->reg;
+  *scopes = *item = NULL;
+  *nargs = 0;
+  const reg_resource *res = registry_find_resource(r, uri, n);
+  if (res) {
+    *scopes = res->scopes, *item = res->uri;
+    return res->entry;
+  }
+  for (size_t i = 0; i < r->ntemplates; i++)
+    if (push_template_match(engine_app(srv->e)->vm.L, r->templates[i].uri_template, uri, n)) {
+      *scopes = r->templates[i].scopes, *item = r->templates[i].uri_template;
+      *nargs = 1;
+      return r->templates[i].entry;
+    }
+  return LUA_NOREF;
+}
+
 static void handle_resources_read(server *srv, inmsg *im) {
   const jsonrpc_msg *m = &im->m;
-  const registry *r = engine_app(srv->e)->reg;
   lua_State *L = engine_app(srv->e)->vm.L;
   buf uri;
   buf_init(&uri);
@@ -394,24 +415,9 @@ static void handle_resources_read(server *srv, inmsg *im) {
     buf_free(&uri);
     return;
   }
-  int entry = LUA_NOREF, nargs = 0;
-  const char *scopes = NULL, *item = NULL;
-  const reg_resource *res = registry_find_resource(r, uri.p, uri.len);
-  if (res) {
-    entry = res->entry;
-    scopes = res->scopes;
-    item = res->uri;
-  } else {
-    for (size_t i = 0; i < r->ntemplates; i++) {
-      if (push_template_match(L, r->templates[i].uri_template, uri.p, uri.len)) {
-        entry = r->templates[i].entry;
-        scopes = r->templates[i].scopes;
-        item = r->templates[i].uri_template;
-        nargs = 1;
-        break;
-      }
-    }
-  }
+  int nargs;
+  const char *scopes, *item;
+  int entry = find_resource(srv, uri.p, uri.len, &scopes, &item, &nargs);
   if (entry != LUA_NOREF && scopes && scope_refused(srv, im, scopes, "resource", uri.p)) {
     if (nargs) lua_pop(L, 1);
     buf_free(&uri);
@@ -603,6 +609,15 @@ static void handle_subscription(server *srv, inmsg *im, bool subscribe) {
   if (!param_string(&im->m, "uri", &uri)) {
     output_error(srv, im->reply, im->m.id, JSONRPC_INVALID_PARAMS, "Invalid params: \"uri\" (string) is required");
   } else {
+    /* told of updates only to what it may read: a resource's scopes apply */
+    int nargs = 0;
+    const char *scopes = NULL, *item;
+    int entry = subscribe ? find_resource(srv, uri.p, uri.len, &scopes, &item, &nargs) : LUA_NOREF;
+    if (nargs) lua_pop(engine_app(srv->e)->vm.L, 1);
+    if (entry != LUA_NOREF && scopes && scope_refused(srv, im, scopes, "resource", uri.p)) {
+      buf_free(&uri);
+      return;
+    }
     if (subscribe) session_subscribe(im->s, uri.p, uri.len);
     else session_unsubscribe(im->s, uri.p, uri.len);
     output_json(srv, im->reply, im->m.id, "{}", 2);

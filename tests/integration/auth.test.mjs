@@ -251,6 +251,13 @@ test('declared scopes: each caller lists what its token allows; a call without t
       assert.equal(want, expected, h);
       assert.equal(JSON.parse(ex.body).error.code, -32043);
     }
+    // subscribing is reading's business: a caller without the resource's scope is refused (it would hear of updates)
+    const nobodySession = await openSession(srv, nobody);
+    const sub = await post(srv, rpc('resources/subscribe', { uri: 'file:///secret.txt' }), { session: nobodySession, extra: bearer(nobody) });
+    assert.equal(sub.status, 403, sub.body);
+    assert.equal(JSON.parse(sub.body).error.code, -32043);
+    const readerSub = await post(srv, rpc('resources/subscribe', { uri: 'file:///secret.txt' }), { session: rs, extra: bearer(reader) });
+    assert.deepEqual(resultOf(readerSub), {});
     // a granted scope a header cannot carry (a quote): still a 403 to step up from, without it
     const odd = jwt({ sub: 'o', scope: 'files:read we"ird' });
     const oddSession = await openSession(srv, odd);
