@@ -299,7 +299,9 @@ static int auth_refused(http_server *srv, struct mg_connection *conn, const char
   count_refusal(reason);
   char peer[48];
   http_peer_address(srv, conn, peer, sizeof peer);
-  log_msg(LOG_INFO, "http: %s: token refused: %s", peer, why);
+  /* per request: debug, or a client sending bad tokens floods the log (the
+     refusals are counted in mcp_server_auth_refusals_total) */
+  log_msg(LOG_DEBUG, "http: %s: token refused: %s", peer, why);
   return challenge(srv, conn, 401, "invalid_token", why);
 }
 
