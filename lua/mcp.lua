@@ -811,6 +811,8 @@ function M.use(fn)
   while_loading("use")
   if type(fn) ~= "function" then raise("mcp.use expects a function(req, next)") end
   local list = reg.middleware or {}
+  -- method_chain.c keeps which of them called next() in 64 bits
+  if #list >= 64 then raise("mcp.use: at most 64 middlewares (this would be the 65th)") end
   list[#list + 1] = fn
   reg.middleware = list
 end

@@ -26,7 +26,7 @@ static int chain_next(lua_State *L) {
   if (!r || r->chain_req <= 0 || r->chain_active < 0)
     return luaL_error(L, "mcp.use: next() called outside its middleware");
   int i = r->chain_active;
-  uint64_t bit = i < 64 ? (uint64_t)1 << i : 0;
+  uint64_t bit = (uint64_t)1 << (i & 63); /* mcp.use allows at most 64 */
   if (r->chain_called & bit) { /* named by the middleware's definition: a tail call leaves no frame */
     lua_rawgeti(L, LUA_REGISTRYINDEX, call_app(c)->reg->middleware);
     lua_rawgeti(L, -1, i + 1);

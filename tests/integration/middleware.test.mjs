@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { REPO_ROOT, TEST_TIMEOUT, removeTemp, tempApp, withRaw } from './helpers.mjs';
+import { REPO_ROOT, TEST_TIMEOUT, removeTemp, run, tempApp, withRaw } from './helpers.mjs';
 import { HttpServer, post, rpc } from './http-helpers.mjs';
 import { NGINX, REDIS, startNginx, startRedis, stopChild, until } from './services.mjs';
 
@@ -78,6 +78,25 @@ test('mcp.use: order, req for each method, rewriting, short-circuit, errors at t
         'require("mcp").use(function(req, next) return "v2 " .. tostring(next()) end)\n');
       await until(async () => textOf(await tool('echo', { text: 'x' })) === 'v2 x', 'the reloaded middleware');
     });
+  } finally {
+    await removeTemp(app);
+  }
+});
+
+// Issue 33, item 10: which middleware called next() is kept in 64 bits, and past
+// 64 next() could run twice; a 65th mcp.use is now a load error at its line.
+test('mcp.use: at most 64 middlewares; a 65th is an error at its line', opts, async () => {
+  const app = await tempApp({
+    'scripts/many.lua': `local mcp = require "mcp"
+for i = 1, 64 do mcp.use(function(req, next) return next() end) end
+mcp.use(function(req, next) return next() end)
+mcp.tool { name = "t", handler = function() return "ok" end }
+`,
+  });
+  try {
+    const r = await run(['check', app]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /many\.lua:3: mcp\.use: at most 64 middlewares/);
   } finally {
     await removeTemp(app);
   }
