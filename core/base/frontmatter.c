@@ -300,8 +300,15 @@ static bool only_comment(parser *p, const char *t, size_t len, size_t i, int no)
   return fail(p, no, "unexpected text after the value");
 }
 
-static bool key_ok(parser *p, const char *key, int no) {
-  if (strcmp(key, "__proto__") == 0) return fail(p, no, "the key \"__proto__\" is not supported");
+/* key: its bytes and a NUL (the buf's length counts it); plain: not quoted.
+   Refused where a full YAML parser would read the key otherwise: a NUL
+   (an escape "\0" cut it short here), and the merge key << (YAML 1.1's
+   merge, taken literally here). */
+static bool key_ok(parser *p, const buf *key, bool plain, int no) {
+  if (key->len == 0 || memchr(key->p, '\0', key->len - 1))
+    return fail(p, no, "a key may not hold a NUL character");
+  if (plain && strcmp(key->p, "<<") == 0) return fail(p, no, "the merge key \"<<\" is not supported");
+  if (strcmp(key->p, "__proto__") == 0) return fail(p, no, "the key \"__proto__\" is not supported");
   return true;
 }
 
@@ -359,10 +366,12 @@ static bool read_flow_value(parser *p, fm_node *node, const char *t, size_t len,
   return resolve_plain(p, node, t + k, n, no);
 }
 
-/* The key of a flow mapping's member into key; *i at its ':'. */
-static bool read_flow_key(parser *p, const char *t, size_t len, size_t *i, int no, buf *key) {
+/* The key of a flow mapping's member into key (*plain: not quoted); *i at
+   its ':'. */
+static bool read_flow_key(parser *p, const char *t, size_t len, size_t *i, int no, buf *key, bool *plain) {
   size_t k = skip_ws(t, len, *i);
   if (k >= len) return fail(p, no, UNCLOSED_FLOW);
+  *plain = !(t[k] == '"' || t[k] == '\'');
   if (t[k] == '"' || t[k] == '\'') {
     if (!read_quoted(p, t, len, &k, no, key)) return false;
     k = skip_ws(t, len, k);
@@ -405,10 +414,11 @@ static bool read_flow(parser *p, fm_node *node, const char *t, size_t len, size_
     if (open == '[') {
       ok = read_flow_value(p, add_kid(node, no), t, len, &k, no, depth);
     } else {
-      ok = read_flow_key(p, t, len, &k, no, &key);
+      bool flow_key_plain = false;
+      ok = read_flow_key(p, t, len, &k, no, &key, &flow_key_plain);
       if (ok) {
         buf_putc(&key, '\0');
-        ok = key_ok(p, key.p, no) && count_key(p, no) && !frontmatter_get(node, key.p);
+        ok = key_ok(p, &key, flow_key_plain, no) && count_key(p, no) && !frontmatter_get(node, key.p);
         if (ok) {
           fm_node *kid = add_kid(node, no);
           kid->key = strdup(key.p);
@@ -468,7 +478,7 @@ static int match_key(parser *p, const char *t, size_t len, int no, buf *key, siz
     if (!read_quoted(p, t, len, &k, no, key)) return -1;
     if (k < len && t[k] == ':' && (k + 1 == len || is_ws(t[k + 1]))) {
       buf_putc(key, '\0');
-      if (!key_ok(p, key->p, no)) return -1;
+      if (!key_ok(p, key, false, no)) return -1;
       *rest = skip_ws(t, len, k + 1);
       return 1;
     }
@@ -490,7 +500,7 @@ static int match_key(parser *p, const char *t, size_t len, int no, buf *key, siz
       key->len = 0;
       buf_put(key, t, n);
       buf_putc(key, '\0');
-      if (!key_ok(p, key->p, no)) return -1;
+      if (!key_ok(p, key, true, no)) return -1;
       *rest = skip_ws(t, len, k + 1);
       return 1;
     }

@@ -188,6 +188,11 @@ test('check: a broken SKILL.md is a load error at file:line; a symlink out of th
     ['---\nname: pdf-tools\ndescription: d\nmetadata:\n  n: 3\n---\n', /skills\/pdf-tools\/SKILL\.md:4: metadata must map strings to strings/],
     ['---\nname: pdf-tools\ndescription: d\n\tx: 1\n---\n', /skills\/pdf-tools\/SKILL\.md:4: tabs cannot be used for indentation/],
     ['# no front matter\n', /skills\/pdf-tools\/SKILL\.md:1: SKILL\.md must begin with a "---" line/],
+    // where a full YAML parser reads the key otherwise (issue 33, item 12): a NUL escape, the merge key
+    ['---\nname: pdf-tools\n"description\\0zz": d\n---\n', /skills\/pdf-tools\/SKILL\.md:3: a key may not hold a NUL character/],
+    ['---\nname: pdf-tools\ndescription: d\nmetadata: { "a\\0b": c }\n---\n', /skills\/pdf-tools\/SKILL\.md:4: a key may not hold a NUL character/],
+    ['---\nname: pdf-tools\ndescription: d\nmetadata:\n  <<: { a: b }\n---\n', /skills\/pdf-tools\/SKILL\.md:5: the merge key "<<" is not supported/],
+    ['---\nname: pdf-tools\ndescription: d\nmetadata: { <<: x }\n---\n', /skills\/pdf-tools\/SKILL\.md:4: the merge key "<<" is not supported/],
     // bounded: duplicate keys are checked pairwise, so a file of 100k keys is refused at once
     ['---\nname: pdf-tools\ndescription: d\nmetadata:\n' + Array.from({ length: 100000 }, (_, i) => `  k${i}: v\n`).join('') + '---\n',
       /skills\/pdf-tools\/SKILL\.md:4098: more than 4096 keys: front matter holds a few fields/],
