@@ -27,6 +27,7 @@ typedef struct options {
   size_t max_message;
   bool http, no_watch;
   double restart_on_stall; /* --restart-on-stall S: under the supervisor (supervise.h) */
+  double unhealthy_after;  /* --unhealthy-after S: /healthz answers 503 past it (health.h) */
   http_options h;
   const char *origins[16];
   const char *proxies[8];      /* --trust-proxy */

@@ -18,6 +18,7 @@
 
 #include "app.h"
 #include "cli.h"
+#include "health.h"
 #include "bus.h"
 #include "redis_conn.h"
 #include "store.h"
@@ -132,6 +133,7 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--shutdown-grace")) return o->server.engine.shutdown_grace = number_arg(a, v), 2;
   if (IS("--max-message")) return o->max_message = MB(v), 2;
   if (IS("--restart-on-stall")) return o->restart_on_stall = number_arg(a, v), 2;
+  if (IS("--unhealthy-after")) return o->unhealthy_after = number_arg(a, v), 2;
   if (IS("--bus") || IS("--store")) {
     char why[128];
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
@@ -364,6 +366,7 @@ static void check_options(options *o) {
   /* over stdio the client's pipes and its session are the process's: a
      new one could not take them over */
   if (o->restart_on_stall > 0 && !o->http) cli_die_usage("%s needs --http", "--restart-on-stall");
+  if (o->unhealthy_after < 0) cli_die_usage("%s must be more than 0", "--unhealthy-after");
   if (o->server.app.sandbox && o->server.app.allow_bytecode)
     cli_die_usage("%s cannot be used with --sandbox: Lua does not verify bytecode, and a crafted "
               "chunk escapes any sandbox", "--allow-bytecode");
@@ -512,6 +515,7 @@ static int cmd_serve(options *o) {
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
   if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
+  health_use(srv, o->unhealthy_after);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;
@@ -523,13 +527,15 @@ static int cmd_serve(options *o) {
   }
   pthread_cancel(sig);
   pthread_join(sig, NULL);
+  /* the metrics listener's health checks read the server: no longer */
+  health_use(NULL, 0);
+  metrics_http_stop();
   reload_watch_free(watch);
   bus_free(b);
   store_close();
   server_free(srv);
   trace_export_stop(o->server.engine.shutdown_grace);
   access_log_close();
-  metrics_http_stop();
   close(out);
   return status;
 }

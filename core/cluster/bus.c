@@ -119,6 +119,14 @@ static void peers_shutdown(void *ud) {
 }
 /* }====== */
 
+/* Both connections up (any thread: /readyz) */
+static bool peers_ready(void *ud, char *why, size_t cap) {
+  bus *b = ud;
+  if (b->health.live == 2 && b->health.down == 0) return true;
+  snprintf(why, cap, "bus: redis %s is not connected", redis_conn_name(b->pub));
+  return false;
+}
+
 bus *bus_new(server *srv, const char *url) {
   redis_url u;
   char why[128];
@@ -144,7 +152,8 @@ bus *bus_new(server *srv, const char *url) {
                                    .updated = peers_updated,
                                    .origin = b->origin,
                                    .forward_task = peers_forward_task,
-                                   .shutdown = peers_shutdown});
+                                   .shutdown = peers_shutdown,
+                                   .ready = peers_ready});
   log_msg(LOG_INFO, "bus: events shared over redis %s, channel %s", redis_conn_name(b->pub),
           b->channel);
   return b;

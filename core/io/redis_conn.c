@@ -170,6 +170,7 @@ static void on_retry(uv_timer_t *t) { start(t->data); }
    outage; try again after the backoff. */
 static void went_down(redis_conn *rc, const char *reason) {
   rc->ac = NULL;
+  if (rc->live) rc->h->live--;
   rc->live = false;
   if (rc->closing) return;
   redis_health *h = rc->h;
@@ -192,6 +193,7 @@ static void on_connect(const redisAsyncContext *ac, int status) {
     return;
   }
   rc->live = true;
+  rc->h->live++;
   rc->backoff = BACKOFF_FIRST;
   if (rc->counted) {
     rc->counted = false;
@@ -289,6 +291,8 @@ void redis_conn_free(redis_conn *rc) {
   if (!rc) return;
   engine_off_settle(rc->e, settle, rc);
   rc->closing = true;
+  if (rc->live) rc->h->live--;
+  rc->live = false;
   if (rc->ac) redisAsyncFree(rc->ac); /* pending callbacks run now, with NULL replies */
   rc->ac = NULL;
   uv_close((uv_handle_t *)&rc->retry, redis_on_closed);

@@ -18,6 +18,7 @@
 #ifndef LUAMCP_REDIS_CONN_H
 #define LUAMCP_REDIS_CONN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -41,7 +42,8 @@ typedef struct engine engine;
 typedef struct redis_health {
   const char *what; /* "bus", "store": the messages' prefix */
   const char *note; /* appended to the "unreachable" line, or NULL */
-  int down;         /* connections of it that are down now */
+  _Atomic int down; /* connections of it that are down now */
+  _Atomic int live; /* and up (readiness reads both from any thread) */
   double since;
 } redis_health;
 

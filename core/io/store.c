@@ -647,3 +647,10 @@ void store_close(void) {
   mem.b = NULL;
   mem.nb = mem.n = 0;
 }
+
+bool store_ready(char *why, size_t cap) {
+  /* rconn is set before serving and dropped after: not while requests come */
+  if (!rconn || (rhealth.live > 0 && rhealth.down == 0)) return true;
+  snprintf(why, cap, "mcp.store: redis %s is not connected", redis_conn_name(rconn));
+  return false;
+}

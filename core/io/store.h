@@ -31,6 +31,7 @@
 #define LUAMCP_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct lua_State lua_State;
 typedef struct engine engine;
@@ -47,6 +48,9 @@ bool store_wait_connected(engine *e, double seconds);
 /* The Redis connection only (the memory store stays): before the engine
    it was made with is freed. */
 void store_drop_redis(void);
+/* Is the store usable now (any thread)? Memory always is; Redis while its
+   connection is up. False with why ("redis HOST:PORT/N: not connected"). */
+bool store_ready(char *why, size_t cap);
 /* After serving, before the engine is freed. */
 void store_close(void);
 

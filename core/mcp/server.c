@@ -15,6 +15,7 @@
 #include <lua.h>
 
 #include "json.h"
+#include "store.h"
 #include "log.h"
 #include "metrics.h"
 #include "lua_api.h"
@@ -389,3 +390,9 @@ void server_free(server *srv) {
 }
 
 /* }====================================================== */
+
+bool server_ready(server *srv, char *why, size_t cap) {
+  if (!store_ready(why, cap)) return false;
+  /* peers are joined before serving and left after: stable while asked */
+  return !srv->peers.ready || srv->peers.ready(srv->peers.ud, why, cap);
+}

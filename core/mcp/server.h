@@ -90,6 +90,9 @@ void server_stream_closed(server *srv, session *s, outlet *stream);
    one message (borrowed; copied only if it must wait); answers go to
    s->standalone. */
 void server_accept(server *srv, session *s, const char *msg, size_t len);
+/* Can it serve every request now (any thread)? Its store and the other
+   instances (--store, --bus: Redis connected); false with why. */
+bool server_ready(server *srv, char *why, size_t cap);
 /* Request m was answered with a JSON-RPC error by the transport, before
    the server saw it (its envelope or headers were wrong): counted as the
    server counts its own (mcp_server_requests_total; version: the revision

@@ -186,6 +186,8 @@ typedef struct server_peers {
   void (*forward_task)(void *ud, inmsg *im, const char *owner, json_span task_id);
   /* shutdown begins: requests waiting for other instances get an error */
   void (*shutdown)(void *ud);
+  /* can the instances be reached now (any thread)? false with why */
+  bool (*ready)(void *ud, char *why, size_t cap);
 } server_peers;
 
 struct server {

@@ -29,6 +29,20 @@ engine *engine_of_state(lua_State *L) {
 
 void *engine_layer(engine *e) { return e->h.ud; }
 
+double engine_stalled_for(engine *e) {
+  double now = clock_now(), stalled = 0;
+  uint_fast64_t beat = atomic_load(&e->heartbeat);
+  pthread_mutex_lock(&e->health_mu);
+  if (!atomic_load(&e->held) || beat != e->health_beat || e->health_since == 0) {
+    e->health_beat = beat; /* moving, idle, or first seen: from now */
+    e->health_since = atomic_load(&e->held) ? now : 0;
+  } else {
+    stalled = now - e->health_since;
+  }
+  pthread_mutex_unlock(&e->health_mu);
+  return stalled;
+}
+
 /* Nothing to do: a wake-up only ends the loop's wait; the round after it
    takes the queue. */
 static void on_wake(uv_async_t *h) { (void)h; }
@@ -57,6 +71,7 @@ engine *engine_new(vm *v, const engine_options *opt, const engine_hooks *hooks) 
   atomic_init(&e->heartbeat, 0);
   atomic_init(&e->blocked_since, 0);
   atomic_init(&e->held, false);
+  pthread_mutex_init(&e->health_mu, NULL);
   atomic_init(&e->watched, NULL);
   atomic_init(&e->arming, false);
   pthread_cond_init(&e->space, NULL);
@@ -93,6 +108,7 @@ void engine_free(engine *e) {
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run);
   pthread_mutex_destroy(&e->watch_mu);
+  pthread_mutex_destroy(&e->health_mu);
   pthread_cond_destroy(&e->watch_cv);
   pthread_cond_destroy(&e->space);
   free(e);

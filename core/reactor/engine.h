@@ -158,6 +158,11 @@ bool engine_finishing(engine *e);
 
 /* Serve until engine_finish and the last call has ended. */
 void engine_run(engine *e);
+/* How long the engine has been held by one thing without a heartbeat
+   (no hook, resume or hand-over: a blocking C call, a looping __gc), as
+   seen by this and earlier calls, in seconds; 0 when it is idle or moving.
+   Any thread (a health check, polled): a stall shows from its second poll. */
+double engine_stalled_for(engine *e);
 /* The calling thread will call engine_run: said before other threads start
    submitting (the HTTP workers), so a call a worker runs inline can be handed
    over to the loop even when its request came before engine_run began. */

@@ -131,6 +131,10 @@ struct engine {
   atomic_uint_fast64_t watched_until; /* the watched call's deadline (µs); 0: none */
   atomic_uint_fast64_t finish_asked;  /* when engine_finish was called (µs); 0: not */
   atomic_bool held;                   /* someone holds e->run (run_lock) */
+  /* engine_stalled_for: the heartbeat last seen held, and since when (µs) */
+  pthread_mutex_t health_mu;
+  uint_fast64_t health_beat;
+  double health_since;
   call *new_call; /* made by the message being dispatched, until it starts */
   void **deferred; /* read while a call ran; dispatched after it */
   size_t ndeferred, deferred_cap;

@@ -466,3 +466,16 @@ bool http_keys_probe(http_server *srv, FILE *out) {
   pthread_mutex_unlock(&srv->auth.fetch_lock);
   return ok;
 }
+
+bool http_keys_ready(http_server *srv, char *why, size_t cap) {
+  if (!srv->auth.on) return true;
+  bool ok = true;
+  pthread_rwlock_rdlock(&srv->auth.keys_lock);
+  for (size_t i = 0; ok && i < srv->auth.nissuers; i++)
+    if (!srv->auth.issuers[i].keys || !jwk_set_count(srv->auth.issuers[i].keys)) {
+      snprintf(why, cap, "authorization: no keys of %s yet", srv->auth.issuers[i].issuer);
+      ok = false;
+    }
+  pthread_rwlock_unlock(&srv->auth.keys_lock);
+  return ok;
+}

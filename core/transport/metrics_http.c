@@ -6,6 +6,7 @@
 
 #include <civetweb.h>
 
+#include "health.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -25,6 +26,8 @@ static int answer(struct mg_connection *conn, int status, const char *type, cons
 static int on_request(struct mg_connection *conn, void *ud) {
   (void)ud;
   const struct mg_request_info *ri = mg_get_request_info(conn);
+  int health = health_route(conn, ri->local_uri);
+  if (health) return health;
   if (strcmp(ri->local_uri, "/metrics") != 0) return answer(conn, 404, "text/plain", "not found\n", 10);
   if (strcmp(ri->request_method, "GET") != 0 && strcmp(ri->request_method, "HEAD") != 0)
     return answer(conn, 405, "text/plain", "GET only\n", 9);

@@ -27,6 +27,7 @@
  * Transfer-Encoding is 400; civetweb would read the body as chunked and
  * take the rest as a second request). */
 #include "http_internal.h"
+#include "health.h"
 #include "clock.h"
 
 #include <dlfcn.h>
@@ -511,6 +512,8 @@ static int route(struct mg_connection *conn) {
   http_server *srv = mg_get_user_data(mg_get_context(conn));
   const char *uri = mg_get_request_info(conn)->local_uri;
   if (uri && strcmp(uri, "/mcp") == 0) return handle_mcp(conn, srv);
+  int health = uri ? health_route(conn, uri) : 0; /* no token: a load balancer asks */
+  if (health) return health;
   if (uri && srv->opt.dev && strcmp(uri, "/dev") == 0) return handle_dev(conn, srv);
   if (uri && srv->auth.on) {
     int refused = refuse_early(srv, conn);
@@ -816,7 +819,9 @@ int transport_http_serve(server *core, const http_options *o) {
   civetweb_opts co = {.combined = false};
   if (!civetweb_options(&srv->opt, &co) || !start_listening(srv, &co))
     return http_server_free(srv, 1);
+  health_use_http(srv);
   engine_run(srv->e); /* until a signal, then the calls in flight finish */
+  health_use_http(NULL);
   stop_listening(srv);
   return http_server_free(srv, 0);
 }

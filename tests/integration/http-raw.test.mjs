@@ -18,6 +18,7 @@ import { until } from './services.mjs';
 import {
   HTTP_APP,
   HttpServer,
+  freePort,
   PROTOCOL_VERSION,
   answerOf,
   exchange,
@@ -644,6 +645,51 @@ test('while a reload\'s script loops at its top level, workers answer from the l
     });
   } finally {
     await removeTemp(dir);
+  }
+});
+
+// /healthz and /readyz (issue 31, item 1): without a token, on the MCP listener and
+// the --metrics one; a call blocked in C past --unhealthy-after makes /healthz 503
+// until it returns (decided by events: a flag file ends the blocking call); /readyz
+// names a dependency that does not answer (Redis for --store on a closed port).
+test('/healthz and /readyz: alive and ready; a wedged engine is unhealthy until it moves; a missing dependency is not ready', opts, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-health-'));
+  const flag = path.join(dir, 'go');
+  const app = await tempApp({
+    'scripts/wedge.lua': `local mcp = require "mcp"
+mcp.tool { name = "wedge", input = { flag = mcp.string() },
+  handler = function(a) os.execute("until [ -e '" .. a.flag .. "' ]; do sleep 0.05; done") return "moved" end }
+`,
+  });
+  const closed = await freePort();
+  const mport = await freePort();
+  const get = async (port, p) => {
+    const res = await fetch(`http://127.0.0.1:${port}${p}`);
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    await withHttp(app, ['--unhealthy-after', '0.3', '--store', `redis://127.0.0.1:${closed}/0`, '--metrics', `127.0.0.1:${mport}`], async (srv) => {
+      assert.deepEqual(await get(srv.port, '/healthz'), { status: 200, body: { status: 'ok' } });
+      assert.deepEqual(await get(mport, '/healthz'), { status: 200, body: { status: 'ok' } });
+      const notReady = await get(srv.port, '/readyz');
+      assert.equal(notReady.status, 503);
+      assert.match(notReady.body.reason, new RegExp(`mcp\\.store: redis 127\\.0\\.0\\.1:${closed}/0 is not connected`));
+      const REV = '2026-07-28';
+      const meta = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const wedged = post(srv, rpc('tools/call', { name: 'wedge', arguments: { flag }, _meta: meta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'wedge' } });
+      let seen;
+      await until(async () => (seen = await get(srv.port, '/healthz')).status === 503, 'a 503 from /healthz', ms(30000));
+      assert.equal(seen.body.status, 'unhealthy');
+      assert.match(seen.body.reason, /held for \d+ s by one call/);
+      assert.equal((await get(mport, '/healthz')).status, 503, 'the metrics listener says the same');
+      await writeFile(flag, '');
+      assert.equal(textOf(answerOf(await wedged)), 'moved');
+      await until(async () => (await get(srv.port, '/healthz')).status === 200, 'a 200 again', ms(30000));
+    });
+  } finally {
+    await removeTemp(app);
+    await rm(dir, { recursive: true, force: true });
   }
 });
 
