@@ -52,25 +52,23 @@ M.store = core.store
 --- the app's SQLite database (core/io/db.h). tx: BEGIN IMMEDIATE (a savepoint
 --- when nested), fn, COMMIT; an error rolls back and is raised again as it was;
 --- the guard (a to-be-closed variable) rolls back what a call's end leaves open.
+local db_tx
 do
-  local db = core.db
-  local begin, commit, rollback = db.begin, db.commit, db.rollback
+  local begin, commit, rollback = core.db.begin, core.db.commit, core.db.rollback
   local pack, unpack, pcall, error, type = table.pack, table.unpack, pcall, error, type
-  M.db = {
-    query = db.query, one = db.one, exec = db.exec,
-    tx = function(fn)
-      if type(fn) ~= "function" then error("mcp.db.tx: needs a function", 2) end
-      local g <close> = begin()
-      local r = pack(pcall(fn))
-      if not r[1] then
-        rollback(g)
-        error(r[2], 0)
-      end
-      commit(g)
-      return unpack(r, 2, r.n)
-    end,
-  }
+  db_tx = function(fn)
+    if type(fn) ~= "function" then error("mcp.db.tx: needs a function", 2) end
+    local g <close> = begin()
+    local r = pack(pcall(fn))
+    if not r[1] then
+      rollback(g)
+      error(r[2], 0)
+    end
+    commit(g)
+    return unpack(r, 2, r.n)
+  end
 end
+M.db = { query = core.db.query, one = core.db.one, exec = core.db.exec, tx = db_tx }
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
