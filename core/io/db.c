@@ -1,10 +1,13 @@
 /* db.c — mcp.db (db.h): the Lua API, the queue of statements and the
  * transaction's owner, on the engine's loop; db_sqlite.c runs them.
  *
- * One statement at a time is on the thread; the others wait here, in
- * order. While a call holds the transaction (from its BEGIN's dispatch to
- * the job after which SQLite says none is open), only its statements and
- * rollbacks are handed over: two calls' transactions never interleave.
+ * One statement at a time is on each connection; the others wait here,
+ * in order: what writes (exec, transactions, a call's reads inside its
+ * transaction) for the writer, query and one for the readers (once the
+ * writer made the file; a reader sends back what writes). While a call
+ * holds the transaction (from its BEGIN's dispatch to the job after which
+ * SQLite says none is open), only its statements and rollbacks are handed
+ * to the writer: two calls' transactions never interleave.
  *
  * A job is malloc'd (the thread may hold it after its call ended); the
  * call's coroutine keeps a box on its stack, which gets the finished job
@@ -47,57 +50,76 @@ typedef struct db_tx {
   bool open;
 } db_tx;
 
+typedef struct queue {
+  db_job *head, *tail;
+} queue;
+
 static struct {
   char *path;
   uv_loop_t *loop;
   uv_async_t *async;
-  db_job *head, *tail; /* waiting for the thread */
-  bool busy;           /* a job is on the thread */
+  queue w, r;          /* waiting for the writer, for a reader */
+  bool busy[DB_CONNS]; /* a job is on that connection */
+  bool writer_ready;   /* the writer has the file open: readers may open it */
   call *owner;         /* holds the transaction, or NULL */
   unsigned gen;        /* of the last BEGIN */
   int depth;           /* the owner's levels open */
 } D;
 
-/* {====================================================== the queue */
+/* {====================================================== the queues */
 
 static void on_async(uv_async_t *h);
 
-static void notify(void) { uv_async_send(D.async); } /* the thread's, under its lock */
+static void notify(void) { uv_async_send(D.async); } /* a thread's, under its lock */
 
-static void push(db_job *j, bool at_head) {
+static void push(queue *q, db_job *j, bool at_head) {
   j->next = NULL;
   if (at_head) {
-    j->next = D.head;
-    D.head = j;
-    if (!D.tail) D.tail = j;
+    j->next = q->head;
+    q->head = j;
+    if (!q->tail) q->tail = j;
   } else {
-    if (D.tail) D.tail->next = j;
-    else D.head = j;
-    D.tail = j;
+    if (q->tail) q->tail->next = j;
+    else q->head = j;
+    q->tail = j;
   }
 }
 
-static bool unlink_job(db_job *j) {
-  for (db_job **pp = &D.head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
+static bool unlink_from(queue *q, db_job *j) {
+  for (db_job **pp = &q->head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
     if (*pp == j) {
       *pp = j->next;
-      if (D.tail == j) D.tail = prev;
+      if (q->tail == j) q->tail = prev;
       j->next = NULL;
       return true;
     }
   return false;
 }
 
+static bool unlink_job(db_job *j) { return unlink_from(&D.w, j) || unlink_from(&D.r, j); }
+
 static void dispatch(void) {
-  if (D.busy) return;
-  db_job *j = D.head;
-  while (j && !(j->detached || !D.owner || j->c == D.owner)) j = j->next;
-  if (!j) return;
-  unlink_job(j);
-  if (j->begins_tx) D.owner = j->c, D.depth = 1, j->gen = ++D.gen;
-  else if (D.owner && j->c == D.owner) j->expect_tx = true;
-  D.busy = true;
-  db_sqlite_run(j);
+  if (!D.busy[0]) {
+    db_job *j = D.w.head;
+    while (j && !(j->detached || !D.owner || j->c == D.owner)) j = j->next;
+    if (j) {
+      unlink_from(&D.w, j);
+      if (j->begins_tx) D.owner = j->c, D.depth = 1, j->gen = ++D.gen;
+      else if (D.owner && j->c == D.owner) j->expect_tx = true;
+      D.busy[0] = true;
+      db_sqlite_run(j, 0); /* its thread runs (ensure_started) */
+    }
+  }
+  for (int i = 1; i < DB_CONNS && D.r.head; i++) {
+    if (D.busy[i]) continue;
+    db_job *j = D.r.head;
+    unlink_from(&D.r, j);
+    D.busy[i] = true;
+    if (!db_sqlite_run(j, i)) { /* the writer reads too */
+      D.busy[i] = false;
+      push(&D.w, j, false);
+    }
+  }
 }
 
 static void end_span(db_job *j, const char *err) {
@@ -117,7 +139,7 @@ static void push_detached(const char *sql) {
   j->detached = true;
   j->budget = DETACHED_BUDGET;
   atomic_init(&j->aborted, false);
-  push(j, true);
+  push(&D.w, j, true);
 }
 
 /* The owner's transaction, rolled back: its call ended, or its tx guard
@@ -146,7 +168,13 @@ static void on_async(uv_async_t *h) {
   (void)h;
   db_job *j;
   while ((j = db_sqlite_done())) {
-    D.busy = false;
+    D.busy[j->conn] = false;
+    if (j->conn == 0 && j->opened) D.writer_ready = true;
+    if (j->to_writer && !atomic_load(&j->aborted) && j->c) { /* a reader found it writes */
+      j->to_writer = false;
+      push(&D.w, j, false);
+      continue;
+    }
     complete(j);
   }
   dispatch();
@@ -300,7 +328,10 @@ static int park(lua_State *L, call *c, int box_idx, lua_KFunction k, const char 
   j->wait.abort = job_abort;
   j->wait.what = "mcp.db";
   b->job = NULL; /* the queue's now */
-  push(j, j->detached);
+  /* a read outside the call's transaction: a reader's, once the writer
+     made the file */
+  bool read = j->kind != DB_EXEC && !j->begins_tx && D.writer_ready && D.owner != c;
+  push(read ? &D.r : &D.w, j, false);
   call_park(c, &j->wait);
   dispatch();
   return lua_yieldk(L, 0, (lua_KContext)box_idx, k);
@@ -551,12 +582,17 @@ void db_close(void) {
   db_sqlite_stop();
   db_job *j;
   while ((j = db_sqlite_done())) complete(j); /* their calls ended: freed */
-  while ((j = D.head)) { /* rollbacks only: the close rolls back */
-    D.head = j->next;
+  while ((j = D.w.head)) { /* rollbacks only: the close rolls back */
+    D.w.head = j->next;
     db_job_free(j);
   }
-  D.tail = NULL;
-  D.busy = false;
+  while ((j = D.r.head)) { /* none: their calls ended first */
+    D.r.head = j->next;
+    db_job_free(j);
+  }
+  D.w.tail = D.r.tail = NULL;
+  memset(D.busy, 0, sizeof D.busy);
+  D.writer_ready = false;
   D.owner = NULL;
   D.depth = 0;
   D.gen++; /* guards still around hold nothing */

@@ -8,11 +8,11 @@
  *                              nested: a savepoint (lua/mcp.lua)
  *
  * Values after sql bind the statement's ? in order, or one table binds
- * its :name parameters; nothing is ever formatted into the text. One
- * connection, on a thread of its own (db_sqlite.c): each statement parks
- * its call (call.h) until the thread is done with it, the engine serving
- * the others meanwhile; a call that times out or is cancelled has its
- * statement interrupted. A transaction belongs to the call that began it:
+ * its :name parameters; nothing is ever formatted into the text. A
+ * writer and two readers, each a connection on a thread of its own
+ * (db_sqlite.c): each statement parks its call (call.h) until a thread is
+ * done with it, the engine serving the others meanwhile; a call that
+ * times out or is cancelled has its statement interrupted. A transaction belongs to the call that began it:
  * no other call's statement runs until it ends, and a call that ends
  * inside one rolls it back.
  *

@@ -55,6 +55,9 @@ typedef struct db_job {
   size_t nrows, cap;
   int64_t changes, last_id;
   bool autocommit; /* no transaction open after the job */
+  bool opened;     /* the connection is open (the file exists) */
+  bool to_writer;  /* a reader found it writes: the writer's job */
+  int conn;        /* where it runs: 0 the writer, then the readers */
   unsigned gen;    /* a BEGIN's: the transaction's number, given at dispatch */
   /* the loop's */
   call *c;
@@ -64,13 +67,20 @@ typedef struct db_job {
 
 void db_job_free(db_job *j);
 
-/* The thread, started at the first job; path: the database file (its
-   folder is made). notify is called from the thread (under its lock) when
-   a job is done. */
+/* The connections: the writer and DB_CONNS - 1 readers (WAL: they read
+   while it writes, each a snapshot of what was committed when its
+   statement began). */
+#define DB_CONNS 3
+
+/* Before the first job: the writer's thread (false: it did not start);
+   path: the database file (the writer makes its folder). notify is called
+   from a connection's thread (under its lock) when a job is done. */
 bool db_sqlite_start(const char *path, void (*notify)(void));
-/* Hand j to the thread (nothing else running there). */
-void db_sqlite_run(db_job *j);
-/* The job the thread finished, or NULL. */
+/* Hand j to connection i (0: the writer, never false; nothing else
+   running there); a reader's thread starts at its first job (false: it
+   did not). A reader hands back a statement that writes unrun (to_writer). */
+bool db_sqlite_run(db_job *j, int i);
+/* A job a connection finished (its conn is free again), or NULL. */
 db_job *db_sqlite_done(void);
 /* j's call ended: the thread stops it soon (sqlite3_interrupt) and still
    hands it back. */

@@ -1,7 +1,9 @@
-/* db_sqlite.c — the thread of mcp.db's connection (db_internal.h): one
- * SQLite connection, opened by the thread at its first job and used by it
- * alone, running one job at a time while the engine's loop goes on. The
- * loop hands a job over (db_sqlite_run) and is told when it is done
+/* db_sqlite.c — the threads of mcp.db's connections (db_internal.h): the
+ * writer and the readers, each a SQLite connection opened by its own thread
+ * at its first job and used by it alone, running one job at a time while
+ * the engine's loop goes on (a reader is query_only, and hands a statement
+ * that would write back unrun, for the writer). The loop hands a job over
+ * (db_sqlite_run) and is told when it is done
  * (notify: a uv_async_send of db.c's); a call that ends meanwhile has its
  * job stopped (sqlite3_interrupt, and a progress handler that reads the
  * job's aborted flag: an interrupt given between two statements of a job
@@ -30,18 +32,23 @@
 #define ROW_COST 64  /* what a row's table costs in Lua, about */
 #define CELL_COST 40 /* a cell's slot and key */
 
-static struct {
-  pthread_mutex_t mu;
+/* One connection and its thread: [0] the writer, then the readers. */
+typedef struct conn {
   pthread_cond_t cv;
   pthread_t thread;
-  bool started, stop;
-  void (*notify)(void);
-  char *path;
+  bool started, stop, reader;
   db_job *next;  /* handed over, not yet taken */
   db_job *cur;   /* running */
-  db_job *done;  /* finished, not yet taken back */
-  sqlite3 *conn; /* the thread's */
-} S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  sqlite3 *db;   /* the thread's (set and cleared under S.mu) */
+} conn;
+
+static struct {
+  pthread_mutex_t mu;
+  void (*notify)(void);
+  char *path;
+  db_job *done; /* finished, not yet taken back */
+  conn c[DB_CONNS];
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 void db_job_free(db_job *j) {
   if (!j) return;
@@ -69,11 +76,11 @@ static void set_err(db_job *j, const char *fmt, ...) {
 }
 
 /* SQLite's message, with where in the statement when it says so */
-static void sql_err(db_job *j, const char *stmt_start) {
-  const char *msg = sqlite3_errmsg(S.conn);
+static void sql_err(sqlite3 *db, db_job *j, const char *stmt_start) {
+  const char *msg = sqlite3_errmsg(db);
   int off = -1;
 #if SQLITE_VERSION_NUMBER >= 3038000
-  off = sqlite3_error_offset(S.conn);
+  off = sqlite3_error_offset(db);
 #endif
   if (atomic_load(&j->aborted)) msg = "interrupted";
   if (off >= 0)
@@ -102,8 +109,8 @@ static bool pragma_allowed(const char *name, const char *value) {
 
 static int authorize(void *ud, int action, const char *a, const char *b, const char *db,
                      const char *trigger) {
-  (void)ud, (void)db, (void)trigger;
-  db_job *j = S.cur; /* the thread's own read: S.cur changes on this thread only */
+  (void)db, (void)trigger;
+  db_job *j = ((conn *)ud)->cur; /* the thread's own read: cur changes on this thread only */
   if (!j || !j->sandboxed) return SQLITE_OK;
   switch (action) {
   case SQLITE_ATTACH:
@@ -116,8 +123,7 @@ static int authorize(void *ud, int action, const char *a, const char *b, const c
 /* }====== */
 
 static int progress(void *ud) {
-  (void)ud;
-  db_job *j = S.cur;
+  db_job *j = ((conn *)ud)->cur;
   return j && atomic_load(&j->aborted);
 }
 
@@ -130,9 +136,8 @@ static double now(void) {
 /* Another process holds the lock: wait (at most the job's budget) while
    its call lasts. */
 static int busy(void *ud, int count) {
-  (void)ud;
   static __thread double since;
-  db_job *j = S.cur;
+  db_job *j = ((conn *)ud)->cur;
   if (count == 0) since = now();
   if (!j || atomic_load(&j->aborted) || now() - since >= j->budget) return 0;
   struct timespec ts = {0, (count < 10 ? count + 1 : 10) * 1000000L};
@@ -154,11 +159,13 @@ static int mkdirs(const char *dir) {
   return mkdir(tmp, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static bool open_conn(db_job *j) {
+/* The writer makes the folder and the file; a reader opens the file (the
+   writer's first job made it) and is query_only. */
+static bool open_conn(conn *k, db_job *j) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", S.path);
   char *slash = strrchr(dir, '/');
-  if (slash && slash != dir) {
+  if (!k->reader && slash && slash != dir) {
     *slash = 0;
     if (mkdirs(dir) != 0) {
       set_err(j, "cannot make the data folder %s: %s", dir, strerror(errno));
@@ -166,26 +173,29 @@ static bool open_conn(db_job *j) {
     }
   }
   sqlite3 *c = NULL;
-  int rc = sqlite3_open_v2(S.path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (k->reader ? 0 : SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(S.path, &c, flags, NULL);
   if (rc != SQLITE_OK) {
     set_err(j, "cannot open %s: %s", S.path, c ? sqlite3_errmsg(c) : sqlite3_errstr(rc));
     sqlite3_close(c);
     return false;
   }
   sqlite3_extended_result_codes(c, 1);
-  sqlite3_busy_handler(c, busy, NULL);
+  sqlite3_busy_handler(c, busy, k);
   char *e = NULL;
-  if (sqlite3_exec(c, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
-                      "PRAGMA trusted_schema=OFF;", NULL, NULL, &e) != SQLITE_OK) {
+  const char *setup = k->reader ? "PRAGMA query_only=ON; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;"
+                                : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
+                                  "PRAGMA trusted_schema=OFF;";
+  if (sqlite3_exec(c, setup, NULL, NULL, &e) != SQLITE_OK) {
     set_err(j, "cannot set up %s: %s", S.path, e ? e : "?");
     sqlite3_free(e);
     sqlite3_close(c);
     return false;
   }
-  sqlite3_set_authorizer(c, authorize, NULL);
-  sqlite3_progress_handler(c, 1000, progress, NULL);
+  sqlite3_set_authorizer(c, authorize, k);
+  sqlite3_progress_handler(c, 1000, progress, k);
   pthread_mutex_lock(&S.mu); /* db_sqlite_abort reads it */
-  S.conn = c;
+  k->db = c;
   pthread_mutex_unlock(&S.mu);
   return true;
 }
@@ -292,8 +302,8 @@ static bool take_row(db_job *j, sqlite3_stmt *st, size_t *used) {
   return *used <= j->room;
 }
 
-static void run_job(db_job *j) {
-  sqlite3 *c = S.conn;
+static void run_job(conn *k, db_job *j) {
+  sqlite3 *c = k->db;
   if (j->expect_tx && sqlite3_get_autocommit(c)) {
     set_err(j, "the transaction was rolled back (by an earlier error): nothing more runs in it");
     return;
@@ -307,7 +317,7 @@ static void run_job(db_job *j) {
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
     if (sqlite3_prepare_v2(c, sql, (int)(end - sql), &st, &tail) != SQLITE_OK) {
-      sql_err(j, sql);
+      sql_err(c, j, sql);
       break;
     }
     if (!st) { /* blanks or a comment */
@@ -319,6 +329,11 @@ static void run_job(db_job *j) {
                                     : "the text must be one statement (mcp.db.exec runs several, without parameters)");
       sqlite3_finalize(st);
       break;
+    }
+    if (k->reader && !sqlite3_stmt_readonly(st)) { /* a write: the writer's */
+      j->to_writer = true;
+      sqlite3_finalize(st);
+      return;
     }
     if (!bind_all(j, st)) {
       sqlite3_finalize(st);
@@ -334,7 +349,7 @@ static void run_job(db_job *j) {
       }
       if (j->kind == DB_ONE) break;
     }
-    if (!j->err && rc != SQLITE_ROW && rc != SQLITE_DONE) sql_err(j, sql);
+    if (!j->err && rc != SQLITE_ROW && rc != SQLITE_DONE) sql_err(c, j, sql);
     j->changes = sqlite3_total_changes64(c) != t0 ? sqlite3_changes64(c) : 0;
     sqlite3_finalize(st);
     sql = tail;
@@ -345,47 +360,71 @@ static void run_job(db_job *j) {
 }
 /* }====== */
 
+/* A statement that began a transaction of its own (BEGIN, SAVEPOINT) out of
+   mcp.db.tx: rolled back, or the connection would hold it for every call. */
+static void no_stray_tx(conn *k, db_job *j) {
+  if (!k->db || sqlite3_get_autocommit(k->db) || j->begins_tx || j->expect_tx || j->detached) return;
+  sqlite3_exec(k->db, "ROLLBACK", NULL, NULL, NULL);
+  set_err(j, "transactions are mcp.db.tx's (BEGIN, SAVEPOINT and COMMIT are not statements of their own)");
+}
+
 static void *thread_main(void *ud) {
-  (void)ud;
+  conn *k = ud;
   pthread_mutex_lock(&S.mu);
   for (;;) {
-    while (!S.next && !S.stop) pthread_cond_wait(&S.cv, &S.mu);
-    if (!S.next) break;
-    db_job *j = S.cur = S.next;
-    S.next = NULL;
+    while (!k->next && !k->stop) pthread_cond_wait(&k->cv, &S.mu);
+    if (!k->next) break;
+    db_job *j = k->cur = k->next;
+    k->next = NULL;
     pthread_mutex_unlock(&S.mu);
-    if (!atomic_load(&j->aborted) && (S.conn || open_conn(j))) run_job(j);
+    if (!atomic_load(&j->aborted) && (k->db || open_conn(k, j))) run_job(k, j), no_stray_tx(k, j);
     else if (!j->err) set_err(j, "interrupted");
-    j->autocommit = !S.conn || sqlite3_get_autocommit(S.conn);
+    j->autocommit = !k->db || sqlite3_get_autocommit(k->db);
+    j->opened = k->db != NULL;
     pthread_mutex_lock(&S.mu);
-    S.cur = NULL;
+    k->cur = NULL;
     j->next = S.done;
     S.done = j;
     S.notify();
   }
-  sqlite3 *c = S.conn;
-  S.conn = NULL;
+  sqlite3 *c = k->db;
+  k->db = NULL;
   pthread_mutex_unlock(&S.mu);
   if (c) sqlite3_close_v2(c); /* an open transaction rolls back */
   return NULL;
 }
 
-bool db_sqlite_start(const char *path, void (*notify)(void)) {
-  if (S.started) return true;
-  free(S.path);
-  if (!(S.path = strdup(path))) return false;
-  S.notify = notify;
-  S.stop = false;
-  if (pthread_create(&S.thread, NULL, thread_main, NULL) != 0) return false;
-  S.started = true;
+static bool start_conn(int i) {
+  conn *k = &S.c[i];
+  if (k->started) return true;
+  k->reader = i > 0;
+  k->stop = false;
+  pthread_cond_init(&k->cv, NULL);
+  if (pthread_create(&k->thread, NULL, thread_main, k) != 0) {
+    pthread_cond_destroy(&k->cv);
+    return false;
+  }
+  k->started = true;
   return true;
 }
 
-void db_sqlite_run(db_job *j) {
+bool db_sqlite_start(const char *path, void (*notify)(void)) {
+  if (S.c[0].started) return true;
+  free(S.path);
+  if (!(S.path = strdup(path))) return false;
+  S.notify = notify;
+  return start_conn(0);
+}
+
+bool db_sqlite_run(db_job *j, int i) {
+  if (!start_conn(i)) return false;
+  conn *k = &S.c[i];
+  j->conn = i;
   pthread_mutex_lock(&S.mu);
-  S.next = j;
-  pthread_cond_signal(&S.cv);
+  k->next = j;
+  pthread_cond_signal(&k->cv);
   pthread_mutex_unlock(&S.mu);
+  return true;
 }
 
 db_job *db_sqlite_done(void) {
@@ -399,17 +438,22 @@ db_job *db_sqlite_done(void) {
 void db_sqlite_abort(db_job *j) {
   pthread_mutex_lock(&S.mu);
   atomic_store(&j->aborted, true);
-  if (S.cur == j && S.conn) sqlite3_interrupt(S.conn);
+  conn *k = &S.c[j->conn];
+  if (k->cur == j && k->db) sqlite3_interrupt(k->db);
   pthread_mutex_unlock(&S.mu);
 }
 
 void db_sqlite_stop(void) {
-  if (!S.started) return;
-  pthread_mutex_lock(&S.mu);
-  S.stop = true;
-  if (S.cur && S.conn) atomic_store(&S.cur->aborted, true), sqlite3_interrupt(S.conn);
-  pthread_cond_signal(&S.cv);
-  pthread_mutex_unlock(&S.mu);
-  pthread_join(S.thread, NULL);
-  S.started = false;
+  for (int i = 0; i < DB_CONNS; i++) {
+    conn *k = &S.c[i];
+    if (!k->started) continue;
+    pthread_mutex_lock(&S.mu);
+    k->stop = true;
+    if (k->cur && k->db) atomic_store(&k->cur->aborted, true), sqlite3_interrupt(k->db);
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&S.mu);
+    pthread_join(k->thread, NULL);
+    pthread_cond_destroy(&k->cv);
+    k->started = false;
+  }
 }

@@ -119,6 +119,8 @@ test('errors: SQLite\'s message (and offset) at the author\'s FILE:LINE; values 
       table: /db\.lua:\d+: mcp\.db\.query: the statement has a positional parameter/,
       two: /db\.lua:\d+: mcp\.db\.query: the text must be one statement/,
       sql: /db\.lua:\d+: mcp\.db\.query: the SQL must be a string/,
+      begin: /db\.lua:\d+: mcp\.db\.exec: transactions are mcp\.db\.tx's/,
+      savepoint: /db\.lua:\d+: mcp\.db\.query: transactions are mcp\.db\.tx's/,
       syntax: /db\.lua:\d+: mcp\.db\.query: near "=": syntax error \(at byte 34 of the statement\)/,
     };
     for (const [kind, re] of Object.entries(cases)) {
@@ -159,19 +161,32 @@ test('two calls\' transactions never interleave: the second waits for the first 
     assert.deepEqual(rowsOf(log), ['A', 'A', 'B', 'B']);
   })));
 
-test('a slow query parks its call: pings answered while it runs; a cancel interrupts it and rolls its tx back', opts, () =>
+test('slow queries park their calls: pings, tools and writes answered while they run; a cancel interrupts them and rolls a tx back', opts, () =>
   withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
     await srv.initialize();
-    srv.send(callMsg('slow', { n: HUGE, tag: 'cancelled' }, 'slow', { progressToken: 'ps' }));
-    await srv.take((l) => l.includes('notifications/progress') && l.includes('"ps"'), 'the slow call started');
+    const started = (token) => srv.take((l) => l.includes('notifications/progress') && l.includes(`"${token}"`), `${token} started`);
+    // two reads: one on each reader connection
+    srv.send(callMsg('slow', { n: HUGE }, 'slow1', { progressToken: 'p1' }));
+    srv.send(callMsg('slow', { n: HUGE }, 'slow2', { progressToken: 'p2' }));
+    await started('p1');
+    await started('p2');
     for (let i = 0; i < 3; i++) assert.deepEqual((await srv.call(`ping${i}`, 'ping')).result, {});
     assert.equal(await tool(srv, 'echo', { text: 'other tools too' }, false), 'other tools too');
-    assert.ok(!srv.lines.some((l) => l.includes('"id":"slow"')), 'the slow query is still running');
-    srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow', reason: 'test' } });
-    // only an interrupt lets the next statement run: the count would take hours
-    const left = await tool(srv, 'sql', { op: 'query', sql: 'SELECT v FROM kv WHERE k = ?', params: '["cancelled"]' });
-    assert.deepEqual(left.value, [], 'the cancelled call\'s transaction rolled back');
-    assert.ok(!srv.lines.some((l) => l.includes('"id":"slow"')), 'no answer to a cancelled call');
+    const w = await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["during", 1]' });
+    assert.equal(w.value.changes, 1, 'the writer is free while readers count');
+    assert.ok(!srv.lines.some((l) => /"id":"slow[12]"/.test(l)), 'the slow queries are still running');
+    for (const id of ['slow1', 'slow2']) srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'test' } });
+    // only an interrupt frees a reader: each count would take hours
+    const during = await tool(srv, 'sql', { op: 'query', sql: 'SELECT v FROM kv WHERE k = ?', params: '["during"]' });
+    assert.deepEqual(rowsOf(during), [1]);
+    // in a transaction: the writer's
+    srv.send(callMsg('slow', { n: HUGE, tag: 'cancelled' }, 'slowtx', { progressToken: 'ptx' }));
+    await started('ptx');
+    assert.deepEqual((await srv.call('ping-tx', 'ping')).result, {});
+    srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slowtx', reason: 'test' } });
+    const left = await tool(srv, 'sql', { op: 'exec', sql: 'DELETE FROM kv WHERE k = ?', params: '["cancelled"]' });
+    assert.equal(left.value.changes, 0, 'the cancelled call\'s transaction rolled back');
+    assert.ok(!srv.lines.some((l) => /"id":"slow(1|2|tx)"/.test(l)), 'no answer to a cancelled call');
   })));
 
 test('--timeout interrupts a running query and rolls its transaction back', opts, () =>

@@ -70,6 +70,8 @@ mcp.tool {
       if args.kind == "mixed" then return db.query("SELECT :x", 1) end
       if args.kind == "two" then return db.query("SELECT 1; SELECT 2") end
       if args.kind == "sql" then return db.query(42) end
+      if args.kind == "begin" then return db.exec("BEGIN") end
+      if args.kind == "savepoint" then db.exec("CREATE TABLE IF NOT EXISTS z(x)"); return db.query("SAVEPOINT x") end
       if args.kind == "syntax" then return db.query("SELECT * FROM kv WHERE nonsense ===") end
     end)
     return mcp.json.encode({ ok = ok, error = e })
