@@ -62,7 +62,10 @@ static struct {
   bool busy[DB_CONNS]; /* a job is on that connection */
   bool writer_ready;   /* the writer has the file open: readers may open it */
   call *owner;         /* holds the transaction, or NULL */
+  call *lost;          /* its transaction ended under it (an error of SQLite's rolled
+                          it back): its statements fail until its tx returns */
   unsigned gen;        /* of the last BEGIN */
+  unsigned lost_gen;   /* the lost transaction's */
   int depth;           /* the owner's levels open */
 } D;
 
@@ -152,7 +155,10 @@ static void tx_abandon(void) {
 }
 
 static void complete(db_job *j) {
-  if (D.owner && j->c == D.owner && j->autocommit) D.owner = NULL, D.depth = 0;
+  if (j->conn == 0 && D.owner && j->c == D.owner && j->autocommit) {
+    if (!j->ends_tx && !j->begins_tx) D.lost = j->c, D.lost_gen = D.gen; /* not by COMMIT: by an error */
+    D.owner = NULL, D.depth = 0;
+  }
   if (j->detached || atomic_load(&j->aborted) || !j->c) {
     end_span(j, j->err ? j->err : "the call ended before the statement");
     db_job_free(j);
@@ -183,6 +189,7 @@ static void on_async(uv_async_t *h) {
 static void job_abort(call_wait *w) {
   db_job *j = (db_job *)w;
   if (D.owner && D.owner == j->c) tx_abandon();
+  if (D.lost == j->c) D.lost = NULL;
   j->c = NULL; /* its address may be another call's soon */
   j->box = NULL;
   if (unlink_job(j)) {
@@ -356,14 +363,19 @@ static db_job *new_job(lua_State *L, const char *sql, size_t len, int kind, cons
   return j;
 }
 
-static call *parkable(lua_State *L, const char *fname) {
+/* The call running on L, which may park here; errors at level (1: the
+   caller of the C function; 2: the caller of lua/mcp.lua's tx). */
+static call *parkable(lua_State *L, const char *fname, int level) {
   call *c = call_current(L);
   const char *why = call_cannot_park(L, c);
-  if (why) luaL_error(L, "%s: %s", fname, why);
+  if (why) raise_at(L, level, "%s: %s", fname, why);
   if (!lua_isyieldable(L))
-    luaL_error(L, "%s: cannot wait here (inside a C function such as a metamethod or a "
-               "string.gsub callback)", fname);
-  if (!D.path) luaL_error(L, "%s: this command has no data folder", fname);
+    raise_at(L, level, "%s: cannot wait here (inside a C function such as a metamethod or a "
+             "string.gsub callback)", fname);
+  if (!D.path) raise_at(L, level, "%s: this command has no data folder", fname);
+  if (D.lost == c)
+    raise_at(L, level, "%s: the transaction was rolled back (by an earlier error): nothing more runs in it",
+             fname);
   return c;
 }
 
@@ -373,7 +385,7 @@ static int start(lua_State *L, int kind) {
   const char *fname = fnames[kind];
   int top = lua_gettop(L);
   if (lua_type(L, 1) != LUA_TSTRING) return luaL_error(L, "%s: the SQL must be a string", fname);
-  call *c = parkable(L, fname);
+  call *c = parkable(L, fname, 1);
   luaL_checkstack(L, 8, NULL);
   size_t len;
   const char *sql = lua_tolstring(L, 1, &len);
@@ -456,6 +468,7 @@ static bool tx_current(const db_tx *g) {
 
 /* Roll back what g holds (nothing when the transaction ended already). */
 static void tx_drop(db_tx *g) {
+  if (g->open && g->level == 1 && g->gen == D.lost_gen && D.lost) D.lost = NULL; /* its tx returns */
   if (!tx_current(g)) {
     g->open = false;
     return;
@@ -502,7 +515,7 @@ static int begun(lua_State *L, int status, lua_KContext ctx) {
 /* core.db.begin(): a tx guard, once BEGIN IMMEDIATE (or a savepoint,
    within the call's own transaction) is done */
 static int db_begin(lua_State *L) {
-  call *c = parkable(L, "mcp.db.tx");
+  call *c = parkable(L, "mcp.db.tx", 2);
   lua_settop(L, 0);
   db_tx *g = lua_newuserdatauv(L, sizeof *g, 0);
   memset(g, 0, sizeof *g);
@@ -548,17 +561,19 @@ static int committed(lua_State *L, int status, lua_KContext ctx) {
 /* core.db.commit(g) */
 static int db_commit(lua_State *L) {
   db_tx *g = luaL_checkudata(L, 1, TX_TYPE);
-  call *c = parkable(L, "mcp.db.tx");
-  lua_settop(L, 1);
+  call *c = call_current(L);
   if (!tx_current(g) || D.owner != c) {
-    g->open = false;
+    tx_drop(g);
     return raise_at(L, 2, "mcp.db.tx: the transaction was rolled back (by an earlier error)");
   }
+  parkable(L, "mcp.db.tx", 2);
+  lua_settop(L, 1);
   char sql[64];
   if (g->level == 1) snprintf(sql, sizeof sql, "COMMIT");
   else snprintf(sql, sizeof sql, "RELEASE luamcp_%d", g->level);
   int box_idx;
-  new_job(L, sql, strlen(sql), DB_EXEC, "mcp.db.tx", &box_idx);
+  db_job *j = new_job(L, sql, strlen(sql), DB_EXEC, "mcp.db.tx", &box_idx);
+  j->ends_tx = g->level == 1;
   return park(L, c, box_idx, committed, "mcp.db.tx");
 }
 

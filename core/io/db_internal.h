@@ -39,6 +39,7 @@ typedef struct db_job {
   bool sandboxed;  /* --sandbox: the authorizer refuses what touches files */
   bool expect_tx;  /* the call holds the transaction: it must still be open */
   bool begins_tx;  /* BEGIN: the call holds the transaction from dispatch */
+  bool ends_tx;    /* COMMIT */
   bool detached;   /* no call waits (a rollback): errors are dropped */
   char *sql;
   size_t sql_len;

@@ -139,6 +139,10 @@ test('tx: commit, rollback on error (raised as it was), nested savepoints, SQL e
     assert.match(e.value, /db\.lua:\d+: changed my mind$/);
     assert.deepEqual(e.rows, {}, 'rolled back');
     assert.deepEqual(await tool(srv, 'tx', { case: 'nested', tag: 'n' }), { ok: true, value: 7, rows: ['outer', 'inner2'] });
+    const l = await tool(srv, 'tx', { case: 'lost', tag: 'l' });
+    assert.equal(l.ok, false, 'tx raises: its transaction was lost');
+    assert.match(l.value, /db\.lua:\d+: mcp\.db\.tx: the transaction was rolled back/);
+    assert.deepEqual(l.rows, {}, 'nothing ran outside the transaction');
     const s = await tool(srv, 'tx', { case: 'sqlerror', tag: 's' });
     assert.match(s.value, /db\.lua:\d+: mcp\.db\.exec: no such table: nowhere/);
     assert.deepEqual(s.rows, {}, 'rolled back');

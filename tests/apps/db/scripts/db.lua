@@ -107,6 +107,14 @@ mcp.tool {
           db.tx(function() db.exec("INSERT INTO kv(k, v) VALUES (?, 'inner2')", tag) end)
           return type(e2) == "table" and e2.code
         end)
+      elseif args.case == "lost" then -- an error that ends the transaction: nothing after it runs
+        local r = db.tx(function() -- (not a tail call: the error is at this line)
+          db.exec("INSERT INTO kv(id, k, v) VALUES (1000, ?, 1)", tag)
+          local ok1, e1 = pcall(function() db.exec("INSERT OR ROLLBACK INTO kv(id, k, v) VALUES (1000, ?, 2)", tag) end)
+          local ok2, e2 = pcall(function() db.exec("INSERT INTO kv(k, v) VALUES (?, 3)", tag) end)
+          return { e1, e2 }
+        end)
+        return r
       elseif args.case == "sqlerror" then
         return db.tx(function()
           db.exec("INSERT INTO kv(k, v) VALUES (?, 1)", tag)
