@@ -12,6 +12,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +21,10 @@ import { test } from 'node:test';
 
 import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
 import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
+import { until } from './services.mjs';
+
+const ExportTrace = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js')
+  .opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 const DB_APP = path.join(APPS, 'db');
 const opts = { timeout: TEST_TIMEOUT };
@@ -278,3 +284,36 @@ test('over HTTP: concurrent calls\' inserts and transactions, all there', opts, 
     const n = answerOf(await post(srv, callMsg('sql', { op: 'one', sql: 'SELECT (SELECT count(*) FROM acked) AS a, (SELECT count(*) FROM kv) AS k' }), { session }));
     assert.deepEqual(JSON.parse(n.result.content[0].text).value, { a: 20, k: 10 });
   })));
+
+test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), never the values', opts, () =>
+  withTemp(async (dir) => {
+    const spans = [];
+    const rx = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (d) => chunks.push(d));
+      req.on('end', () => {
+        for (const rs of ExportTrace.decode(Buffer.concat(chunks)).resourceSpans)
+          for (const ss of rs.scopeSpans) for (const sp of ss.spans) spans.push(sp);
+        res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise((resolve) => rx.listen(0, '127.0.0.1', resolve));
+    try {
+      await withHttp(DB_APP, ['--no-watch', '--data', dir, '--otlp', `http://127.0.0.1:${rx.address().port}`], async (srv) => {
+        const { session } = await rawInitialize(srv);
+        const r = answerOf(await post(srv, callMsg('sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["span", "s3cret-value"]' }), { session }));
+        assert.ok(r.result && !r.result.isError, JSON.stringify(r));
+        const isInsert = (sp) => sp.name === 'INSERT';
+        await until(() => spans.some(isInsert), 'the INSERT span');
+        const sp = spans.find(isInsert);
+        const attrs = Object.fromEntries(sp.attributes.map((a) => [a.key, a.value.stringValue]));
+        assert.equal(sp.kind, 3, 'SPAN_KIND_CLIENT');
+        assert.deepEqual(attrs, { 'db.system.name': 'sqlite', 'db.operation.name': 'INSERT' });
+        assert.ok(spans.some((p) => Buffer.compare(p.spanId, sp.parentSpanId) === 0), 'under the call\'s span');
+        assert.ok(!JSON.stringify(spans.map((x) => x.attributes)).includes('s3cret'), 'no value in any span');
+      });
+    } finally {
+      rx.closeAllConnections();
+      await new Promise((resolve) => rx.close(resolve));
+    }
+  }));
