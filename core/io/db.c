@@ -38,6 +38,7 @@
 
 #define BOX_TYPE "mcp.db.job"
 #define TX_TYPE "mcp.db.tx"
+#define SQL_MAX (1 << 30) /* SQLite's own bound on a statement's text (SQLITE_MAX_SQL_LENGTH) */
 #define DETACHED_BUDGET 5.0 /* seconds a rollback may wait for another process's lock */
 
 struct db_box {
@@ -389,6 +390,7 @@ static int start(lua_State *L, int kind) {
   luaL_checkstack(L, 8, NULL);
   size_t len;
   const char *sql = lua_tolstring(L, 1, &len);
+  if (len > SQL_MAX) return luaL_error(L, "%s: the SQL text is longer than %d bytes", fname, SQL_MAX);
   int box_idx;
   db_job *j = new_job(L, sql, len, kind, fname, &box_idx);
   collect_params(L, j, top, fname);
