@@ -154,7 +154,7 @@ test('tx: commit, rollback on error (raised as it was), nested savepoints, SQL e
     assert.deepEqual(s.rows, {}, 'rolled back');
   })));
 
-test('two calls\' transactions never interleave: the second waits for the first to end', opts, () =>
+test('two calls\' transactions never interleave: the second waits for the first to end; another process waits for the lock', opts, () =>
   withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
     await srv.initialize();
     const flag = path.join(dir, 'go');
@@ -165,10 +165,17 @@ test('two calls\' transactions never interleave: the second waits for the first 
     await progressOf('pB', '"before"'); // B's BEGIN is queued behind A's transaction
     const ping = await srv.call('p', 'ping');
     assert.deepEqual(ping.result, {});
+    // another process (luamcp call on the same file) waits for the lock until its deadline
+    const insert = ['sql', JSON.stringify({ op: 'exec', sql: "INSERT INTO log(who) VALUES ('C')" })];
+    const blocked = await runEnv(['call', '--timeout', '1', '--data', dir, DB_APP, ...insert]);
+    assert.equal(blocked.code, 1);
+    assert.match(blocked.stdout, /call timed out after 1 s/);
     await writeFile(flag, '');
     for (const id of ['"A"', '"B"']) assert.ok(JSON.parse(await srv.reply(id)).result, id);
+    const after = await runEnv(['call', '--data', dir, DB_APP, ...insert]);
+    assert.equal(after.code, 0, after.stderr);
     const log = await tool(srv, 'sql', { op: 'query', sql: 'SELECT who FROM log ORDER BY id' });
-    assert.deepEqual(rowsOf(log), ['A', 'A', 'B', 'B']);
+    assert.deepEqual(rowsOf(log), ['A', 'A', 'B', 'B', 'C']);
   })));
 
 test('slow queries park their calls: pings, tools and writes answered while they run; a cancel interrupts them and rolls a tx back', opts, () =>
