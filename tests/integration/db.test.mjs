@@ -90,6 +90,12 @@ test('types round-trip; positional and named parameters; nothing is opened befor
       assert.equal(none.value, undefined, 'one: nil without a row');
       const many = await tool(srv, 'sql', { op: 'exec', sql: 'CREATE TABLE s1(x); CREATE TABLE s2(x); INSERT INTO s1 VALUES (1), (2)' });
       assert.equal(many.value.changes, 2, 'several statements without parameters');
+      // WAL, foreign keys on (the writer's and a reader's)
+      const mode = await tool(srv, 'sql', { op: 'one', sql: 'SELECT * FROM pragma_journal_mode, pragma_foreign_keys' });
+      assert.deepEqual(mode.value, { journal_mode: 'wal', foreign_keys: 1 });
+      await tool(srv, 'sql', { op: 'exec', sql: 'CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE c(p INTEGER REFERENCES p(id))' });
+      const fk = await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO c VALUES (?)', params: '[7]' });
+      assert.match(fk.error, /db\.lua:\d+: mcp\.db\.exec: FOREIGN KEY constraint failed/);
     });
     assert.ok(existsSync(path.join(data, 'db.sqlite')), 'the file is in --data');
   }));
