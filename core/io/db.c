@@ -33,6 +33,7 @@
 #include "call.h"
 #include "db_internal.h"
 #include "json.h"
+#include "metrics.h"
 #include "sandbox.h"
 #include "trace.h"
 
@@ -155,7 +156,14 @@ static void tx_abandon(void) {
   push_detached("ROLLBACK");
 }
 
+static void count(db_job *j) {
+  if (!metrics_on || j->detached) return;
+  const char *result = atomic_load(&j->aborted) || !j->c ? "interrupted" : j->err ? "error" : "ok";
+  metric_add(metric_at(M_DB, (const char *const[]){result}), 1);
+}
+
 static void complete(db_job *j) {
+  count(j);
   if (j->conn == 0 && D.owner && j->c == D.owner && j->autocommit) {
     if (!j->ends_tx && !j->begins_tx) D.lost = j->c, D.lost_gen = D.gen; /* not by COMMIT: by an error */
     D.owner = NULL, D.depth = 0;
@@ -194,6 +202,7 @@ static void job_abort(call_wait *w) {
   j->c = NULL; /* its address may be another call's soon */
   j->box = NULL;
   if (unlink_job(j)) {
+    count(j);
     end_span(j, "the call ended before the statement");
     db_job_free(j);
   } else {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
-import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
+import { answerOf, freePort, post, rawInitialize, withHttp } from './http-helpers.mjs';
 import { until } from './services.mjs';
 
 const ExportTrace = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js')
@@ -299,7 +299,7 @@ test('over HTTP: concurrent calls\' inserts and transactions, all there', opts, 
     assert.deepEqual(JSON.parse(n.result.content[0].text).value, { a: 20, k: 10 });
   })));
 
-test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), never the values', opts, () =>
+test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), never the values; --metrics counts them', opts, () =>
   withTemp(async (dir) => {
     const spans = [];
     const rx = http.createServer((req, res) => {
@@ -313,7 +313,8 @@ test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), n
     });
     await new Promise((resolve) => rx.listen(0, '127.0.0.1', resolve));
     try {
-      await withHttp(DB_APP, ['--no-watch', '--data', dir, '--otlp', `http://127.0.0.1:${rx.address().port}`], async (srv) => {
+      const mport = await freePort();
+      await withHttp(DB_APP, ['--no-watch', '--data', dir, '--otlp', `http://127.0.0.1:${rx.address().port}`, '--metrics', `127.0.0.1:${mport}`], async (srv) => {
         const { session } = await rawInitialize(srv);
         const r = answerOf(await post(srv, callMsg('sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["span", "s3cret-value"]' }), { session }));
         assert.ok(r.result && !r.result.isError, JSON.stringify(r));
@@ -325,6 +326,11 @@ test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), n
         assert.deepEqual(attrs, { 'db.system.name': 'sqlite', 'db.operation.name': 'INSERT' });
         assert.ok(spans.some((p) => Buffer.compare(p.spanId, sp.parentSpanId) === 0), 'under the call\'s span');
         assert.ok(!JSON.stringify(spans.map((x) => x.attributes)).includes('s3cret'), 'no value in any span');
+        const bad = answerOf(await post(srv, callMsg('sql', { op: 'query', sql: 'SELEC' }), { session }));
+        assert.match(bad.result.content[0].text, /syntax error/);
+        const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+        assert.match(text, /^mcp_db_statements_total\{result="ok"\} [1-9]/m, text);
+        assert.match(text, /^mcp_db_statements_total\{result="error"\} 1$/m);
       });
     } finally {
       rx.closeAllConnections();
