@@ -317,6 +317,10 @@ static void run_job(conn *k, db_job *j) {
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
     if (sqlite3_prepare_v2(c, sql, (int)(end - sql), &st, &tail) != SQLITE_OK) {
+      if (k->reader) { /* the writer's own temp tables, or an error it will say */
+        j->to_writer = true;
+        return;
+      }
       sql_err(c, j, sql);
       break;
     }
@@ -378,6 +382,7 @@ static void *thread_main(void *ud) {
     k->next = NULL;
     pthread_mutex_unlock(&S.mu);
     if (!atomic_load(&j->aborted) && (k->db || open_conn(k, j))) run_job(k, j), no_stray_tx(k, j);
+    else if (k->reader && !atomic_load(&j->aborted)) free(j->err), j->err = NULL, j->to_writer = true;
     else if (!j->err) set_err(j, "interrupted");
     j->autocommit = !k->db || sqlite3_get_autocommit(k->db);
     j->opened = k->db != NULL;

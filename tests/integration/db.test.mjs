@@ -86,6 +86,7 @@ test('types round-trip; positional and named parameters; nothing is opened befor
       assert.deepEqual(ex.value, { changes: 1, last_id: ex.value.last_id });
       const one = await tool(srv, 'sql', { op: 'one', sql: 'SELECT k, v FROM kv WHERE id = :id', params: JSON.stringify({ id: ex.value.last_id }) });
       assert.deepEqual(one.value, { k: 'a', v: 1 });
+      assert.deepEqual(await tool(srv, 'temp', {}), [{ x: 1 }, { x: 2 }], 'a temporary table is read where it is');
       const none = await tool(srv, 'sql', { op: 'one', sql: 'SELECT 1 WHERE 0' });
       assert.equal(none.value, undefined, 'one: nil without a row');
       const many = await tool(srv, 'sql', { op: 'exec', sql: 'CREATE TABLE s1(x); CREATE TABLE s2(x); INSERT INTO s1 VALUES (1), (2)' });

@@ -192,6 +192,16 @@ mcp.tool {
 }
 
 mcp.tool {
+  name = "temp",
+  description = "A temporary table (the writer's connection's), read back by query.",
+  input = {},
+  handler = function()
+    db.exec("CREATE TEMP TABLE IF NOT EXISTS t(x); DELETE FROM t; INSERT INTO t VALUES (1), (2)")
+    return mcp.json.encode(db.query("SELECT x FROM t ORDER BY x"))
+  end,
+}
+
+mcp.tool {
   name = "echo",
   description = "No database: answered while the connection is busy.",
   input = { text = mcp.string {} },
