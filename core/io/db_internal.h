@@ -1,7 +1,7 @@
 /* db_internal.h — what db.c (mcp.db: the Lua API, parking, transactions)
- * and db_sqlite.c (the connection's thread) share: a job, the one unit of
- * work the loop hands to the thread. The loop owns a job except between
- * db_sqlite_run and db_sqlite_done; its call may end meanwhile
+ * and db_sqlite.c (the connections' threads) share: a job, the one unit of
+ * work the loop hands to a connection's thread. The loop owns a job except
+ * between db_sqlite_run and db_sqlite_done; its call may end meanwhile
  * (db_sqlite_abort), and the thread still hands it back. */
 #ifndef LUAMCP_DB_INTERNAL_H
 #define LUAMCP_DB_INTERNAL_H
