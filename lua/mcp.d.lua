@@ -685,6 +685,38 @@ function mcp.store.update(key, fn, ttl) end
 ---@return string? cursor
 function mcp.store.keys(prefix, cursor) end
 
+---The app's SQLite database (one file in its data folder: --data DIR, else
+---~/.local/share/luamcp/NAME), made at its first use. Only inside a handler;
+---each statement parks the call, the server answering others meanwhile.
+---The values after sql bind its ? in order, or one table binds its :name
+---parameters; nil and mcp.null bind NULL, booleans 1/0. NULL comes back as
+---mcp.null, integers as integers.
+---@class mcp.db
+mcp.db = {}
+---The rows: a list of tables keyed by column name.
+---@param sql string one statement
+---@param ... any values for its ? parameters, or one table for its :names
+---@return table[]
+function mcp.db.query(sql, ...) end
+---The first row, or nil.
+---@param sql string one statement
+---@param ... any
+---@return table?
+function mcp.db.one(sql, ...) end
+---Rows changed and the last inserted rowid. Without parameters, sql may be
+---several statements (a schema).
+---@param sql string
+---@param ... any
+---@return {changes: integer, last_id: integer}
+function mcp.db.exec(sql, ...) end
+---fn, atomically: BEGIN IMMEDIATE … COMMIT (nested: a savepoint). An error
+---rolls back and is raised again; a call that ends inside rolls back. Its
+---statements and no other call's run until it ends.
+---@generic T
+---@param fn fun(): T
+---@return T
+function mcp.db.tx(fn) end
+
 -- }======
 
 -- {====== app.lua

@@ -68,6 +68,28 @@ M.store.update = function(key, fn, ttl)
   end
   raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
 end
+--- mcp.db.query(sql, ...) -> rows; mcp.db.one(sql, ...) -> row or nil;
+--- mcp.db.exec(sql, ...) -> {changes=, last_id=}; mcp.db.tx(fn) -> fn's results:
+--- the app's SQLite database (core/io/db.h). tx: BEGIN IMMEDIATE (a savepoint
+--- when nested), fn, COMMIT; an error rolls back and is raised again as it was;
+--- the guard (a to-be-closed variable) rolls back what a call's end leaves open.
+local db_tx
+do
+  local begin, commit, rollback = core.db.begin, core.db.commit, core.db.rollback
+  local pack, unpack, pcall, error, type = table.pack, table.unpack, pcall, error, type
+  db_tx = function(fn)
+    if type(fn) ~= "function" then error("mcp.db.tx: needs a function", 2) end
+    local g <close> = begin()
+    local r = pack(pcall(fn))
+    if not r[1] then
+      rollback(g)
+      error(r[2], 0)
+    end
+    commit(g)
+    return unpack(r, 2, r.n)
+  end
+end
+M.db = { query = core.db.query, one = core.db.one, exec = core.db.exec, tx = db_tx }
 -- }======
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].

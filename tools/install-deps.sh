@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev libuv1-dev nettle-dev libpcre2-dev
-       libcurl4-openssl-dev libzip-dev libhiredis-dev ca-certificates)
+       libcurl4-openssl-dev libzip-dev libhiredis-dev libsqlite3-dev ca-certificates)
 mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;

@@ -21,6 +21,7 @@
 #include "io_exec.h"
 #include "io_socket.h"
 #include "store.h"
+#include "db.h"
 #include "trace.h"
 #include "embedded.h"
 #include "json.h"
@@ -705,5 +706,7 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "socket");
   store_push(L);
   lua_setfield(L, -2, "store");
+  db_push(L);
+  lua_setfield(L, -2, "db");
   /* }====== */
 }

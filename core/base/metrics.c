@@ -77,6 +77,8 @@ static struct family {
     [M_REDIS] = {.name = "mcp_redis_commands_total",
         .help = "Redis commands (mcp.store, the bus), by result", .type = T_COUNTER,
         .label = {"result"}},
+    [M_DB] = {.name = "mcp_db_statements_total",
+        .help = "mcp.db statements, by result", .type = T_COUNTER, .label = {"result"}},
     [M_BUS] = {.name = "mcp_bus_messages_total",
                .help = "Messages over the Redis bus, by direction",
         .type = T_COUNTER, .label = {"direction"}},

@@ -34,6 +34,7 @@ typedef enum metric_id {
   M_RUN_LOCK_WAIT,     /* mcp_server_run_lock_wait_seconds_total */
   M_OUT_HTTP,          /* mcp_http_client_requests_total{status_class} */
   M_REDIS,             /* mcp_redis_commands_total{result} */
+  M_DB,                /* mcp_db_statements_total{result} */
   M_BUS,               /* mcp_bus_messages_total{direction} */
   M_AUTH_REFUSALS,     /* mcp_server_auth_refusals_total{reason} */
   M_OTLP_SPANS,        /* mcp_otlp_spans_total{result} */

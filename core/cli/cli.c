@@ -3,9 +3,14 @@
 #include "cli.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "db.h"
+#include "log.h"
 
 _Noreturn void cli_die_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "luamcp: ");
@@ -32,4 +37,52 @@ int cli_protect_stdout(void) {
     exit(1);
   }
   return fd;
+}
+
+/* NAME as a folder name: letters, digits, '.', '_', '-' (others '_') */
+static void folder_name(const char *name, char *out, size_t cap) {
+  size_t k = 0;
+  for (const char *p = name; *p && k + 1 < cap; p++) {
+    char ch = *p;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-';
+    out[k++] = ok ? ch : '_';
+  }
+  out[k] = 0;
+  if (!k || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) snprintf(out, cap, "app");
+}
+
+bool cli_data_dir(const options *o, const app *a, const char *dir, char *out, size_t cap) {
+  if (o->data) return (size_t)snprintf(out, cap, "%s", o->data) < cap;
+  const char *state = getenv("STATE_DIRECTORY"); /* systemd's StateDirectory= (the first) */
+  if (state && *state) {
+    size_t n = strcspn(state, ":");
+    return (size_t)snprintf(out, cap, "%.*s", (int)n, state) < cap;
+  }
+  char name[256], real[PATH_MAX];
+  const char *app_name = a && a->reg && a->reg->name && *a->reg->name ? a->reg->name : NULL;
+  if (!app_name) {
+    const char *base = realpath(dir, real) ? real : dir;
+    const char *slash = strrchr(base, '/');
+    app_name = slash && slash[1] ? slash + 1 : base;
+  }
+  folder_name(app_name, name, sizeof name);
+  const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+  size_t n;
+  if (xdg && xdg[0] == '/') n = (size_t)snprintf(out, cap, "%s/luamcp/%s", xdg, name);
+  else if (home && *home) n = (size_t)snprintf(out, cap, "%s/.local/share/luamcp/%s", home, name);
+  else return false;
+  return n < cap;
+}
+
+void cli_use_data(const options *o, const app *a, const char *dir, bool announce) {
+  char folder[PATH_MAX], file[PATH_MAX + 16];
+  if (!cli_data_dir(o, a, dir, folder, sizeof folder)) {
+    db_set_path(NULL);
+    if (announce) log_msg(LOG_WARNING, "no data folder (set --data DIR, or HOME): mcp.db is off");
+    return;
+  }
+  snprintf(file, sizeof file, "%s/db.sqlite", folder);
+  db_set_path(file);
+  if (announce) log_msg(LOG_INFO, "data folder: %s (mcp.db's file is made there at its first use)", folder);
 }

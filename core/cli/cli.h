@@ -34,6 +34,7 @@ typedef struct options {
   const char *issuers[8];      /* --auth-issuer */
   const char *client_secret_file; /* --auth-client-secret-file */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
+  const char *data;            /* --data DIR: the app's data folder (mcp.db) */
   char host_buf[256];
   const char *access_log;     /* --access-log FILE|- */
   const char *otlp;           /* --otlp URL: OTLP/HTTP traces */
@@ -71,6 +72,14 @@ app *cli_load(const char *dir, const app_config *cfg);
 /* Keep the real stdout for results and point fd 1 at stderr (scripts'
    print() must not mix with what a command prints); returns the kept fd. */
 int cli_protect_stdout(void);
+/* The app's data folder (the file of mcp.db is in it) into out: --data,
+   else $STATE_DIRECTORY (a systemd service's), else
+   $XDG_DATA_HOME/luamcp/NAME or ~/.local/share/luamcp/NAME, NAME the app's
+   name (app.lua's, else the folder's). False when none can be named. */
+bool cli_data_dir(const options *o, const app *a, const char *dir, char *out, size_t cap);
+/* mcp.db's file is DATA/db.sqlite from now on (nothing is made before its
+   first use); announce: log where. */
+void cli_use_data(const options *o, const app *a, const char *dir, bool announce);
 
 /* cli_help.c */
 extern const char cli_usage[];

@@ -26,6 +26,7 @@
 #include "jsonrpc.h"
 #include "server.h"
 #include "store.h"
+#include "db.h"
 
 /* seconds --store gives Redis to accept the connection */
 #define STORE_CONNECT_WAIT 3.0
@@ -55,6 +56,7 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   s->standalone = &cap.out;
   /* --as/--scopes: the caller a token would have named */
   if (o->as_subject || o->as_scopes) o->server.as = principal_made_up(o->as_subject, o->as_scopes);
+  cli_use_data(o, a, o->args[0], false);
   server *srv = server_new(a, &o->server);
   engine *e = server_engine(srv);
   if (o->store) { /* the service's shared data: up before the handler's first op */
@@ -63,6 +65,7 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
       fprintf(stderr, "luamcp: --store %s: no connection to Redis (waited at most %g s)\n", o->store,
               STORE_CONNECT_WAIT);
       store_drop_redis();
+      db_close();
       server_free(srv);
       principal_unref(o->server.as);
       o->server.as = NULL;
@@ -78,6 +81,7 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   engine_finish(e);
   engine_run(e);
   store_drop_redis();
+  db_close();
   server_free(srv);
   principal_unref(o->server.as);
   o->server.as = NULL;

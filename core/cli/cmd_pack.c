@@ -140,10 +140,19 @@ static void pack_add_file(pack *p, const char *name, const char *path, mode_t mo
   add_entry(p, name, Z.source_file(p->z, path, 0, -1), mode);
 }
 
+/* mcp.db's file and its companions (a --data inside the app folder): the
+   data of one installation, never shipped */
+static bool db_file(const char *name) {
+  static const char *const names[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(name, names[i]) == 0) return true;
+  return false;
+}
+
 /* The app's own parts, under app/: app.lua, README*, and the folders an app
    is made of (README, "An app folder"), never dot files (.git, .luarc.json)
-   nor earlier bundles. Not the whole folder: the example app is this
-   repository's root. */
+   nor earlier bundles, nor mcp.db's files. Not the whole folder: the example
+   app is this repository's root. */
 static void pack_add_tree(pack *p, const char *dir, const char *name) {
   struct stat ds;
   if (p->failed || stat(dir, &ds) != 0 || !inside(p, dir)) return;
@@ -178,7 +187,8 @@ static void pack_add_tree(pack *p, const char *dir, const char *name) {
     size_t len = strlen(names[i]);
     if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path ||
         snprintf(entry, sizeof entry, "%s/%s", name, names[i]) >= (int)sizeof entry ||
-        stat(path, &st) != 0 || (len > 5 && strcmp(names[i] + len - 5, ".mcpb") == 0)) {
+        stat(path, &st) != 0 || (len > 5 && strcmp(names[i] + len - 5, ".mcpb") == 0) ||
+        db_file(names[i])) {
       free(names[i]);
       continue;
     }

@@ -29,6 +29,7 @@
 #include "principal.h"
 #include "server.h"
 #include "call.h"
+#include "db.h"
 
 #define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
 
@@ -402,6 +403,12 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   }
   buf_free(&errors);
   if (!junit_package[0] && a->reg->name) snprintf(junit_package, sizeof junit_package, "%s", a->reg->name);
+  /* mcp.db: --data's folder, else a fresh one of this file's own */
+  char tmp[] = "/tmp/luamcp-test-XXXXXX", file[sizeof tmp + 16];
+  bool own_data = !o->data && mkdtemp(tmp);
+  if (o->data) cli_use_data(o, a, dir, false);
+  else if (own_data) snprintf(file, sizeof file, "%s/db.sqlite", tmp), db_set_path(file);
+  else db_set_path(NULL);
   r.srv = server_new(a, &so);
   lua_State *L = a->vm.L;
   char path[PATH_MAX + 256];
@@ -450,7 +457,16 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
     }
   }
   buf_free(&src);
+  db_close();
   server_free(r.srv); /* and the app */
+  if (own_data) {
+    static const char *const files[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+      snprintf(file, sizeof file, "%s/%s", tmp, files[i]);
+      unlink(file);
+    }
+    rmdir(tmp);
+  }
   for (size_t i = 0; i < r.nsess; i++) {
     session_unref(r.sess[i]->s);
     buf_free(&r.sess[i]->lines);

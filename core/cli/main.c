@@ -22,6 +22,7 @@
 #include "bus.h"
 #include "redis_conn.h"
 #include "store.h"
+#include "db.h"
 #include "request_state.h"
 #include "server.h"
 #include "supervise.h"
@@ -139,6 +140,10 @@ static int app_option(options *o, const char *a, const char *v) {
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
       cli_die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
     return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
+  }
+  if (IS("--data")) {
+    if (!v || !*v) cli_die_usage("%s needs a DIR", a);
+    return o->data = v, 2;
   }
   if (IS("--log-level")) {
     int l = v ? log_level_from_name(v, strlen(v)) : -1;
@@ -488,6 +493,7 @@ static int cmd_serve(options *o) {
           dir, o->http ? "HTTP" : "stdio", o->server.app.sandbox ? ", sandboxed" : "", a->reg->ntools,
           a->reg->nresources - a->reg->nwidgets, a->reg->ntemplates, a->reg->nprompts, a->reg->nwidgets);
   o->server.instance = o->h.instance;
+  cli_use_data(o, a, dir, true);
   if (o->access_log) {
     char why[4200];
     if (!access_log_open(o->access_log, why, sizeof why)) {
@@ -533,6 +539,7 @@ static int cmd_serve(options *o) {
   reload_watch_free(watch);
   bus_free(b);
   store_close();
+  db_close();
   server_free(srv);
   trace_export_stop(o->server.engine.shutdown_grace);
   access_log_close();

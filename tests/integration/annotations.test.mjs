@@ -146,6 +146,11 @@ test('mcp.socket and its sockets, mcp.http: the C modules\' functions', opts, ()
   sameSet(socketFns, new Set([...cReg('core/io/io_socket.c', 'funcs'), 'unix']), 'mcp.socket functions');
   const httpFns = new Set([...DLUA.matchAll(/^function mcp\.http\.(\w+)\(/gm)].map((m) => m[1]));
   sameSet(httpFns, cReg('core/io/io_http.c', 'funcs'), 'mcp.http functions');
+  // mcp.db: the C module's, but begin/commit/rollback, which lua/mcp.lua makes tx of
+  const dbFns = new Set([...DLUA.matchAll(/^function mcp\.db\.(\w+)\(/gm)].map((m) => m[1]));
+  const dbC = new Set([...cReg('core/io/db.c', 'funcs')].filter((f) => !['begin', 'commit', 'rollback'].includes(f)));
+  assert.match(MCP, /^M\.db = \{[^\n]*tx = db_tx \}/m, 'lua/mcp.lua makes mcp.db.tx');
+  sameSet(dbFns, new Set([...dbC, 'tx']), 'mcp.db functions');
 });
 
 test('every mcp.* a script can use is annotated, and nothing else', opts, () => {

@@ -316,6 +316,8 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
     const out = path.join(root, 'dist');
     await sh('mkdir', ['-p', out, path.join(dir, 'data', 'sub')]);
     await writeFile(path.join(dir, 'data', 'sub', 'kept.txt'), 'kept\n');
+    // mcp.db's files (a --data inside the app folder) are never packed
+    for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm']) await writeFile(path.join(dir, 'data', f), 'x');
     // cycles: three links back to folders already packed
     for (const [link, to] of [['data/up', '.'], ['data/sub/root', '..'], ['data/sub/self', '.']]) await symlink(to, path.join(dir, link));
     const cyc = await run(['pack', '--out', out, dir], { limit: WAIT });
@@ -323,6 +325,7 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
     const listing = await sh('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
       path.join(out, 'weather-1.2.3.mcpb')]);
     assert.equal(listing.stdout.split('\n').filter((l) => l.endsWith('kept.txt')).length, 1, listing.stdout);
+    assert.ok(!/db\.sqlite/.test(listing.stdout), `mcp.db's files packed: ${listing.stdout}`);
     // a link out of the folder: refused, its target never read
     await symlink('/etc/passwd', path.join(dir, 'data', 'secret'));
     const out1 = await run(['pack', '--out', out, dir]);

@@ -1,0 +1,1 @@
+return { name = "db-test", version = "1.0.0" }

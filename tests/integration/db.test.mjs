@@ -1,0 +1,340 @@
+// db.test.mjs — mcp.db (core/io/db.c, db_sqlite.c): SQL on the app's own
+// SQLite file from handlers, on a thread of its own. Types both ways,
+// parameters (and injection attempts through each way of passing them),
+// errors at the author's line, transactions (commit, rollback, savepoints,
+// two calls' never interleaving), a query that parks its call while pings
+// are answered and is interrupted at a cancel and at --timeout (its
+// transaction rolled back), --sandbox's refusals, --memory-limit, a write
+// acknowledged before kill -9 still there after, and where the file lives
+// (--data, XDG_DATA_HOME, HOME, STATE_DIRECTORY; check makes nothing).
+// Every ordering is decided by events (a progress notification, a flag
+// file), never by a clock.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
+import { answerOf, freePort, post, rawInitialize, withHttp } from './http-helpers.mjs';
+import { until } from './services.mjs';
+
+const ExportTrace = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js')
+  .opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+const DB_APP = path.join(APPS, 'db');
+const opts = { timeout: TEST_TIMEOUT };
+const HUGE = 1e12; // a count no test waits for: only an interrupt ends it
+
+let nextId = 1;
+const callMsg = (name, args, id = nextId++, meta) => ({
+  jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
+/** tools/call → the text of its result (parsed as JSON when asked). */
+async function tool(srv, name, args, json = true) {
+  const r = await srv.call(nextId++, 'tools/call', { name, arguments: args });
+  assert.ok(r.result, JSON.stringify(r));
+  const text = r.result.content[0].text;
+  return json ? JSON.parse(text) : text;
+}
+
+/** `luamcp ...args` with env (added to this process's, undefined removes). */
+function runEnv(args, env = {}) {
+  const full = { ...process.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k]; else full[k] = v;
+  const { command: cmd, args: argv } = command(args);
+  const child = spawn(cmd, argv, { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  return within(new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))), WAIT, `luamcp ${args.join(' ')}`);
+}
+
+async function withTemp(body) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-db-'));
+  try {
+    return await body(dir);
+  } finally {
+    await removeTemp(dir);
+  }
+}
+
+const serveDb = (data, more = []) => ['--no-watch', '--data', data, ...more, DB_APP];
+const rowsOf = (r) => r.value.map((row) => Object.values(row)[0]);
+
+test('types round-trip; positional and named parameters; nothing is opened before the first use', opts, () =>
+  withTemp(async (dir) => {
+    const data = path.join(dir, 'data');
+    await withRaw(serveDb(data), async (srv) => {
+      await srv.initialize();
+      await srv.call(nextId++, 'tools/list');
+      assert.ok(!existsSync(data), 'no data folder before mcp.db is used');
+      const t = await tool(srv, 'types', {});
+      // maxinteger, mininteger, 0.5, text, blob, true, false, mcp.null, nil
+      const want = [['integer', 'integer'], ['integer', 'integer'], ['float', 'real'], ['string', 'text'],
+        ['string', 'blob'], ['integer', 'integer'], ['integer', 'integer'], ['null', 'null'], ['null', 'null']];
+      want.forEach(([lua, sql], i) => assert.deepEqual(t[i + 1], { lua, sql, same: true }, `value ${i + 1}`));
+      assert.deepEqual(t.named, { s: 42, c_is_null: true });
+      assert.deepEqual(t.empty, [], 'no rows: an empty JSON array');
+      assert.ok(existsSync(path.join(data, 'db.sqlite')));
+      const ex = await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["a", 1]' });
+      assert.deepEqual(ex.value, { changes: 1, last_id: ex.value.last_id });
+      const one = await tool(srv, 'sql', { op: 'one', sql: 'SELECT k, v FROM kv WHERE id = :id', params: JSON.stringify({ id: ex.value.last_id }) });
+      assert.deepEqual(one.value, { k: 'a', v: 1 });
+      assert.deepEqual(await tool(srv, 'temp', {}), [{ x: 1 }, { x: 2 }], 'a temporary table is read where it is');
+      const none = await tool(srv, 'sql', { op: 'one', sql: 'SELECT 1 WHERE 0' });
+      assert.equal(none.value, undefined, 'one: nil without a row');
+      const many = await tool(srv, 'sql', { op: 'exec', sql: 'CREATE TABLE s1(x); CREATE TABLE s2(x); INSERT INTO s1 VALUES (1), (2)' });
+      assert.equal(many.value.changes, 2, 'several statements without parameters');
+      // WAL, foreign keys on (the writer's and a reader's)
+      const mode = await tool(srv, 'sql', { op: 'one', sql: 'SELECT * FROM pragma_journal_mode, pragma_foreign_keys' });
+      assert.deepEqual(mode.value, { journal_mode: 'wal', foreign_keys: 1 });
+      await tool(srv, 'sql', { op: 'exec', sql: 'CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE c(p INTEGER REFERENCES p(id))' });
+      const fk = await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO c VALUES (?)', params: '[7]' });
+      assert.match(fk.error, /db\.lua:\d+: mcp\.db\.exec: FOREIGN KEY constraint failed/);
+    });
+    assert.ok(existsSync(path.join(data, 'db.sqlite')), 'the file is in --data');
+  }));
+
+test('injection attempts through every way of passing a value are values', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
+    await srv.initialize();
+    const evil = ["x'); DROP TABLE kv; --", 'x" OR 1=1 --', "'; ATTACH 'evil.db' AS e; --", ':k', '?'];
+    for (const [i, e] of evil.entries()) {
+      const tag = `inj${i}`;
+      await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: JSON.stringify([tag, e]) });
+      await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (:k, :v)', params: JSON.stringify({ k: tag, v: e }) });
+      const q = await tool(srv, 'sql', { op: 'query', sql: 'SELECT v FROM kv WHERE k = ? AND v = ?', params: JSON.stringify([tag, e]) });
+      assert.deepEqual(rowsOf(q), [e, e], `stored verbatim: ${e}`);
+      const o = await tool(srv, 'sql', { op: 'one', sql: 'SELECT count(*) AS n FROM kv WHERE v = :v', params: JSON.stringify({ v: e }) });
+      assert.equal(o.value.n, 2);
+      const none = await tool(srv, 'sql', { op: 'query', sql: 'SELECT k FROM kv WHERE k = ?', params: JSON.stringify([e]) });
+      assert.deepEqual(none.value, [], 'a value is never taken as SQL');
+    }
+    const n = await tool(srv, 'sql', { op: 'one', sql: 'SELECT count(*) AS n FROM kv' });
+    assert.equal(n.value.n, evil.length * 2, 'the table is still there, with every row');
+  })));
+
+test('errors: SQLite\'s message (and offset) at the author\'s FILE:LINE; values that cannot be bound', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
+    await srv.initialize();
+    const cases = {
+      function: /db\.lua:\d+: mcp\.db\.query: cannot bind a function \(parameter 1/,
+      named: /db\.lua:\d+: mcp\.db\.query: cannot bind a function to :x/,
+      missing: /db\.lua:\d+: mcp\.db\.query: no value for :x/,
+      count: /db\.lua:\d+: mcp\.db\.query: the statement has 2 parameters, 1 value given/,
+      mixed: /db\.lua:\d+: mcp\.db\.query: the statement names its parameter :x/,
+      table: /db\.lua:\d+: mcp\.db\.query: the statement has a positional parameter/,
+      two: /db\.lua:\d+: mcp\.db\.query: the text must be one statement/,
+      sql: /db\.lua:\d+: mcp\.db\.query: the SQL must be a string/,
+      begin: /db\.lua:\d+: mcp\.db\.exec: transactions are mcp\.db\.tx's/,
+      savepoint: /db\.lua:\d+: mcp\.db\.query: transactions are mcp\.db\.tx's/,
+      syntax: /db\.lua:\d+: mcp\.db\.query: near "=": syntax error \(at byte 34 of the statement\)/,
+    };
+    for (const [kind, re] of Object.entries(cases)) {
+      const r = await tool(srv, 'bad_param', { kind });
+      assert.equal(r.ok, false, kind);
+      assert.match(r.error, re, kind);
+    }
+  })));
+
+test('tx: commit, rollback on error (raised as it was), nested savepoints, SQL errors', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
+    await srv.initialize();
+    assert.deepEqual(await tool(srv, 'tx', { case: 'commit', tag: 'c' }), { ok: true, value: 'done', rows: [1, 2] });
+    const e = await tool(srv, 'tx', { case: 'error', tag: 'e' });
+    assert.equal(e.ok, false);
+    assert.match(e.value, /db\.lua:\d+: changed my mind$/);
+    assert.deepEqual(e.rows, {}, 'rolled back');
+    assert.deepEqual(await tool(srv, 'tx', { case: 'nested', tag: 'n' }), { ok: true, value: 7, rows: ['outer', 'inner2'] });
+    const l = await tool(srv, 'tx', { case: 'lost', tag: 'l' });
+    assert.equal(l.ok, false, 'tx raises: its transaction was lost');
+    assert.match(l.value, /db\.lua:\d+: mcp\.db\.tx: the transaction was rolled back/);
+    assert.deepEqual(l.rows, {}, 'nothing ran outside the transaction');
+    const s = await tool(srv, 'tx', { case: 'sqlerror', tag: 's' });
+    assert.match(s.value, /db\.lua:\d+: mcp\.db\.exec: no such table: nowhere/);
+    assert.deepEqual(s.rows, {}, 'rolled back');
+  })));
+
+test('two calls\' transactions never interleave: the second waits for the first to end; another process waits for the lock', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
+    await srv.initialize();
+    const flag = path.join(dir, 'go');
+    const progressOf = (token, msg) => srv.take((l) => l.includes('notifications/progress') && l.includes(`"${token}"`) && l.includes(msg), `${token} ${msg}`);
+    srv.send(callMsg('order', { who: 'A', flag }, 'A', { progressToken: 'pA' }));
+    await progressOf('pA', '"in"'); // A holds the transaction, waiting for the flag
+    srv.send(callMsg('order', { who: 'B' }, 'B', { progressToken: 'pB' }));
+    await progressOf('pB', '"before"'); // B's BEGIN is queued behind A's transaction
+    const ping = await srv.call('p', 'ping');
+    assert.deepEqual(ping.result, {});
+    // another process (luamcp call on the same file) waits for the lock until its deadline
+    const insert = ['sql', JSON.stringify({ op: 'exec', sql: "INSERT INTO log(who) VALUES ('C')" })];
+    const blocked = await runEnv(['call', '--timeout', '1', '--data', dir, DB_APP, ...insert]);
+    assert.equal(blocked.code, 1);
+    assert.match(blocked.stdout, /call timed out after 1 s/);
+    await writeFile(flag, '');
+    for (const id of ['"A"', '"B"']) assert.ok(JSON.parse(await srv.reply(id)).result, id);
+    const after = await runEnv(['call', '--data', dir, DB_APP, ...insert]);
+    assert.equal(after.code, 0, after.stderr);
+    const log = await tool(srv, 'sql', { op: 'query', sql: 'SELECT who FROM log ORDER BY id' });
+    assert.deepEqual(rowsOf(log), ['A', 'A', 'B', 'B', 'C']);
+  })));
+
+test('slow queries park their calls: pings, tools and writes answered while they run; a cancel interrupts them and rolls a tx back', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir), async (srv) => {
+    await srv.initialize();
+    const started = (token) => srv.take((l) => l.includes('notifications/progress') && l.includes(`"${token}"`), `${token} started`);
+    // two reads: one on each reader connection
+    srv.send(callMsg('slow', { n: HUGE }, 'slow1', { progressToken: 'p1' }));
+    srv.send(callMsg('slow', { n: HUGE }, 'slow2', { progressToken: 'p2' }));
+    await started('p1');
+    await started('p2');
+    for (let i = 0; i < 3; i++) assert.deepEqual((await srv.call(`ping${i}`, 'ping')).result, {});
+    assert.equal(await tool(srv, 'echo', { text: 'other tools too' }, false), 'other tools too');
+    const w = await tool(srv, 'sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["during", 1]' });
+    assert.equal(w.value.changes, 1, 'the writer is free while readers count');
+    assert.ok(!srv.lines.some((l) => /"id":"slow[12]"/.test(l)), 'the slow queries are still running');
+    for (const id of ['slow1', 'slow2']) srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'test' } });
+    // only an interrupt frees a reader: each count would take hours
+    const during = await tool(srv, 'sql', { op: 'query', sql: 'SELECT v FROM kv WHERE k = ?', params: '["during"]' });
+    assert.deepEqual(rowsOf(during), [1]);
+    // in a transaction: the writer's
+    srv.send(callMsg('slow', { n: HUGE, tag: 'cancelled' }, 'slowtx', { progressToken: 'ptx' }));
+    await started('ptx');
+    assert.deepEqual((await srv.call('ping-tx', 'ping')).result, {});
+    srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slowtx', reason: 'test' } });
+    const left = await tool(srv, 'sql', { op: 'exec', sql: 'DELETE FROM kv WHERE k = ?', params: '["cancelled"]' });
+    assert.equal(left.value.changes, 0, 'the cancelled call\'s transaction rolled back');
+    assert.ok(!srv.lines.some((l) => /"id":"slow(1|2|tx)"/.test(l)), 'no answer to a cancelled call');
+  })));
+
+test('--timeout interrupts a running query and rolls its transaction back', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir, ['--timeout', '2']), async (srv) => {
+    await srv.initialize();
+    const r = await srv.call('t', 'tools/call', { name: 'slow', arguments: { n: HUGE, tag: 'timedout' } });
+    assert.match(JSON.stringify(r), /timed out/);
+    const left = await tool(srv, 'sql', { op: 'query', sql: 'SELECT v FROM kv WHERE k = ?', params: '["timedout"]' });
+    assert.deepEqual(left.value, []);
+    assert.equal(await tool(srv, 'slow', { n: 1000 }, false), '1000', 'the connection goes on');
+  })));
+
+test('--sandbox: ATTACH, load_extension and pragmas that touch files are refused', opts, () =>
+  withTemp((dir) => withRaw(serveDb(path.join(dir, 'd'), ['--sandbox']), async (srv) => {
+    await srv.initialize();
+    const refused = [`ATTACH '${dir}/other.db' AS o`, `SELECT load_extension('${dir}/x')`, 'PRAGMA journal_mode=DELETE',
+      `VACUUM INTO '${dir}/copy.db'`, "PRAGMA temp_store_directory = '/tmp'", 'SELECT * FROM pragma_database_list'];
+    for (const sql of refused) {
+      const r = await tool(srv, 'sql', { op: 'query', sql });
+      assert.match(r.error ?? '', /not authorized|authorization denied/, sql);
+    }
+    assert.ok(!existsSync(path.join(dir, 'other.db')) && !existsSync(path.join(dir, 'copy.db')));
+    assert.deepEqual((await tool(srv, 'sql', { op: 'query', sql: 'PRAGMA user_version' })).value, [{ user_version: 0 }]);
+  })));
+
+test('a result larger than --memory-limit leaves room for is an error, the server goes on', opts, () =>
+  withTemp((dir) => withRaw(serveDb(dir, ['--memory-limit', '16']), async (srv) => {
+    await srv.initialize();
+    const r = await srv.call('big', 'tools/call', { name: 'big', arguments: { n: 200, size: 200000 } });
+    assert.equal(r.result?.isError, true, JSON.stringify(r));
+    assert.match(r.result.content[0].text, /db\.lua:\d+: mcp\.db\.query: the result is larger than the call's memory limit/);
+    assert.equal(await tool(srv, 'big', { n: 10, size: 1000 }, false), '10');
+  })));
+
+test('kill -9: every insert acknowledged before it is there after a restart', opts, () =>
+  withTemp(async (dir) => {
+    const srv = new RawServer(serveDb(dir));
+    await srv.initialize();
+    await tool(srv, 'sql', { op: 'query', sql: 'SELECT 1' }); // the schema
+    for (let i = 1; i <= 1000; i++) srv.send(callMsg('ack', { i }, `ack${i}`));
+    await srv.reply('"ack300"');
+    srv.child.kill('SIGKILL');
+    await srv.exited;
+    const acked = srv.lines.map((l) => /"id":"ack(\d+)","result":\{"content"/.exec(l)).filter(Boolean).map((m) => Number(m[1]));
+    assert.ok(acked.includes(300), `${acked.length} acknowledged`);
+    const r = await runEnv(['call', '--data', dir, DB_APP, 'sql', JSON.stringify({ op: 'query', sql: 'SELECT i FROM acked' })]);
+    assert.equal(r.code, 0, r.stderr);
+    const there = new Set(rowsOf(JSON.parse(JSON.parse(r.stdout).content[0].text)));
+    const lost = acked.filter((i) => !there.has(i));
+    assert.deepEqual(lost, [], `acknowledged, then lost (of ${acked.length})`);
+  }));
+
+test('where the file is: --data, $XDG_DATA_HOME, ~/.local/share, $STATE_DIRECTORY; serve prints it; check makes nothing', opts, () =>
+  withTemp(async (dir) => {
+    const q = ['sql', JSON.stringify({ op: 'one', sql: 'SELECT 1 AS one' })];
+    const clean = { XDG_DATA_HOME: undefined, STATE_DIRECTORY: undefined };
+    const home = path.join(dir, 'home');
+    const c = await runEnv(['check', DB_APP], { ...clean, HOME: home });
+    assert.equal(c.code, 0, c.stderr);
+    assert.ok(!existsSync(home), 'check made nothing');
+    for (const [env, file] of [
+      [{ ...clean, HOME: home }, path.join(home, '.local/share/luamcp/db-test/db.sqlite')],
+      [{ ...clean, HOME: home, XDG_DATA_HOME: path.join(dir, 'xdg') }, path.join(dir, 'xdg/luamcp/db-test/db.sqlite')],
+      [{ ...clean, HOME: home, STATE_DIRECTORY: path.join(dir, 'state') }, path.join(dir, 'state/db.sqlite')],
+    ]) {
+      const r = await runEnv(['call', DB_APP, ...q], env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(existsSync(file), `${JSON.stringify(env)}: ${file}`);
+    }
+    const srv = new RawServer(['--no-watch', DB_APP], { env: { ...process.env, HOME: home, XDG_DATA_HOME: path.join(dir, 'xdg') } });
+    await srv.initialize();
+    const code = await srv.close();
+    assert.equal(code.code, 0);
+    assert.match(srv.stderr, new RegExp(`data folder: ${path.join(dir, 'xdg/luamcp/db-test').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  }));
+
+test('over HTTP: concurrent calls\' inserts and transactions, all there', opts, () =>
+  withTemp((dir) => withHttp(DB_APP, ['--no-watch', '--data', dir], async (srv) => {
+    const { session } = await rawInitialize(srv);
+    const answers = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => post(srv, callMsg('ack', { i: i + 1 }), { session })),
+      ...Array.from({ length: 5 }, (_, i) => post(srv, callMsg('tx', { case: 'commit', tag: `h${i}` }), { session })),
+      ...Array.from({ length: 10 }, () => post(srv, callMsg('types', {}), { session })), // the readers
+    ]);
+    for (const ex of answers) assert.ok(answerOf(ex).result && !answerOf(ex).result.isError, ex.body);
+    const n = answerOf(await post(srv, callMsg('sql', { op: 'one', sql: 'SELECT (SELECT count(*) FROM acked) AS a, (SELECT count(*) FROM kv) AS k' }), { session }));
+    assert.deepEqual(JSON.parse(n.result.content[0].text).value, { a: 20, k: 10 });
+  })));
+
+test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), never the values; --metrics counts them', opts, () =>
+  withTemp(async (dir) => {
+    const spans = [];
+    const rx = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (d) => chunks.push(d));
+      req.on('end', () => {
+        for (const rs of ExportTrace.decode(Buffer.concat(chunks)).resourceSpans)
+          for (const ss of rs.scopeSpans) for (const sp of ss.spans) spans.push(sp);
+        res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise((resolve) => rx.listen(0, '127.0.0.1', resolve));
+    try {
+      const mport = await freePort();
+      await withHttp(DB_APP, ['--no-watch', '--data', dir, '--otlp', `http://127.0.0.1:${rx.address().port}`, '--metrics', `127.0.0.1:${mport}`], async (srv) => {
+        const { session } = await rawInitialize(srv);
+        const r = answerOf(await post(srv, callMsg('sql', { op: 'exec', sql: 'INSERT INTO kv(k, v) VALUES (?, ?)', params: '["span", "s3cret-value"]' }), { session }));
+        assert.ok(r.result && !r.result.isError, JSON.stringify(r));
+        const isInsert = (sp) => sp.name === 'INSERT';
+        await until(() => spans.some(isInsert), 'the INSERT span');
+        const sp = spans.find(isInsert);
+        const attrs = Object.fromEntries(sp.attributes.map((a) => [a.key, a.value.stringValue]));
+        assert.equal(sp.kind, 3, 'SPAN_KIND_CLIENT');
+        assert.deepEqual(attrs, { 'db.system.name': 'sqlite', 'db.operation.name': 'INSERT' });
+        assert.ok(spans.some((p) => Buffer.compare(p.spanId, sp.parentSpanId) === 0), 'under the call\'s span');
+        assert.ok(!JSON.stringify(spans.map((x) => x.attributes)).includes('s3cret'), 'no value in any span');
+        const bad = answerOf(await post(srv, callMsg('sql', { op: 'query', sql: 'SELEC' }), { session }));
+        assert.match(bad.result.content[0].text, /syntax error/);
+        const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+        assert.match(text, /^mcp_db_statements_total\{result="ok"\} [1-9]/m, text);
+        assert.match(text, /^mcp_db_statements_total\{result="error"\} 1$/m);
+      });
+    } finally {
+      rx.closeAllConnections();
+      await new Promise((resolve) => rx.close(resolve));
+    }
+  }));
