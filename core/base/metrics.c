@@ -101,15 +101,39 @@ static size_t nlabels(const struct family *f) {
   return n;
 }
 
-/* label="value", escaped as the format says (\\, \", \n) */
+/* One character of a label value at v into out (at most 6 bytes), escaped
+   as the format says (\\, \", \n); a value an app or a client chose may
+   hold what the format has no escape for, and promtool refuses: another
+   control byte, or bytes that are not UTF-8, become U+FFFD. *used: the
+   bytes of v taken. */
+static size_t label_char(const unsigned char *v, char *out, size_t *used) {
+  *used = 1;
+  if (*v == '\\' || *v == '"') return out[0] = '\\', out[1] = (char)*v, 2;
+  if (*v == '\n') return out[0] = '\\', out[1] = 'n', 2;
+  if (*v < 0x20 || *v == 0x7F) return memcpy(out, "\xEF\xBF\xBD", 3), 3;
+  if (*v < 0x80) return out[0] = (char)*v, 1;
+  size_t len = *v < 0xC2 ? 0 : *v < 0xE0 ? 2 : *v < 0xF0 ? 3 : *v < 0xF5 ? 4 : 0;
+  for (size_t i = 1; i < len; i++)
+    if ((v[i] & 0xC0) != 0x80) len = 0;
+  if (len && ((v[0] == 0xE0 && v[1] < 0xA0) || (v[0] == 0xF0 && v[1] < 0x90) ||
+              (v[0] == 0xF4 && v[1] > 0x8F) || (v[0] == 0xED && v[1] > 0x9F)))
+    len = 0;
+  if (!len) return memcpy(out, "\xEF\xBF\xBD", 3), 3;
+  memcpy(out, v, len);
+  *used = len;
+  return len;
+}
+
+/* label="value" */
 static void render_labels(buf *b, const struct family *f, const char *const *values) {
   for (size_t i = 0; i < nlabels(f); i++) {
     if (i) buf_putc(b, ',');
     buf_printf(b, "%s=\"", f->label[i]);
-    for (const char *v = values && values[i] ? values[i] : ""; *v; v++) {
-      if (*v == '\\' || *v == '"') buf_putc(b, '\\'), buf_putc(b, *v);
-      else if (*v == '\n') buf_puts(b, "\\n");
-      else buf_putc(b, *v);
+    for (const char *v = values && values[i] ? values[i] : ""; *v;) {
+      char c[6];
+      size_t used, n = label_char((const unsigned char *)v, c, &used);
+      buf_put(b, c, n);
+      v += used;
     }
     buf_putc(b, '"');
   }
@@ -171,11 +195,11 @@ static size_t render_fixed(char *out, size_t cap, const struct family *f,
     }
     if (n + 2 >= cap) return cap;
     out[n++] = '=', out[n++] = '"';
-    for (; *v; v++) {
-      if (n + 3 >= cap) return cap;
-      if (*v == '\\' || *v == '"') out[n++] = '\\', out[n++] = *v;
-      else if (*v == '\n') out[n++] = '\\', out[n++] = 'n';
-      else out[n++] = *v;
+    for (; *v;) {
+      if (n + 7 >= cap) return cap;
+      size_t used;
+      n += label_char((const unsigned char *)v, out + n, &used);
+      v += used;
     }
     if (n + 2 >= cap) return cap;
     out[n++] = '"';

@@ -106,7 +106,12 @@ bool trace_parse(const char *tp, size_t n, const char *ts, size_t sn, trace_ctx 
   flags = (uint8_t)(hi << 4 | lo);
   ctx->sampled = flags & 1;
   ctx->valid = ctx->remote = true;
-  if (ts && sn && sn < sizeof ctx->state && !memchr(ts, '\n', sn) && !memchr(ts, '\r', sn)) {
+  /* W3C tracestate is printable ASCII: anything else (it goes into an OTLP
+     string, which must be UTF-8; a strict collector drops the batch) and
+     the header is dropped, as the specification lets a vendor do */
+  bool printable = ts != NULL;
+  for (size_t i = 0; printable && i < sn; i++) printable = ts[i] >= 0x20 && ts[i] <= 0x7E;
+  if (printable && sn && sn < sizeof ctx->state) {
     memcpy(ctx->state, ts, sn);
     ctx->state[sn] = '\0';
   }
@@ -251,8 +256,17 @@ void trace_set_name(trace_span *s, const char *name) {
   s->name = strdup(name);
 }
 
+/* A string attribute is cut to this many bytes (at a UTF-8 boundary): a
+   client's 3 MiB request id made spans the exporter had to drop. */
+#define TRACE_ATTR_MAX 1024
+
 void trace_attr_strn(trace_span *s, const char *key, const char *value, size_t n) {
-  if (s && value) kv(&s->attrs, 9, key, 1, 2, value, n);
+  if (!s || !value) return;
+  if (n > TRACE_ATTR_MAX) {
+    n = TRACE_ATTR_MAX;
+    while (n > 0 && ((unsigned char)value[n] & 0xC0) == 0x80) n--;
+  }
+  kv(&s->attrs, 9, key, 1, 2, value, n);
 }
 
 void trace_attr_str(trace_span *s, const char *key, const char *value) {

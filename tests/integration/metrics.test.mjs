@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, WAIT, removeTemp, tempApp } from './helpers.mjs';
 import { freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { needs, stopChild, until } from './services.mjs';
 
@@ -180,5 +180,27 @@ test('outcomes as answered: invalid arguments, unknown tools, the negotiated rev
     assert.equal(lines.find((l) => l.method === 'initialize')?.revision, '2025-06-18', JSON.stringify(lines));
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// Issue 33, item 8: label values an app or a client chose may hold what the
+// exposition format has no escape for (a CR, bytes that are not UTF-8);
+// promtool refused the page. They become U+FFFD; \\, \" and \n are escaped.
+test('label values with a CR and bytes that are not UTF-8: promtool passes', opts, async () => {
+  const app = await tempApp({
+    'app.lua': 'return { name = "odd\\rname\\255", version = "1\\n2\\"x" }',
+    'scripts/t.lua': 'require("mcp").tool { name = "t", description = "d", handler = function() return "ok" end }',
+  });
+  try {
+    await withHttp(app, ['--metrics', '127.0.0.1:0'], async (srv) => {
+      await until(() => /metrics on http:\/\/127\.0\.0\.1:\d+\/metrics/.test(srv.stderr), 'the metrics listener');
+      const url = srv.stderr.match(/metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/)[1];
+      const text = (await get(url)).body;
+      assert.ok(text.includes('mcp_server_app_info{name="odd\uFFFDname\uFFFD",version="1\\n2\\"x"} 1'), text);
+      const checked = await promtool(text);
+      assert.equal(checked.code, 0, checked.out);
+    });
+  } finally {
+    await removeTemp(app);
   }
 });

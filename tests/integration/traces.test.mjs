@@ -53,7 +53,7 @@ async function startReceiver() {
               name: s.name, kind: s.kind, resource, scope: ss.scope.name,
               start: BigInt(s.startTimeUnixNano.toString()), end: BigInt(s.endTimeUnixNano.toString()),
               attrs: Object.fromEntries(s.attributes.map((a) => [a.key, a.value.stringValue ?? a.value.intValue?.toNumber?.() ?? a.value.intValue ?? a.value.boolValue ?? a.value.doubleValue])),
-              status: s.status, events: s.events.map((e) => ({ name: e.name, attrs: Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue])) })),
+              status: s.status, traceState: s.traceState, events: s.events.map((e) => ({ name: e.name, attrs: Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue])) })),
             });
           }
         }
@@ -194,11 +194,20 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
       assert.equal(errSpan.attrs['rpc.response.status_code'], '-32602');
       assert.equal(errSpan.status.code, 2);
       assert.equal(errSpan.status.message, 'Unknown tool: nope');
-      await until(() => rx.spans.filter((s) => s.name === 'tools/call plain').length >= 2, 'the header-traced spans', WAIT);
+      // what a client sends into a span is bounded and UTF-8 (issue 33, item 8): a tracestate
+      // that is not printable ASCII is dropped; a 100 KB request id is cut to 1 KiB, the span kept
+      const oddTrace = crypto.randomBytes(16).toString('hex');
+      await post(srv, rpc('tools/call', { name: 'plain', arguments: {}, _meta: meta }, 'i'.repeat(100000)),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'plain', traceparent: `00-${oddTrace}-00f067aa0ba902b7-01`, tracestate: 'k=v\u00ff' } });
+      await until(() => rx.spans.some((s) => s.traceId === oddTrace), 'the odd request\'s span', WAIT);
+      const oddSpan = rx.spans.find((s) => s.traceId === oddTrace);
+      assert.ok(!oddSpan.traceState, 'a tracestate that is not printable ASCII is dropped');
+      assert.equal(oddSpan.attrs['jsonrpc.request.id'].length, 1024);
+      await until(() => rx.spans.filter((s) => s.name === 'tools/call plain').length >= 3, 'the header-traced spans', WAIT);
       const viaHeader = rx.spans.find((s) => s.traceId === headerTrace);
       assert.equal(viaHeader.parentSpanId, '00f067aa0ba902b7');
       assert.equal(viaHeader.attrs['mcp.protocol.version'], REV);
-      const fresh = rx.spans.filter((s) => s.name === 'tools/call plain' && s.traceId !== headerTrace);
+      const fresh = rx.spans.filter((s) => s.name === 'tools/call plain' && s.traceId !== headerTrace && s.traceId !== oddTrace);
       assert.equal(fresh.length, 1);
       assert.equal(fresh[0].parentSpanId, '');
       // a task: the request's span ends with its CreateTaskResult; the work goes on in a
