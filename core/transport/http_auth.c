@@ -343,7 +343,9 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
   bool unavailable;
   if (srv->opt.auth_client_id && !jwt_shaped(tok, n)) { /* opaque: the issuer knows */
     const char *why = NULL;
-    *who = http_introspect(srv, tok, n, now, &why, &unavailable);
+    char peer[48];
+    http_peer_address(srv, conn, peer, sizeof peer);
+    *who = http_introspect(srv, tok, n, now, peer, &why, &unavailable);
     if (*who) {
       cache_hit(srv, tok, n, now, *who);
       return 0;

@@ -307,9 +307,12 @@ char *http_keys_introspection_endpoint(http_server *srv);
 /* Ask the authorization server about an opaque token (RFC 7662): its
    principal when it is active, meant for this server (aud) and from a
    trusted issuer, else NULL with why; *unavailable when the server could
-   not be asked (503). */
+   not be asked (503), or when as many are being asked already, in all or
+   for this peer (client address): a flood of made-up tokens holds a few
+   workers at most. A token refused is refused again for a while without
+   asking. */
 principal *http_introspect(http_server *srv, const char *tok, size_t n, long long now,
-                           const char **why, bool *unavailable);
+                           const char *peer, const char **why, bool *unavailable);
 /* An absolute URL luamcp may name or fetch: https, or http on a loopback
    host; no fragment (nor query, unless allowed). */
 bool http_auth_url_ok(const char *u, bool allow_query);

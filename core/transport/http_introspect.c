@@ -7,17 +7,77 @@
  * without aud is refused), from a trusted issuer, not expired, naming
  * someone (sub, else the client: client_id). A token let in is cached like
  * a verified JWT, until its exp. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "http_internal.h"
+#include "clock.h"
 #include "http_client.h"
 #include "json.h"
 #include "log.h"
 
 #define INTROSPECT_TIMEOUT 5.0  /* s: a request waits for the answer */
 #define INTROSPECT_MAX 65536    /* bytes of an answer */
+/* A flood of made-up tokens (each one a POST with our client secret,
+   holding a worker up to INTROSPECT_TIMEOUT) holds this many workers at
+   most, and one address this many; the rest are answered 503 at once. A
+   token refused is refused again for REFUSED_TTL without asking. */
+#define INTROSPECT_AT_ONCE 8
+#define INTROSPECT_PER_PEER 2
+#define REFUSED_SLOTS 1024
+#define REFUSED_TTL 10.0
+
+static struct {
+  pthread_mutex_t lock;
+  uint64_t seed; /* of the tokens' hash: a client cannot aim at a slot */
+  struct { uint64_t h; double until; } refused[REFUSED_SLOTS];
+  int at_once;
+  struct { char peer[48]; int n; } peers[INTROSPECT_AT_ONCE];
+} flood = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t token_hash(const char *tok, size_t n) {
+  if (!flood.seed) {
+    uint64_t s = 0;
+    if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s || !s) s = (uint64_t)(uintptr_t)&flood ^ 0x9e3779b97f4a7c15u;
+    flood.seed = s | 1;
+  }
+  uint64_t h = 1469598103934665603u ^ flood.seed;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)tok[i]) * 1099511628211u;
+  return h ? h : 1;
+}
+
+/* Room for one more introspection of peer's (flood.lock held): taken. */
+static bool take_room(const char *peer) {
+  if (flood.at_once >= INTROSPECT_AT_ONCE) return false;
+  int free_slot = -1;
+  for (int i = 0; i < INTROSPECT_AT_ONCE; i++) {
+    if (flood.peers[i].n && strcmp(flood.peers[i].peer, peer) == 0) {
+      if (flood.peers[i].n >= INTROSPECT_PER_PEER) return false;
+      flood.peers[i].n++;
+      flood.at_once++;
+      return true;
+    }
+    if (!flood.peers[i].n && free_slot < 0) free_slot = i;
+  }
+  /* fewer than INTROSPECT_AT_ONCE in flight: a slot is free */
+  snprintf(flood.peers[free_slot].peer, sizeof flood.peers[free_slot].peer, "%s", peer);
+  flood.peers[free_slot].n = 1;
+  flood.at_once++;
+  return true;
+}
+
+static void give_room(const char *peer) {
+  for (int i = 0; i < INTROSPECT_AT_ONCE; i++)
+    if (flood.peers[i].n && strcmp(flood.peers[i].peer, peer) == 0) {
+      flood.peers[i].n--;
+      break;
+    }
+  flood.at_once--;
+}
 
 /* RFC 3986 unreserved characters as they are, the rest %XX: a form value. */
 static void form_value(buf *b, const char *s, size_t n) {
@@ -132,9 +192,39 @@ static principal *judge(http_server *srv, json_span doc, long long now, const ch
   return p;
 }
 
+static principal *introspect_now(http_server *srv, const char *tok, size_t n, long long now,
+                                 const char **why, bool *unavailable);
+
 principal *http_introspect(http_server *srv, const char *tok, size_t n, long long now,
-                           const char **why, bool *unavailable) {
+                           const char *peer, const char **why, bool *unavailable) {
   *unavailable = false;
+  uint64_t h = 0;
+  pthread_mutex_lock(&flood.lock);
+  h = token_hash(tok, n);
+  double t = clock_now();
+  size_t slot = (size_t)(h % REFUSED_SLOTS);
+  bool refused_lately = flood.refused[slot].h == h && flood.refused[slot].until > t;
+  bool room = !refused_lately && take_room(peer);
+  pthread_mutex_unlock(&flood.lock);
+  if (refused_lately) {
+    *why = "the token is not active";
+    return NULL;
+  }
+  if (!room) {
+    *unavailable = true;
+    *why = "too many tokens are being checked now";
+    return NULL;
+  }
+  principal *p = introspect_now(srv, tok, n, now, why, unavailable);
+  pthread_mutex_lock(&flood.lock);
+  give_room(peer);
+  if (!p && !*unavailable) flood.refused[slot].h = h, flood.refused[slot].until = clock_now() + REFUSED_TTL;
+  pthread_mutex_unlock(&flood.lock);
+  return p;
+}
+
+static principal *introspect_now(http_server *srv, const char *tok, size_t n, long long now,
+                                 const char **why, bool *unavailable) {
   char *found = NULL;
   const char *endpoint = srv->opt.auth_introspect;
   if (!endpoint) endpoint = found = http_keys_introspection_endpoint(srv);

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT, removeTemp, run } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, WAIT, removeTemp, run } from './helpers.mjs';
+import { until } from './services.mjs';
 import { post, rpc, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -37,7 +38,7 @@ function jwt(issuer, k, claims = {}) {
 // of `keys`, an introspection endpoint answering `answers[token]` to the
 // client `rs`:`secret`; `broken` answers 500 everywhere; hits counts each path.
 async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) {
-  const as = { keys: [], broken: false, hits: {}, answers: {} };
+  const as = { keys: [], broken: false, hits: {}, answers: {}, hold: null, held: 0 };
   const server = http.createServer(async (req, res) => {
     as.hits[req.url] = (as.hits[req.url] || 0) + 1;
     if (as.broken) return res.writeHead(500).end();
@@ -47,6 +48,10 @@ async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) 
       const basic = `Basic ${Buffer.from('rs:s%C3%A9cret').toString('base64')}`; // form-encoded first
       if (req.headers.authorization !== basic) return res.writeHead(401).end('{"error":"invalid_client"}');
       const token = new URLSearchParams(form).get('token');
+      if (as.hold) { // answered when the test lets go: how many wait here at once is what it counts
+        as.held++;
+        await as.hold;
+      }
       return res.writeHead(200, { 'Content-Type': 'application/json' })
         .end(JSON.stringify(as.answers[token] ?? { active: false }));
     }
@@ -201,6 +206,39 @@ test('opaque tokens through the introspection endpoint the metadata names: activ
         assert.match(ex.headers['www-authenticate'], why, t);
       }
       assert.ok(!srv.stderr.includes('s\u00e9cret') && !srv.stderr.includes('sécret'), 'the secret reached the log');
+    }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'sécret' } });
+    // a flood of made-up tokens (issue 33, item 4): while the authorization server holds
+    // its answers, at most 8 introspections wait on it, 2 per address, the rest are 503
+    // at once; a cached token is served meanwhile; a refused token is refused again
+    // without asking. Decided by events: the server answers only when the test lets go.
+    await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs', '--auth-skew', '0'], async (srv) => {
+      assert.equal((await post2026(srv, 'tok-good')).status, 200);
+      let release;
+      as.hold = new Promise((resolve) => (release = resolve));
+      const list = (a, t) => post(srv, rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
+        { version: '2026-07-28', localAddress: `127.0.0.${a}`, extra: { 'Mcp-Method': 'tools/list', Authorization: `Bearer ${t}` } });
+      const statuses = [], refused = [];
+      const settled = [];
+      for (let a = 2; a <= 5; a++) {
+        for (let i = 0; i < 4; i++) {
+          const t = `made-up-${a}-${i}`;
+          settled.push(list(a, t).then((ex) => {
+            statuses.push(ex.status);
+            if (ex.status === 401) refused.push([a, t]);
+          }));
+        }
+      }
+      await until(() => as.held === 8 && statuses.length === 8, '8 introspections held and 8 answered', WAIT);
+      assert.deepEqual(statuses, Array(8).fill(503), 'the rest were answered at once, 503');
+      assert.equal((await post2026(srv, 'tok-good')).status, 200, 'a cached token is served during the flood');
+      as.hold = null;
+      release();
+      await Promise.all(settled);
+      assert.equal(statuses.filter((x) => x === 401).length, 8);
+      const asked = as.hits['/introspect'];
+      const again = await list(...refused[0]); // one the authorization server refused
+      assert.equal(again.status, 401);
+      assert.equal(as.hits['/introspect'], asked, 'a token refused moments ago is not asked about again');
     }, { env: { LUAMCP_AUTH_CLIENT_SECRET: 'sécret' } });
     // the wrong secret: the server cannot ask, so nobody is let in
     await withHttp(APP, [...args(as.issuer), '--auth-client-id', 'rs'], async (srv) => {
