@@ -292,7 +292,10 @@ static const struct {
      "declares (test.http.route, test.exec.route, test.socket.peer); a request no\n"
      "fake answers fails the test with its URL; ctx:sleep and delays run on a\n"
      "virtual clock. FILTER runs only the tests whose name or file contains it.\n"
-     "docs/testing.md has the whole API.\n"
+     "The fakes keep those four from the network; the rest of Lua is the app's:\n"
+     "with --sandbox the app and its tests run as 'serve --sandbox' would (no\n"
+     "os.execute, io.popen, files outside the app folder), for tests you did not\n"
+     "write. docs/testing.md has the whole API.\n"
      "Exit status: 0 every test passed, 1 a test failed (or none ran), 2 a usage\n"
      "error.\n"},
     {"help",

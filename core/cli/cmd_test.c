@@ -33,6 +33,17 @@
 
 #define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
 
+/* n bytes of a name or message a test chose, as a terminal shows them:
+   control bytes (an escape sequence would move the cursor or recolour the
+   run) as \xHH. */
+static void put_shown(FILE *out, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c < 0x20 && c != '\t') || c == 0x7F) fprintf(out, "\\x%02x", c);
+    else fputc(c, out);
+  }
+}
+
 /* {====================================================== one client session */
 
 typedef struct tsession {
@@ -504,19 +515,27 @@ static void run_all(options *o, const char *dir, const char *filter, FILE *out, 
       for (size_t k = before; k < rs->n; k++) {
         result *r = &rs->r[k];
         if (!r->message) {
-          fprintf(out, "  ok    %s (%.1f ms)\n", r->name, r->ms);
+          fputs("  ok    ", out);
+          put_shown(out, r->name, strlen(r->name));
+          fprintf(out, " (%.1f ms)\n", r->ms);
           continue;
         }
-        fprintf(out, "  FAIL  %s\n", r->name);
+        fputs("  FAIL  ", out);
+        put_shown(out, r->name, strlen(r->name));
+        fputc('\n', out);
         for (const char *p = r->message; *p;) { /* indented, line by line */
           size_t len = strcspn(p, "\n");
-          fprintf(out, "        %.*s\n", (int)len, p);
+          fputs("        ", out);
+          put_shown(out, p, len);
+          fputc('\n', out);
           p += len + (p[len] == '\n');
         }
         for (const char *p = r->details.p, *end = p + r->details.len; p && p < end;) {
           const char *nl = memchr(p, '\n', (size_t)(end - p));
           size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-          fprintf(out, "          %.*s\n", (int)len, p);
+          fputs("          ", out);
+          put_shown(out, p, len);
+          fputc('\n', out);
           p += len + 1;
         }
       }

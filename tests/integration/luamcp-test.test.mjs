@@ -315,3 +315,21 @@ test('a fresh luamcp new app: its scaffolded test passes on either revision', op
     await removeTemp(dir);
   }
 });
+
+// Issue 33, item 10: a test's name and message are the test's own text: an escape
+// sequence in them reached the terminal (clearing it, recolouring the run).
+test('names and messages with control bytes are shown escaped, never sent to the terminal as they are', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "v", description = "A value.", handler = function() return "1" end }\n',
+    'tests/esc_test.lua': 'local test = require "mcp.test"\ntest("clear\\27[2J", function() test.ok(true) end)\ntest("bell", function() error("ring\\7\\27[31m") end)\n',
+  });
+  try {
+    const r = await run(['test', dir]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.ok(!r.stdout.includes('\u001b') && !r.stdout.includes('\u0007'), JSON.stringify(r.stdout));
+    assert.match(r.stdout, /ok {4}clear\\x1b\[2J/);
+    assert.match(r.stdout, /ring\\x07\\x1b\[31m/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
