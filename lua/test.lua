@@ -825,7 +825,8 @@ function T._run(file, filter)
         return setmetatable({ message = text_of(e), details = trace,
                               where = "error" }, failure_mt)
       end)
-      bridge.test_end()
+      local over = bridge.test_end()
+      if ok and over then ok, err = false, setmetatable({ message = over, where = t.where }, failure_mt) end
       local r = { name = t.name, ok = ok, ms = (bridge.now() - started) * 1000 }
       if ok and #state.misused > 0 then
         r.ok, r.message, r.details = false, t.where .. ": " .. state.misused[1], nil

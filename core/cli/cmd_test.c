@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <pthread.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,15 +87,45 @@ static void test_hook(lua_State *L, lua_Debug *ar) {
   lua_error(L);
 }
 
+/* What the hook cannot reach (a C function, a __gc finalizer: Lua runs
+   those without hooks) the guard does: a test still running this long past
+   its limit ends the run the way serve ends a stall (exit 75), never a CI
+   job that hangs. */
+#define GUARD_GRACE 5.0
+static _Atomic double guard_deadline; /* the running test's limit, 0: none */
+static char guard_what[320];          /* written before guard_deadline is set */
+
+static void *guard_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    struct timespec ts = {0, 250 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double d = atomic_load(&guard_deadline);
+    if (d > 0 && clock_now() > d + GUARD_GRACE) {
+      fprintf(stderr, "luamcp: test: %s has not returned %.0f s past --test-timeout (a C function or a "
+              "__gc finalizer that does not return: no time limit reaches it); exiting (status 75)\n",
+              guard_what, GUARD_GRACE);
+      fflush(stderr);
+      _exit(75);
+    }
+  }
+  return NULL;
+}
+
 static void limit_begin(lua_State *L, runner *r) {
   hooked = r;
   r->deadline = clock_now() + r->limit;
+  atomic_store(&guard_deadline, r->deadline);
   lua_sethook(L, test_hook, LUA_MASKCOUNT, 1000);
 }
 
-static void limit_end(lua_State *L, runner *r) {
+/* True when the limit passed (in C, where the hook does not run). */
+static bool limit_end(lua_State *L, runner *r) {
+  bool over = r->deadline > 0 && clock_now() > r->deadline;
   r->deadline = 0;
+  atomic_store(&guard_deadline, 0);
   lua_sethook(L, NULL, 0, 0);
+  return over;
 }
 
 static bool test_capture_write(outlet *o, const char *p, size_t n) {
@@ -219,9 +251,13 @@ static int bridge_test_begin(lua_State *L) {
   return 0;
 }
 
+/* test_end() -> nil, or why the test failed: it ran past its limit where
+   the hook could not stop it (a C function) */
 static int bridge_test_end(lua_State *L) {
-  limit_end(L, runner_of(L));
-  return 0;
+  runner *r = runner_of(L);
+  if (!limit_end(L, r)) return 0;
+  lua_pushfstring(L, "the test ran longer than %f s (luamcp test --test-timeout)", r->limit);
+  return 1;
 }
 
 /* spend(seconds): virtual time the running call (if any) used up; the
@@ -421,6 +457,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   else if (own_data) snprintf(file, sizeof file, "%s/db.sqlite", tmp), db_set_path(file);
   else db_set_path(NULL);
   r.srv = server_new(a, &so);
+  snprintf(guard_what, sizeof guard_what, "a test of %s", rel);
   lua_State *L = a->vm.L;
   char path[PATH_MAX + 256];
   snprintf(path, sizeof path, "%s/%s", dir, rel);
@@ -743,6 +780,8 @@ int cmd_test(options *o) {
     fprintf(stderr, "luamcp: test --watch: inotify: %s\n", strerror(errno));
     return 1;
   }
+  pthread_t guard;
+  if (pthread_create(&guard, NULL, guard_main, NULL) == 0) pthread_detach(guard);
   for (;;) {
     results rs = {0};
     double t0 = clock_now();

@@ -333,3 +333,31 @@ test('names and messages with control bytes are shown escaped, never sent to the
     await removeTemp(dir);
   }
 });
+
+// Issue 33, item 10: --test-timeout counts time spent in C (a test that passed at
+// 1.5 s of a 1 s limit fails now), and a __gc finalizer that loops (Lua runs it
+// without hooks) ends the run with status 75, as serve ends a stall: never a hang.
+test('--test-timeout: time in C fails the test; a looping __gc ends the run with status 75', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': `local mcp = require "mcp"
+mcp.tool { name = "v", description = "A value.", handler = function() return "1" end }
+mcp.tool { name = "gc", description = "Loops in __gc.", handler = function()
+  setmetatable({}, { __gc = function() while true do end end })
+  collectgarbage()
+  return "never"
+end }
+`,
+    'tests/c_test.lua': 'local test = require "mcp.test"\ntest("in C", function() os.execute("sleep 1.5") end)\n',
+  });
+  try {
+    const slow = await run(['test', '--test-timeout', '1', dir, 'c_test']);
+    assert.equal(slow.code, 1, slow.stdout);
+    assert.match(slow.stdout, /FAIL {2}in C\n {8}tests\/c_test\.lua:2: the test ran longer than 1(\.0)? s/);
+    await writeFile(path.join(dir, 'tests/g_test.lua'), 'local test = require "mcp.test"\ntest("gc", function() test.app():call("gc") end)\n');
+    const stuck = await run(['test', '--test-timeout', '1', dir, 'g_test'], { limit: 60000 });
+    assert.equal(stuck.code, 75, stuck.stderr);
+    assert.match(stuck.stderr, /a test of tests\/g_test\.lua has not returned 5 s past --test-timeout/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
