@@ -20,7 +20,7 @@ SHAREDIR   := $(PREFIX)/share/luamcp
 MANDIR     := $(PREFIX)/share/man/man1
 DOCDIR     := $(PREFIX)/share/doc/luamcp
 # the reference README links to (docs/DESIGN.md is the developers')
-USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE auth observability testing skills
+USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE auth observability testing skills deploy
 
 .PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 

@@ -11,7 +11,7 @@ mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;
   test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server nginx-light lua-redis python3 prometheus libxml2-utils
-        clang-14 libclang-rt-14-dev mandoc man-db) ;;
+        clang-14 libclang-rt-14-dev mandoc man-db systemd) ;;
   bench) pkgs=("${build[@]}" wrk redis-server nginx-light python3) ;;
   npm) pkgs=() ;;
   *) echo "usage: $0 {run|test|bench|npm}" >&2; exit 2 ;;

@@ -19,6 +19,7 @@
 #include "app.h"
 #include "cli.h"
 #include "health.h"
+#include "sd_notify.h"
 #include "bus.h"
 #include "redis_conn.h"
 #include "store.h"
@@ -409,6 +410,13 @@ static int protect_stdin(void) {
 /* SIGINT/SIGTERM: stop taking input, let calls in flight finish; a
    second one: exit now (the calls in flight are not answered).
    SIGHUP: reload the app now. */
+/* READY=1: the listener is up (systemd's Type=notify) */
+static void notify_listening(const char *url) {
+  char state[700];
+  snprintf(state, sizeof state, "READY=1\nSTATUS=serving %s", url);
+  sd_notify_send(state);
+}
+
 static void *signal_main(void *arg) {
   server *srv = arg;
   sigset_t set;
@@ -435,6 +443,7 @@ static void *signal_main(void *arg) {
       _exit(1);
     }
     log_msg(LOG_INFO, "%s: finishing calls in flight, then exiting", strsignal(sig));
+    sd_notify_send("STOPPING=1");
     engine_finish(server_engine(srv));
     finishing = true;
   }
@@ -522,18 +531,22 @@ static int cmd_serve(options *o) {
   if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   health_use(srv, o->unhealthy_after);
+  sd_notify_watchdog(srv, o->unhealthy_after);
+  o->h.listening = notify_listening;
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;
   if (o->http) status = transport_http_serve(srv, &o->h);
   else {
+    sd_notify_send("READY=1\nSTATUS=serving over stdio");
     int in = protect_stdin();
     transport_stdio_serve(srv, in, out, o->max_message);
     close(in);
   }
   pthread_cancel(sig);
   pthread_join(sig, NULL);
-  /* the metrics listener's health checks read the server: no longer */
+  /* the metrics listener's health checks and the watchdog read the server: no longer */
+  sd_notify_watchdog_stop();
   health_use(NULL, 0);
   metrics_http_stop();
   reload_watch_free(watch);

@@ -777,6 +777,11 @@ static bool start_listening(http_server *srv, civetweb_opts *co) {
           o->port, o->stateless ? " (stateless)" : "", o->instance);
   if (o->dev)
     log_msg(LOG_INFO, "developer page: http%s://%s:%d/dev", o->cert ? "s" : "", o->host, o->port);
+  if (o->listening) {
+    char url[600];
+    snprintf(url, sizeof url, "http%s://%s:%d/mcp", o->cert ? "s" : "", o->host, o->port);
+    o->listening(url);
+  }
   return true;
 }
 

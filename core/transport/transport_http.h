@@ -57,6 +57,8 @@ typedef struct http_options {
      proxy in front): the client's address and Host are taken from them */
   const char *const *trust_proxies;
   size_t ntrust_proxies;
+  /* the listener is up (READY=1 for systemd), or NULL */
+  void (*listening)(const char *url);
 } http_options;
 
 /* The one spelling of an IP address (inet_ntop's; an IPv4-mapped IPv6
