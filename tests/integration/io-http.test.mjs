@@ -35,6 +35,7 @@ for (const k of ['http_proxy', 'https_proxy', 'all_proxy', 'HTTPS_PROXY', 'ALL_P
  * flight (and the most at once), and emits 'request' (req) for each one.
  * Routes:
  *   /delay/MS         200 "ok" after MS milliseconds
+ *   /hold             200 "ok" once the test calls release()
  *   /echo             JSON {method, url, headers, body} of the request
  *   /status/N         status N, text body
  *   /redirect/N       302 to /redirect/N-1, /redirect/0 goes to /echo
@@ -53,6 +54,7 @@ class Origin extends EventEmitter {
     this.requests = 0;
     this.inFlight = 0;
     this.maxInFlight = 0;
+    this.held = [];
     this.sockets = new Set();
     const handler = (req, res) => this.route(req, res);
     this.server = tls ? https.createServer(tls, handler) : http.createServer(handler);
@@ -101,6 +103,9 @@ class Origin extends EventEmitter {
       switch (head) {
         case 'delay':
           setTimeout(() => res.end('ok'), n);
+          break;
+        case 'hold':
+          this.held.push(res);
           break;
         case 'echo':
           res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -183,6 +188,11 @@ class Origin extends EventEmitter {
     );
   }
 
+  /** Answer every /hold request so far. */
+  release() {
+    for (const res of this.held.splice(0)) res.end('ok');
+  }
+
   /** Resolve once inFlight reaches n. */
   async untilInFlight(n, limit = ms(10_000)) {
     const t0 = Date.now();
@@ -234,13 +244,6 @@ async function fetchErr(srv, name, args) {
   return r.content.map((c) => c.text).join('\n');
 }
 
-/** Send from the moment of the call; resolve with the ms until its reply. */
-async function latency(fn) {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
-}
-
 async function refusedPort() {
   const s = net.createServer();
   await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
@@ -253,20 +256,19 @@ test('200 calls fetching at once over stdio overlap, and ping / tools/list answe
   withOrigin((origin) =>
     withRaw([IO_APP], async (srv) => {
       await srv.initialize();
+      // decided by events: the origin holds every request until released, so all N
+      // in flight at once is the overlap, and answers that come meanwhile came while
+      // every transfer waited (a loaded machine only makes it slower, never wrong)
       const N = 200;
-      const wait = 500;
-      const t0 = performance.now();
-      for (let i = 0; i < N; i++) srv.send(call(`c${i}`, 'http_status', { url: origin.url(`/delay/${wait}`) }));
-      await origin.untilInFlight(N); // every transfer started before any could finish
-      const ping = await latency(async () => assert.deepEqual((await srv.call('p1', 'ping')).result, {}));
-      const list = await latency(async () => assert.ok((await srv.call('l1', 'tools/list', {})).result.tools.length));
+      for (let i = 0; i < N; i++) srv.send(call(`c${i}`, 'http_status', { url: origin.url('/hold') }));
+      await origin.untilInFlight(N, ms(60_000));
+      assert.deepEqual((await srv.call('p1', 'ping')).result, {});
+      assert.ok((await srv.call('l1', 'tools/list', {})).result.tools.length);
+      assert.equal(origin.inFlight, N, 'ping and tools/list were answered while every transfer waited');
+      origin.release();
       const replies = await Promise.all(Array.from({ length: N }, (_, i) => srv.reply(`"c${i}"`)));
-      const wall = performance.now() - t0;
       for (const line of replies) assert.equal(textOf(JSON.parse(line)), '200 2', line);
       assert.equal(origin.maxInFlight, N, 'the origin saw all requests at once');
-      assert.ok(wall < ms(1500), `200 × ${wait} ms took ${Math.round(wall)} ms (serial: ${N * wait} ms)`);
-      assert.ok(ping < ms(50), `ping took ${ping.toFixed(1)} ms while transfers ran`);
-      assert.ok(list < ms(50), `tools/list took ${list.toFixed(1)} ms while transfers ran`);
     }),
   ));
 
@@ -276,30 +278,22 @@ test('200 calls fetching at once over Streamable HTTP (--threads 300), another s
     withHttp(IO_APP, ['--threads', '300'], async (srv) => {
       const a = await rawInitialize(srv);
       const b = await rawInitialize(srv);
-      const N = 200;
-      const wait = 500;
-      const t0 = performance.now();
+      const N = 200; // held by the origin until released: events, not a clock (as above)
       const answers = Array.from({ length: N }, (_, i) =>
-        post(srv, rpc('tools/call', { name: 'http_status', arguments: { url: origin.url(`/delay/${wait}`) } }, `h${i}`), {
-          session: a.session,
+        post(srv, rpc('tools/call', { name: 'http_status', arguments: { url: origin.url('/hold') } }, `h${i}`), {
+          session: a.session, limit: ms(60_000),
         }),
       );
-      await origin.untilInFlight(N);
-      const ping = await latency(async () => {
-        const ex = await post(srv, rpc('ping', undefined, 'hp'), { session: b.session });
-        assert.deepEqual(answerOf(ex).result, {});
-      });
-      const list = await latency(async () => {
-        const ex = await post(srv, rpc('tools/list', {}, 'hl'), { session: b.session });
-        assert.ok(answerOf(ex).result.tools.length);
-      });
+      await origin.untilInFlight(N, ms(60_000));
+      const ping = await post(srv, rpc('ping', undefined, 'hp'), { session: b.session });
+      assert.deepEqual(answerOf(ping).result, {});
+      const list = await post(srv, rpc('tools/list', {}, 'hl'), { session: b.session });
+      assert.ok(answerOf(list).result.tools.length);
+      assert.equal(origin.inFlight, N, 'the other session was answered while every transfer waited');
+      origin.release();
       const done = await Promise.all(answers);
-      const wall = performance.now() - t0;
       for (const ex of done) assert.equal(textOf(answerOf(ex)), '200 2', ex.body);
       assert.equal(origin.maxInFlight, N);
-      assert.ok(wall < ms(1500), `200 × ${wait} ms took ${Math.round(wall)} ms`);
-      assert.ok(ping < ms(50), `ping on another session took ${ping.toFixed(1)} ms`);
-      assert.ok(list < ms(50), `tools/list on another session took ${list.toFixed(1)} ms`);
     }),
   ));
 
