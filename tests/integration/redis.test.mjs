@@ -84,7 +84,8 @@ test('a pipeline: replies in order, an error reply kept in its slot, MULTI ... E
   const r = await call('pipeline', { k: 'pipe' });
   assert.deepEqual(r.a, [1, 1, { err: 'ERR value is not an integer or out of range' }, '2.5', null]);
   assert.equal(r.null_is_null, true);
-  assert.deepEqual(r.b, ['OK', 'QUEUED', 'QUEUED', [2, 2]]);
+  assert.deepEqual(r.b, ['OK', 'QUEUED', 'QUEUED', 'QUEUED', [2, 2, { err: 'ERR value is not an integer or out of range' }]],
+    'an error inside EXEC\'s array is {err=} too');
   assert.deepEqual(r.empty, []);
 });
 

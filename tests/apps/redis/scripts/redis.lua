@@ -65,7 +65,7 @@ mcp.tool {
       p("GET", k .. ":missing")
     end)
     local b = redis.pipeline {
-      { "MULTI" }, { "INCR", k .. ":n" }, { "RPUSH", k .. ":l", "y" }, { "EXEC" },
+      { "MULTI" }, { "INCR", k .. ":n" }, { "RPUSH", k .. ":l", "y" }, { "INCR", k .. ":str" }, { "EXEC" },
     }
     local empty = redis.pipeline {}
     return json { a = a, b = b, empty = empty, null_is_null = a[5] == mcp.null }
