@@ -59,11 +59,12 @@ typedef struct redis_op {
 /* {====================================================== errors */
 
 /* "FILE:LINE: " of the innermost line of the app's own code (not C, not
-   the embedded mcp.lua), as call_error.c finds it: so a pcall sees it too. */
+   the embedded mcp.lua or test.lua), as call_error.c finds it: so a pcall sees it too. */
 static void push_where(lua_State *L) {
   lua_Debug ar;
   for (int level = 0; lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 || strcmp(ar.source, "=mcp.lua") == 0)
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 || strcmp(ar.source, "=mcp.lua") == 0 ||
+        strcmp(ar.source, "=test.lua") == 0) /* (luamcp test's fake) */
       continue;
     lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
     return;
@@ -445,47 +446,57 @@ static int start(lua_State *L, call *c, int list, int base, int argc, size_t n) 
   return lua_yieldk(L, 0, (lua_KContext)(intptr_t)o, op_done);
 }
 
+/* The checks of one command of mcp.redis (MULTI and co. refused). */
+static void check_one(lua_State *L, const cmdsrc *s) {
+  char name[NAME_MAX_LEN + 1];
+  check_cmd(L, s, "mcp.redis: ", name);
+  if (strcmp(name, "MULTI") == 0 || strcmp(name, "EXEC") == 0 || strcmp(name, "DISCARD") == 0)
+    fail(L, "mcp.redis: %s is refused outside a pipeline: MULTI ... EXEC go in one "
+            "mcp.redis.pipeline (the connection is shared)", name);
+}
+
 /* mcp.redis(cmd, arg...) (the table's __call: the table is argument 1) */
 static int redis_call(lua_State *L) {
   call *c = prelude(L, "mcp.redis");
   cmdsrc s = {.base = 2, .argc = lua_gettop(L) - 1};
-  char name[NAME_MAX_LEN + 1];
-  check_cmd(L, &s, "mcp.redis: ", name);
-  if (strcmp(name, "MULTI") == 0 || strcmp(name, "EXEC") == 0 || strcmp(name, "DISCARD") == 0)
-    return fail(L, "mcp.redis: %s is refused outside a pipeline: MULTI ... EXEC go in one "
-                    "mcp.redis.pipeline (the connection is shared)", name);
+  check_one(L, &s);
   return start(L, c, 0, 2, s.argc, 1);
 }
 
-/* Check the commands list[1..n] (tables), MULTI ... EXEC paired; send them. */
-static int send_list(lua_State *L, call *c, int list) {
-  size_t n = lua_rawlen(L, list);
-  if (n > PIPELINE_MAX) return fail(L, "mcp.redis.pipeline: more than %d commands", PIPELINE_MAX);
-  if (n == 0) {
-    lua_newtable(L);
-    json_mark_array(L, -1);
-    return 1;
-  }
+/* The checks of a pipeline's commands list[1..n] (tables): each command's,
+   MULTI ... EXEC paired. */
+static void check_list(lua_State *L, int list, size_t n) {
+  if (n > PIPELINE_MAX) fail(L, "mcp.redis.pipeline: more than %d commands", PIPELINE_MAX);
   bool multi = false;
   for (size_t i = 1; i <= n; i++) {
     char prefix[64], name[NAME_MAX_LEN + 1];
     snprintf(prefix, sizeof prefix, "mcp.redis.pipeline: command %zu: ", i);
     lua_rawgeti(L, list, (lua_Integer)i);
     if (!lua_istable(L, -1))
-      return fail(L, "%sa command is a list {name, arg...}, got %s", prefix, luaL_typename(L, -1));
+      fail(L, "%sa command is a list {name, arg...}, got %s", prefix, luaL_typename(L, -1));
     cmdsrc s = {.t = lua_gettop(L), .argc = (int)lua_rawlen(L, -1)};
     check_cmd(L, &s, prefix, name);
     lua_pop(L, 1);
     if (strcmp(name, "MULTI") == 0) {
-      if (multi) return fail(L, "%sMULTI inside MULTI", prefix);
+      if (multi) fail(L, "%sMULTI inside MULTI", prefix);
       multi = true;
     } else if (strcmp(name, "EXEC") == 0 || strcmp(name, "DISCARD") == 0) {
-      if (!multi) return fail(L, "%s%s without MULTI", prefix, name);
+      if (!multi) fail(L, "%s%s without MULTI", prefix, name);
       multi = false;
     }
   }
-  if (multi)
-    return fail(L, "mcp.redis.pipeline: MULTI without EXEC or DISCARD (the connection is shared)");
+  if (multi) fail(L, "mcp.redis.pipeline: MULTI without EXEC or DISCARD (the connection is shared)");
+}
+
+/* Check the commands list[1..n] and send them. */
+static int send_list(lua_State *L, call *c, int list) {
+  size_t n = lua_rawlen(L, list);
+  check_list(L, list, n);
+  if (n == 0) {
+    lua_newtable(L);
+    json_mark_array(L, -1);
+    return 1;
+  }
   return start(L, c, list, 0, 0, n);
 }
 
@@ -532,14 +543,39 @@ static int redis_pipeline(lua_State *L) {
   return pipeline_k(L, LUA_OK, 0);
 }
 
+/* check(what, cmd | list): the checks mcp.redis ("one": cmd), a
+   pipeline's p ("p": cmd) and mcp.redis.pipeline ("pipeline": a list of
+   commands) make before sending, for luamcp test's fake (lua/test.lua).
+   Commands are tables {name, arg...}; n, when set, is their length. */
+static int redis_check(lua_State *L) {
+  const char *what = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (strcmp(what, "pipeline") == 0) {
+    check_list(L, 2, lua_rawlen(L, 2));
+    return 0;
+  }
+  lua_getfield(L, 2, "n");
+  cmdsrc s = {.t = 2, .argc = lua_isinteger(L, 3) ? (int)lua_tointeger(L, 3) : (int)lua_rawlen(L, 2)};
+  if (strcmp(what, "one") == 0) {
+    check_one(L, &s);
+  } else {
+    char name[NAME_MAX_LEN + 1];
+    check_cmd(L, &s, "mcp.redis.pipeline: ", name);
+  }
+  return 0;
+}
+
 /* }====================================================== */
 
 void io_redis_push(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, redis_pipeline);
   lua_setfield(L, -2, "pipeline");
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
   lua_pushcfunction(L, redis_call);
   lua_setfield(L, -2, "__call");
+  lua_pushcfunction(L, redis_check);
+  lua_setfield(L, -2, "check");
   lua_setmetatable(L, -2);
 }
