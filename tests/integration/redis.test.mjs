@@ -123,3 +123,13 @@ test('without --store redis:// mcp.redis raises a clear error', { timeout: TEST_
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /redis\.lua:\d+: mcp\.redis needs --store redis:\/\/HOST:PORT\/N/);
 });
+
+test('a reply nested deeper than hiredis reads: an error for its call, then the connection comes back', opts, async () => {
+  await call('raise', { k: 'deep:k' }); // sets deep:k in database 4
+  assert.deepEqual(await call('deep', { n: 8 }), { ok: true, r: [[[[[[[[1]]]]]]]] });
+  const r = await call('deep', { n: 9 });
+  assert.equal(r.ok, false);
+  assert.match(r.r, /redis\.lua:\d+: mcp\.redis: (the connection to redis .* was lost|redis .* is unreachable)/);
+  await until(async () => (await call('deep', { n: 2 })).ok, 'the connection to come back', WAIT);
+  assert.deepEqual(await call('peek', { k: 'deep:k' }), { 'deep:k': 'text' }, 'still database 4 (SELECTed again)');
+});

@@ -114,3 +114,13 @@ mcp.tool {
     return json { [args.k] = redis("GET", args.k) or mcp.null }
   end,
 }
+
+mcp.tool {
+  name = "deep",
+  description = "EVAL returning tables n deep.",
+  input = { n = mcp.integer() },
+  handler = function(args)
+    local ok, r = pcall(redis, "EVAL", "return " .. ("{"):rep(args.n) .. "1" .. ("}"):rep(args.n), 0)
+    return json { ok = ok, r = r }
+  end,
+}
