@@ -34,6 +34,10 @@
 #define PIPELINE_MAX 65536
 #define ARGS_MAX (1 << 20)
 #define NAME_MAX_LEN 32
+/* about what an element costs in Lua besides its bytes (a slot, a string's
+   header): a reply the call's --memory-limit cannot hold is refused before
+   it is made */
+#define LUA_COST 40
 
 enum { R_LOST = -1, R_UNSENT = -2, R_TOOBIG = -3 };
 
@@ -271,6 +275,8 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
     else if (o->elements + el > ELEMENTS_MAX || o->bytes + by > BYTES_MAX)
       slot_message(slot, R_TOOBIG, o->pipeline ? "the replies pass 1048576 elements or 64 MiB"
                                                : "the reply passes 1048576 elements or 64 MiB");
+    else if ((o->bytes + by) + (o->elements + el) * LUA_COST > call_memory_room(o->c))
+      slot_message(slot, R_TOOBIG, "the reply is larger than the call may still grow by (--memory-limit)");
     else {
       o->elements += el, o->bytes += by;
       copy(reply, slot);

@@ -24,6 +24,11 @@
  * MULTI ... EXEC (or DISCARD): its commands are contiguous on the
  * connection.
  *
+ * A reply (a pipeline's together) is kept in C until the call resumes: at
+ * most 1,048,576 elements, 64 MiB of strings, arrays 32 deep (hiredis 0.14
+ * reads 8) and what the call may still grow by (--memory-limit); past
+ * those its slot is an error, not the value.
+ *
  * One CLIENT span per command or pipeline (db.system.name=redis,
  * db.operation.name the command names, never an argument), and
  * mcp_redis_commands_total counts each reply as mcp.store's do. */

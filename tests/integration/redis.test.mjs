@@ -5,7 +5,8 @@
 // the commands that would break the shared connection refused, no --store
 // redis:// a clear error, and 20 concurrent calls each with a pipeline all
 // answered (a connection kept in mcp.state by a luasocket library answered
-// 13 of 20 with "socket busy").
+// 13 of 20 with "socket busy"); a reply past the call's --memory-limit, or
+// nested deeper than hiredis reads, is an error and the server goes on.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -122,6 +123,14 @@ test('without --store redis:// mcp.redis raises a clear error', { timeout: TEST_
   const r = await run(['call', APP, 'cart', '{"k":"c","item":"a"}']);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /redis\.lua:\d+: mcp\.redis needs --store redis:\/\/HOST:PORT\/N/);
+});
+
+test('a reply larger than the call may grow by (--memory-limit) is an error, not the value', opts, async () => {
+  assert.deepEqual(await call('biglist', { k: 'big:a' }), { ok: true, r: 20000 });
+  const r = await run(['call', '--memory-limit', '1', '--store', `redis://127.0.0.1:${redis.port}/4`, APP, 'biglist', '{"k":"big:b"}']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(JSON.parse(JSON.parse(r.stdout).content[0].text).r,
+    /redis\.lua:\d+: mcp\.redis: the reply is larger than the call may still grow by \(--memory-limit\)/);
 });
 
 test('a reply nested deeper than hiredis reads: an error for its call, then the connection comes back', opts, async () => {

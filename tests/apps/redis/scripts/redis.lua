@@ -124,3 +124,19 @@ mcp.tool {
     return json { ok = ok, r = r }
   end,
 }
+
+mcp.tool {
+  name = "biglist",
+  description = "A list of 20,000 strings of 100 bytes, read whole.",
+  input = { k = mcp.string() },
+  handler = function(args)
+    local chunk = {}
+    for i = 1, 1000 do chunk[i] = ("x"):rep(100) end
+    redis.pipeline(function(p)
+      p("DEL", args.k)
+      for _ = 1, 20 do p("RPUSH", args.k, table.unpack(chunk)) end
+    end)
+    local ok, r = pcall(redis, "LRANGE", args.k, 0, -1)
+    return json { ok = ok, r = ok and #r or r }
+  end,
+}
