@@ -435,7 +435,8 @@ static int start(lua_State *L, call *c, int list, int base, int argc, size_t n) 
   }
   if (!o->sent) {
     op_free(o);
-    return fail(L, "%s: redis %s: the command was not sent", fn, redis_conn_name(rc));
+    return fail(L, "%s: redis %s is unreachable (the connection is going; nothing was sent)", fn,
+                redis_conn_name(rc));
   }
   trace_span *parent = trace_on ? call_span(c) : NULL;
   if (parent) {
