@@ -685,6 +685,23 @@ function mcp.store.update(key, fn, ttl) end
 ---@return string? cursor
 function mcp.store.keys(prefix, cursor) end
 
+---Any Redis command, on the connection of --store redis://HOST:PORT/N (shared by
+---every call: each command parks its call). Arguments are strings or numbers. The
+---reply: status and bulk -> string, integer -> integer, nil -> nil (mcp.null inside
+---an array), array -> a Lua array, nested; an error reply raises "redis: ERR ..." at
+---the script's line. Commands that would change or hold the shared connection
+---(SELECT, AUTH, CLIENT, WATCH, MULTI outside a pipeline, BLPOP, SUBSCRIBE, ...) are
+---refused. Only inside a handler.
+---@class mcp.redis
+---@overload fun(cmd: string, ...: string|number): any
+mcp.redis = {}
+---The commands sent at once, one wait for every reply: p(cmd, ...) for each, or a
+---list of {cmd, ...}. Returns the replies in order; an error reply is {err = "ERR ..."}
+---in its slot, a nil one mcp.null. MULTI ... EXEC inside one pipeline is a transaction.
+---@param commands fun(p: fun(cmd: string, ...: string|number))|(string|number)[][]
+---@return any[]
+function mcp.redis.pipeline(commands) end
+
 ---The app's SQLite database (one file in its data folder: --data DIR, else
 ---~/.local/share/luamcp/NAME), made at its first use. Only inside a handler;
 ---each statement parks the call, the server answering others meanwhile.

@@ -68,6 +68,9 @@ M.store.update = function(key, fn, ttl)
   end
   raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
 end
+--- mcp.redis(cmd, ...) -> the reply; mcp.redis.pipeline(fn | {{cmd, ...}, ...}) -> the
+--- replies: any Redis command on the connection of --store redis:// (core/io/io_redis.h)
+M.redis = core.redis
 --- mcp.db.query(sql, ...) -> rows; mcp.db.one(sql, ...) -> row or nil;
 --- mcp.db.exec(sql, ...) -> {changes=, last_id=}; mcp.db.tx(fn) -> fn's results:
 --- the app's SQLite database (core/io/db.h). tx: BEGIN IMMEDIATE (a savepoint

@@ -176,6 +176,17 @@ test.socket = {}
 ---@param fn fun(data: string): string?|false
 function test.socket.peer(host, port, fn) end
 
+test.redis = {
+  ---@type string[][] every command of mcp.redis and its pipelines in this test, in order:
+  ---{ "ZINCRBY", "top", "2.5", "ann" } (the name upper case, numbers as their text)
+  commands = {},
+}
+---Answers mcp.redis: fn(cmd, ...) gets each command (cmd upper case, the arguments as
+---strings) and returns the reply, or nil, "ERR ..." for an error reply. Commands are
+---checked and refused as when served. Without it mcp.redis raises "mcp.redis is not faked".
+---@param fn fun(cmd: string, ...: string): any, string?
+function test.redis.fake(fn) end
+
 test.store = {}
 ---What mcp.store holds now (expired keys left out)
 ---@return table<string, string>

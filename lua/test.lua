@@ -11,8 +11,8 @@
 --   bridge.schemas()                      lua/mcp-results.json: the MCP schema's
 --                                         result definitions of each revision
 --   bridge.test_begin(), test_end()       a test's time limit (--test-timeout)
--- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store and
--- ctx:sleep (the scripts capture them as they load), and keeps the tests a
+-- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store,
+-- mcp.redis and ctx:sleep (the scripts capture them as they load), and keeps the tests a
 -- file declares; cmd_test.c runs them with T._run.
 local bridge, mcp, default_revision = ...
 
@@ -182,8 +182,8 @@ end
 local state = {} -- per test: routes, records, what went unmatched
 local function reset_fakes()
   state = { http = {}, exec = {}, peers = {}, unmatched = {}, requests = {}, runs = {}, store = {},
-            misused = {} }
-  T.http.requests, T.exec.runs = state.requests, state.runs
+            misused = {}, redis_commands = {} }
+  T.http.requests, T.exec.runs, T.redis.commands = state.requests, state.runs, state.redis_commands
 end
 
 -- A URL or argv pattern: * matches any run of characters, the rest as is.
@@ -534,6 +534,78 @@ T.store = {
 
 -- }===
 
+-- {=== mcp.redis: answered by the test's function
+
+T.redis = {}
+-- fake(fn): fn(cmd, arg...) answers each command of mcp.redis and of its
+-- pipelines (cmd upper case, every argument a string as the server sends it)
+-- with the reply, or nil, "ERR ..." for an error reply. Checked and refused
+-- as the server checks them (core/io/io_redis.c: the same function).
+function T.redis.fake(fn)
+  if type(fn) ~= "function" then fail_here("redis.fake(function(cmd, ...) return reply end)") end
+  state.redis = fn
+end
+
+local redis_check = getmetatable(mcp.redis).check
+local function redis_text(v) -- a number as io_redis.c writes it
+  if math.type(v) == "float" and v == v and v ~= math.huge and v ~= -math.huge then
+    for p = 15, 17 do
+      local t = fmt("%." .. p .. "g", v)
+      if tonumber(t) == v then return t end
+    end
+  end
+  if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+  return tostring(v)
+end
+-- One command {name, arg...}: ok, the reply or the error's text.
+local function redis_answer(cmd, level)
+  local words = {}
+  for i = 1, cmd.n or #cmd do words[i] = redis_text(cmd[i]) end
+  words[1] = words[1]:upper()
+  state.redis_commands[#state.redis_commands + 1] = words
+  local fn = state.redis
+  if not fn then
+    state.unmatched[#state.unmatched + 1] = "mcp.redis " .. words[1] .. ": no test.redis.fake for it"
+    error("mcp.redis is not faked: give test.redis.fake(function(cmd, ...) return reply end) in the test", level + 1)
+  end
+  local r, err = fn(table.unpack(words))
+  advance(0)
+  if r == nil and err ~= nil then return false, tostring(err) end
+  return true, r
+end
+local redis_fake = {
+  call = function(_, ...)
+    local cmd = table.pack(...)
+    redis_check("one", cmd)
+    local ok, r = redis_answer(cmd, 2)
+    if not ok then error("redis: " .. r, 2) end
+    return r
+  end,
+  pipeline = function(arg)
+    local list = arg
+    if type(arg) == "function" then
+      list = {}
+      arg(function(...)
+        local cmd = table.pack(...)
+        redis_check("p", cmd)
+        list[#list + 1] = cmd
+      end)
+    elseif type(arg) ~= "table" then
+      error(fmt("mcp.redis.pipeline: needs a function(p) or a list of commands, got %s", type(arg)), 2)
+    end
+    redis_check("pipeline", list)
+    local out = setmetatable({}, mcp.array_mt)
+    for i, cmd in ipairs(list) do
+      local ok, r = redis_answer(cmd, 2)
+      if not ok then r = { err = r } elseif r == nil then r = mcp.null end
+      out[i] = r
+    end
+    return out
+  end,
+}
+
+-- }===
+
 -- The fakes take the place of the real functions in the tables scripts see.
 mcp.http.request, mcp.http.get, mcp.http.post = http_request, http_get, http_post
 mcp.exec = exec
@@ -542,6 +614,7 @@ mcp.socket.tcp, mcp.socket.tcp4, mcp.socket.tcp6 = new_socket, new_socket, new_s
 mcp.socket.unix, mcp.socket.connect = new_socket, socket_connect
 mcp.socket.gettime = function() return clock.now end
 for k, f in pairs(store) do mcp.store[k] = f end
+getmetatable(mcp.redis).__call, mcp.redis.pipeline = redis_fake.call, redis_fake.pipeline
 do -- ctx:sleep waits on the virtual clock: a 30 s wait takes no time
   local ctx_mt = debug.getregistry()["mcp.ctx"]
   local _, methods = debug.getupvalue(ctx_mt.__index, 1)

@@ -21,6 +21,7 @@
 #include "io_exec.h"
 #include "io_socket.h"
 #include "store.h"
+#include "io_redis.h"
 #include "db.h"
 #include "trace.h"
 #include "embedded.h"
@@ -706,6 +707,8 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "socket");
   store_push(L);
   lua_setfield(L, -2, "store");
+  io_redis_push(L);
+  lua_setfield(L, -2, "redis");
   db_push(L);
   lua_setfield(L, -2, "db");
   /* }====== */

@@ -631,6 +631,8 @@ bool store_wait_connected(engine *e, double seconds) {
   return redis_conn_ctx(rconn) != NULL;
 }
 
+redis_conn *store_redis(void) { return rconn; }
+
 void store_drop_redis(void) {
   redis_conn_free(rconn);
   rconn = NULL;

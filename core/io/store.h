@@ -51,6 +51,10 @@ void store_drop_redis(void);
 /* Is the store usable now (any thread)? Memory always is; Redis while its
    connection is up. False with why ("redis HOST:PORT/N: not connected"). */
 bool store_ready(char *why, size_t cap);
+/* The Redis connection of --store, or NULL (mcp.redis, io_redis.c, sends
+   its commands on it). */
+typedef struct redis_conn redis_conn;
+redis_conn *store_redis(void);
 /* After serving, before the engine is freed. */
 void store_close(void);
 

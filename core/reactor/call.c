@@ -184,7 +184,7 @@ static void count_wait(call *c, const char *what) {
   if (!metrics_on) return;
   static const char *const kinds[][2] = {{"mcp.http", "http"},     {"mcp.exec", "exec"},
                                          {"mcp.socket", "socket"}, {"mcp.store", "store"},
-                                         {"mcp.db", "db"},
+                                         {"mcp.redis", "redis"}, {"mcp.db", "db"},
                                          {"tasks/update", "task"}, {"sleep", "sleep"}};
   const char *on = "client"; /* a question to the client (elicitation, sampling, roots) */
   for (size_t i = 0; what && i < sizeof kinds / sizeof *kinds; i++)

@@ -140,6 +140,17 @@ test('mcp.Context: the methods and fields of ctx (core/app/lua_api.c)', opts, ()
   sameSet(ctx.fields, fields, 'ctx fields');
 });
 
+test('mcp.redis: callable, and the fields of io_redis.c\'s table', opts, () => {
+  const text = read('core/io/io_redis.c');
+  const push = text.slice(text.indexOf('void io_redis_push'));
+  const fields = new Set([...push.matchAll(/lua_setfield\(L, -2, "(\w+)"\)/g)].map((m) => m[1]));
+  assert.ok(fields.has('__call'), 'mcp.redis is callable');
+  const tableFields = new Set([...fields].filter((f) => !['__call', 'check'].includes(f))); // check: test.lua's
+  const documented = new Set([...DLUA.matchAll(/^function mcp\.redis\.(\w+)\(/gm)].map((m) => m[1]));
+  sameSet(documented, tableFields, 'mcp.redis functions');
+  assert.match(DLUA, /---@class mcp\.redis\n---@overload fun\(cmd: string/, 'the call is annotated');
+});
+
 test('mcp.socket and its sockets, mcp.http: the C modules\' functions', opts, () => {
   sameSet(CLASSES.get('mcp.Socket').methods, cReg('core/io/io_socket.c', 'methods'), 'socket methods');
   const socketFns = new Set([...DLUA.matchAll(/^(?:function mcp\.socket\.(\w+)\(|mcp\.socket\.(\w+) = )/gm)].map((m) => m[1] || m[2]));
@@ -200,7 +211,7 @@ test('mcp.test.d.lua names exactly what lua/test.lua offers', () => {
   assert.match(dts, /^---@meta mcp\.test$/m, 'require "mcp.test" resolves to it');
   const names = (re, text) => new Set([...text.matchAll(re)].map((m) => m[1]).filter((n) => !n.startsWith('_')));
   const fnRe = /^function (?:test|T)\.([\w.]+)\(/gm;
-  const containers = ['http', 'exec', 'socket', 'store', 'clock'];
+  const containers = ['http', 'exec', 'socket', 'store', 'redis', 'clock'];
   const ours = new Set([...names(fnRe, code), ...names(/^T\.(\w+) = /gm, code)].filter((n) => !containers.includes(n)));
   // members of the tables T.clock and T.store
   for (const [table, member] of [['clock', 'now'], ['clock', 'advance'], ['store', 'dump']]) {
@@ -213,4 +224,7 @@ test('mcp.test.d.lua names exactly what lua/test.lua offers', () => {
   assert.match(code, /^function T\.http\.route\(/m);
   assert.match(code, /^function T\.exec\.route\(/m);
   assert.match(code, /^function T\.socket\.peer\(/m);
+  assert.match(code, /^function T\.redis\.fake\(/m);
+  assert.match(code, /T\.redis\.commands[^\n]* = [^\n]*state\.redis_commands/);
+  assert.match(dts, /^  commands = \{\},$/m);
 });

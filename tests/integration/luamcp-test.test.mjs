@@ -30,7 +30,7 @@ test('the fixture app: every fake, both revisions, questions and identities: all
   assert.match(r.stdout, /^tests\/client_test\.lua\n/);
   assert.match(r.stdout, /\ntests\/fakes_test\.lua\n/);
   assert.match(r.stdout, /\n {2}ok {4}mcp\.store: in memory, TTLs on the virtual clock \(\d+\.\d ms\)\n/);
-  assert.match(r.stdout, /\n19 passed, 0 failed \(\d+ ms\)\n$/);
+  assert.match(r.stdout, /\n20 passed, 0 failed \(\d+ ms\)\n$/);
   assert.doesNotMatch(r.stdout, /FAIL/);
 });
 
@@ -178,7 +178,7 @@ test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every resul
     const ok = await run(['test', '--junit', file, WORKBENCH]);
     exits(ok, 0);
     await sh('xmllint', ['--noout', '--schema', XSD, file]);
-    assert.equal((await readFile(file, 'utf8')).match(/<testcase /g).length, 19);
+    assert.equal((await readFile(file, 'utf8')).match(/<testcase /g).length, 20);
   } finally {
     await removeTemp(dir);
   }

@@ -309,3 +309,41 @@ test('mcp.store commands on Redis are CLIENT spans of the call (the command, nev
     await rx.close();
   }
 });
+
+test('mcp.redis: a CLIENT span per command and one per pipeline (the command names, never a key)', { ...opts, skip: !existsSync(REDIS) && 'redis-server is not installed' }, async () => {
+  const rx = await startReceiver();
+  const redis = await startRedis();
+  try {
+    await withHttp(path.join(APPS, 'redis'), ['--otlp', rx.url, '--store', `redis://127.0.0.1:${redis.port}/6`], async (srv) => {
+      const REV = '2026-07-28';
+      const meta = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const call = (name, args) => post(srv, rpc('tools/call', { name, arguments: args, _meta: meta }),
+        { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name } });
+      await until(async () => !/unreachable/.test((await call('cart', { k: 'traces:cart', item: 'secret-item' })).body),
+        'a call that reached redis', WAIT);
+      assert.match((await call('peek', { k: 'traces:peek' })).body, /traces:peek/);
+      assert.match((await call('uncaught', {})).body, /wrong number of arguments/);
+      await until(() => ['redis PIPELINE', 'redis GET', 'redis INCR'].every((n) => rx.spans.some((s) => s.name === n)),
+        'the redis spans', WAIT);
+      const pipe = rx.spans.find((s) => s.name === 'redis PIPELINE');
+      const server = rx.spans.find((s) => s.name === 'tools/call cart' && s.spanId === pipe.parentSpanId);
+      assert.ok(server, 'the pipeline is a child of its call\'s server span');
+      assert.equal(pipe.kind, SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(pipe.attrs['db.system.name'], 'redis');
+      assert.equal(pipe.attrs['db.operation.name'], 'HINCRBY ZINCRBY HLEN');
+      assert.equal(Number(pipe.attrs['db.operation.batch.size']), 3);
+      const get = rx.spans.find((s) => s.name === 'redis GET');
+      assert.equal(get.attrs['db.operation.name'], 'GET');
+      assert.equal(get.kind, SpanKind.SPAN_KIND_CLIENT);
+      const incr = rx.spans.find((s) => s.name === 'redis INCR');
+      assert.equal(incr.status?.code, 2, 'an error reply fails its span'); // STATUS_CODE_ERROR
+      const all = JSON.stringify(rx.spans.filter((s) => s.name.startsWith('redis ')).map((s) => [s.name, s.attrs, s.events]));
+      assert.ok(!/traces:|secret-item/.test(all), 'a key or a value is in a span');
+      assert.equal(rx.spans.filter((s) => s.name === 'redis PIPELINE' && s.parentSpanId === server.spanId).length, 1,
+        'one span for the whole pipeline');
+    });
+  } finally {
+    await stopChild(redis.child, redis.exited);
+    await rx.close();
+  }
+});

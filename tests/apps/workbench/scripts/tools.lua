@@ -57,6 +57,21 @@ mcp.tool {
   end,
 }
 
+-- mcp.redis: a leaderboard (a command, a pipeline with an error reply)
+mcp.tool {
+  name = "score", description = "Adds to a player's score; the top 3.",
+  input = { player = mcp.string(), points = mcp.number() },
+  handler = function(args)
+    local r = mcp.redis.pipeline(function(p)
+      p("zincrby", "top", args.points, args.player)
+      p("INCR", "not-a-counter")
+    end)
+    local top = mcp.redis("ZREVRANGE", "top", 0, 2, "WITHSCORES")
+    local ok, err = pcall(mcp.redis, "BLPOP", "q", 0)
+    return { score = r[1], error = r[2].err, top = top, refused = err }
+  end,
+}
+
 -- ctx:sleep and os.time on the virtual clock
 mcp.tool {
   name = "slow", description = "Waits, then says how long.",

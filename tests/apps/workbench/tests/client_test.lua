@@ -32,7 +32,7 @@ for _, revision in ipairs { "2025-11-25", "2026-07-28" } do
     test.eq(app:prompt("greet", { city = "Oslo" }).messages[1].content.text, "Greet Oslo")
     test.eq(app:complete({ prompt = "greet" }, "city", "Spring"), { "Springville", "Springburg" })
     local l = app:list()
-    test.eq(#l.tools, 11)
+    test.eq(#l.tools, 12)
     test.eq(l.resources[1].uri, "mcp://workbench/readme")
     local _, err = app:call("nope")
     test.eq(err.code, -32602)

@@ -60,6 +60,21 @@ test("mcp.store: in memory, TTLs on the virtual clock", function()
   test.eq(app:call("limited").content[1].text, "call 1")
 end)
 
+test("mcp.redis: answered by the test's function, refused as served", function()
+  test.redis.fake(function(cmd, ...)
+    if cmd == "ZINCRBY" then return "12.5" end
+    if cmd == "INCR" then return nil, "ERR value is not an integer or out of range" end
+    if cmd == "ZREVRANGE" then return { "ann", "12.5", "bob", "3" } end
+  end)
+  local r = app:call("score", { player = "ann", points = 2.5 })
+  test.eq(r.structuredContent.score, "12.5")
+  test.eq(r.structuredContent.error, "ERR value is not an integer or out of range")
+  test.eq(r.structuredContent.top, { "ann", "12.5", "bob", "3" })
+  test.match(r.structuredContent.refused, "tools.lua:%d+: mcp.redis: BLPOP is refused")
+  test.eq(test.redis.commands, { { "ZINCRBY", "top", "2.5", "ann" }, { "INCR", "not-a-counter" },
+                                 { "ZREVRANGE", "top", "0", "2", "WITHSCORES" } })
+end)
+
 test("ctx:sleep and os.time: a 25 s wait takes no time", function()
   test.eq(app:call("slow", { seconds = 25 }).content[1].text, "waited 25 s")
 end)
