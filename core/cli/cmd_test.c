@@ -409,6 +409,10 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   if (o->data) cli_use_data(o, a, dir, false);
   else if (own_data) snprintf(file, sizeof file, "%s/db.sqlite", tmp), db_set_path(file);
   else db_set_path(NULL);
+  /* with the app's migrations applied, as serving would */
+  buf_init(&errors);
+  bool migrated = db_migrate(a->dir, false, NULL, &errors);
+  buf_putc(&errors, '\0');
   r.srv = server_new(a, &so);
   lua_State *L = a->vm.L;
   char path[PATH_MAX + 256];
@@ -418,7 +422,9 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   char chunkname[PATH_MAX];
   snprintf(chunkname, sizeof chunkname, "@%s", rel);
   const char *odd = not_regular(path);
-  if (odd) {
+  if (!migrated) {
+    file_failed(rs, rel, "(the migrations failed)", errors.p);
+  } else if (odd) {
     char msg[PATH_MAX + 64];
     snprintf(msg, sizeof msg, "%s: cannot read: %s", rel, odd);
     file_failed(rs, rel, "(the file did not load)", msg);
@@ -457,6 +463,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
     }
   }
   buf_free(&src);
+  buf_free(&errors);
   db_close();
   server_free(r.srv); /* and the app */
   if (own_data) {
