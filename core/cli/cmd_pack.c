@@ -209,7 +209,7 @@ static void add_app(pack *p, const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *de;
-  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "data"};
+  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "migrations", "data"};
   char path[PATH_MAX], entry[PATH_MAX];
   struct stat st;
   while ((de = readdir(d))) {
