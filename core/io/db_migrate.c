@@ -260,7 +260,8 @@ static bool exec(sqlite3 *db, const char *sql, const char *what, buf *errors) {
 /* What luamcp_migrations holds: mark the applied, check their checksums,
    refuse a new one numbered below an applied one. */
 static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, const char *file,
-                          buf *errors) {
+                          bool warn, buf *errors) {
+  for (size_t i = 0; i < n; i++) m[i].applied = false;
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT name, checksum FROM luamcp_migrations ORDER BY name", -1, &st,
                          NULL) != SQLITE_OK) {
@@ -277,7 +278,8 @@ static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, 
     for (size_t i = 0; i < n && !x; i++)
       if (strcmp(m[i].name, name) == 0) x = &m[i];
     if (!x) {
-      log_msg(LOG_WARNING, "%s/%s: applied to %s earlier, and no longer in migrations/ (what it did "
+      if (warn)
+        log_msg(LOG_WARNING, "%s/%s: applied to %s earlier, and no longer in migrations/ (what it did "
               "stays in the database)", dir, name, file);
       continue;
     }
@@ -306,15 +308,38 @@ static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, 
   return ok;
 }
 
+/* luamcp_migrations is there */
+static bool has_table(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = "
+                                "'luamcp_migrations'", -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return yes;
+}
+
 static bool apply(sqlite3 *db, ctx *c, const char *dir, migration *m, size_t n, const char *file,
                   bool scratch, buf *errors) {
   size_t errlen = errors->len;
-  if (!exec(db, "BEGIN IMMEDIATE", file, errors)) return false;
+  if (!scratch && has_table(db)) {
+    /* a look first, without the write lock: most loads have nothing to apply,
+       and need not wait for a transaction a handler holds */
+    if (!check_applied(db, dir, m, n, file, true, errors)) return false;
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) pending += !m[i].applied;
+    if (!pending) return true;
+  }
+  if (!exec(db, "BEGIN IMMEDIATE", file, errors)) {
+    if (sqlite3_errcode(db) == SQLITE_BUSY)
+      buf_printf(errors, "%s: another connection held the write lock for %g s: the migrations "
+                 "were not applied\n", file, MIGRATE_BUSY);
+    return false;
+  }
   bool ok = exec(db,
                  "CREATE TABLE IF NOT EXISTS luamcp_migrations(name TEXT PRIMARY KEY, checksum TEXT "
                  "NOT NULL, applied_at INTEGER NOT NULL)",
                  file, errors);
-  if (ok && !scratch) ok = check_applied(db, dir, m, n, file, errors);
+  if (ok && !scratch) ok = check_applied(db, dir, m, n, file, false, errors); /* again: another process may have applied some */
   size_t applied = 0;
   for (size_t i = 0; ok && i < n; i++) {
     if (m[i].applied) continue;
