@@ -96,18 +96,23 @@ test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers'
     exits(made, 0);
     assert.match(made.stdout, /scripts\/notes\.lua/);
     assert.match(made.stdout, /luamcp call --as ada --scopes notes:read,notes:write/);
+    assert.match(made.stdout, /migrations\/001_notes\.sql/);
     const check = await run(['check', dir]);
     exits(check, 0);
     assert.match(check.stderr, /items declare scopes \(notes:read notes:write\)/);
-    const add = await run(['call', '--as', 'ada', '--scopes', 'notes:read,notes:write', dir, 'add_note', '{"text":"hi"}']);
+    const data = ['--data', path.join(root, 'data')]; // mcp.db's file: never the user's own folder
+    const add = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read,notes:write', dir, 'add_note', '{"text":"hi"}']);
     exits(add, 0);
     assert.equal(JSON.parse(add.stdout).content[0].text, '1 note(s)');
-    const denied = await run(['call', '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
+    const again = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read', dir, 'list_notes']);
+    exits(again, 0);
+    assert.equal(JSON.parse(again.stdout).content[0].text, 'hi', 'kept in the database (migrations/001_notes.sql)');
+    const denied = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
     exits(denied, 1);
     assert.match(denied.stderr, /Insufficient scope: tool 'add_note' needs the scope notes:write/);
     // a caller that names no one (no --as; --scopes alone) shares no pile of notes: refused
     for (const as of [[], ['--scopes', 'notes:read']]) {
-      const nobody = await run(['call', ...as, dir, 'list_notes']);
+      const nobody = await run(['call', ...data, ...as, dir, 'list_notes']);
       exits(nobody, 1);
       assert.match(JSON.parse(nobody.stdout).content[0].text, /notes are kept per user and this request names no one/);
     }
