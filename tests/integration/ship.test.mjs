@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -194,6 +194,8 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
   const root = await tmp();
   try {
     const dir = await packableApp(root);
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(path.join(dir, 'migrations', '001_cities.sql'), 'CREATE TABLE cities(name TEXT);\n');
     // --out is made with its parents, as mkdir -p would (issue 24 rough edge 3)...
     const out = path.join(root, 'dist', 'new');
     await writeFile(path.join(root, 'afile'), 'x');
@@ -232,6 +234,7 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     assert.equal(m.version, '1.2.3');
     assert.ok(statSync(path.join(unpacked, 'bin', 'luamcp')).mode & 0o100, 'the binary stays executable');
     assert.ok(existsSync(path.join(unpacked, 'app', 'scripts', 'hello.lua')));
+    assert.ok(existsSync(path.join(unpacked, 'app', 'migrations', '001_cities.sql')), 'migrations/ is part of the app');
     assert.ok(!existsSync(path.join(unpacked, 'app', '.luarc.json')), 'dot files stay out');
 
     // run it as Claude Desktop would: ${__dirname} is the unpacked folder,
