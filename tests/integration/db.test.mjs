@@ -386,8 +386,27 @@ test('migrations: applied in order at load with their checksums; a failing one a
       await log.until(() => failed() > f0, 'the failed reload of an edited 2_more.sql');
       assert.match(log.lines.join('\n'), /migrations\/2_more\.sql:1: edited after it was applied .*checksum sha256:/);
       assert.deepEqual(await q('SELECT count(*) AS n FROM u'), [{ n: 1 }], 'still serving');
+      // a new one numbered below one applied: refused, not run out of order
+      await saveFile(path.join(app, 'migrations/2_more.sql'), MIGRATIONS['migrations/2_more.sql']);
+      f0 = failed();
+      await saveFile(path.join(app, 'migrations/5_late.sql'), "INSERT INTO t VALUES ('005');\n");
+      await log.until(() => failed() > f0, 'the failed reload of 5_late.sql');
+      assert.match(log.lines.join('\n'), /migrations\/5_late\.sql: new, but numbered below 11_bad\.sql, applied already/);
+      // an applied one whose file is gone: a warning, the reload goes on (one
+      // file at a time: each removal's reload fails, then succeeds, for sure)
+      const gone = /11_bad\.sql: applied to .* earlier, and no longer in migrations\//;
+      f0 = failed();
+      await rm(path.join(app, 'migrations/11_bad.sql'));
+      await log.until(() => failed() > f0, 'the failed reload without 11_bad.sql, 5_late.sql still there');
+      assert.match(log.lines.join('\n'), gone);
+      const g1 = good(), warned = log.count(gone);
+      await rm(path.join(app, 'migrations/5_late.sql'));
+      await log.until(() => good() > g1, 'the reload without 5_late.sql');
+      assert.ok(log.count(gone) > warned, 'warned again');
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }]);
     });
-    // a fresh start on the edited file fails to load at all
+    // a fresh start on an edited file does not load at all
+    await writeFile(path.join(app, 'migrations/2_more.sql'), 'CREATE TABLE u(y TEXT, z TEXT);\n');
     const r = await runEnv(['call', '--data', data, app, 'q', JSON.stringify({ sql: 'SELECT 1' })]);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /2_more\.sql:1: edited after it was applied/);
