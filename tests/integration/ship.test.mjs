@@ -196,6 +196,13 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     const dir = await packableApp(root);
     await mkdir(path.join(dir, 'migrations'));
     await writeFile(path.join(dir, 'migrations', '001_cities.sql'), 'CREATE TABLE cities(name TEXT);\n');
+    // ... which apply, as check says, or nothing is packed
+    await writeFile(path.join(dir, 'migrations', '002_broken.sql'), '\nCREATE TABL towns(name TEXT);\n');
+    const broken = await run(['pack', '--out', path.join(root, 'nope'), dir]);
+    exits(broken, 1);
+    assert.match(broken.stderr, /migrations\/002_broken\.sql:2: near "TABL": syntax error/);
+    assert.ok(!existsSync(path.join(root, 'nope')));
+    await unlink(path.join(dir, 'migrations', '002_broken.sql'));
     // --out is made with its parents, as mkdir -p would (issue 24 rough edge 3)...
     const out = path.join(root, 'dist', 'new');
     await writeFile(path.join(root, 'afile'), 'x');
