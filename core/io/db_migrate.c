@@ -207,8 +207,13 @@ static size_t skip_blank(const char *s, size_t i, size_t end) {
 static bool run_one(sqlite3 *db, ctx *c, const char *dir, migration *m, buf *errors) {
   const char *text = m->text.p ? m->text.p : "";
   size_t len = m->text.len;
-  if (memchr(text, 0, len)) {
-    buf_printf(errors, "%s/%s:%d: a NUL byte in the SQL\n", dir, m->name, line_at(text, (size_t)((const char *)memchr(text, 0, len) - text)));
+  const char *nul = memchr(text, 0, len);
+  if (nul) {
+    buf_printf(errors, "%s/%s:%d: a NUL byte in the SQL\n", dir, m->name, line_at(text, (size_t)(nul - text)));
+    return false;
+  }
+  if (len > (size_t)1 << 30) { /* SQLite's own bound on a statement's text */
+    buf_printf(errors, "%s/%s: longer than 1 GiB\n", dir, m->name);
     return false;
   }
   const char *p = text, *end = text + len;
