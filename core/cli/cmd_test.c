@@ -645,10 +645,12 @@ static bool write_junit(const char *path, const char *app_name, const results *r
 typedef struct watcher {
   int fd;
   const char *dir;
-  int wd[5]; /* the folder itself (app.lua, and subfolders appearing), scripts, lib, widgets, tests */
+  int wd[6]; /* the folder itself (app.lua, and subfolders appearing), scripts, lib, widgets, tests,
+                migrations */
 } watcher;
 
-static const char *const watched[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
+static const char *const watched[] = {"", "/scripts", "/lib", "/widgets", "/tests", "/migrations"};
+#define NWATCHED (int)(sizeof watched / sizeof *watched)
 
 static void watch_add(watcher *w, int i) {
   char p[PATH_MAX];
@@ -661,7 +663,7 @@ static bool watch_open(watcher *w, const char *dir) {
   w->dir = dir;
   w->fd = inotify_init1(IN_CLOEXEC);
   if (w->fd < 0) return false;
-  for (int i = 0; i < 5; i++) watch_add(w, i);
+  for (int i = 0; i < NWATCHED; i++) watch_add(w, i);
   return true;
 }
 
@@ -687,7 +689,7 @@ static void wait_change(watcher *w, FILE *out, char *changed, size_t cap) {
       size_t l = strlen(e->name);
       if (e->wd == w->wd[0]) {
         bool sub = false;
-        for (int i = 1; i < 5; i++)
+        for (int i = 1; i < NWATCHED; i++)
           if (strcmp(e->name, watched[i] + 1) == 0 && (e->mask & (IN_CREATE | IN_MOVED_TO))) {
             watch_add(w, i); /* a folder made after the start: watched from now on */
             sub = true;
