@@ -445,6 +445,9 @@ end)
     bad = await runEnv(['check', app], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /migrations\/12_bad\.sql:2: .*2 values/);
+    const sv = await runEnv(['serve', '--data', path.join(app, 'data'), app], env); // stdin at EOF: it would end at once
+    assert.equal(sv.code, 1, 'serve does not start on a failing migration');
+    assert.match(sv.stderr, /migrations\/12_bad\.sql:2: .*2 values/);
     const tb = await runEnv(['test', app], env);
     assert.notEqual(tb.code, 0);
     assert.match(tb.stdout + tb.stderr, /12_bad\.sql:2:/);
