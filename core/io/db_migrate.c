@@ -48,6 +48,7 @@ typedef struct migration {
 
 typedef struct ctx {
   const atomic_bool *stop;
+  const char *file;
   double since;
   bool guard; /* refuse BEGIN/COMMIT/ROLLBACK: a migration's statement runs */
 } ctx;
@@ -60,7 +61,11 @@ static double now(void) {
 
 static int busy(void *ud, int count) {
   ctx *c = ud;
-  if (count == 0) c->since = now();
+  if (count == 0) {
+    c->since = now();
+    log_msg(LOG_INFO, "%s: the migrations wait for the write lock (a transaction of another "
+            "connection holds it; at most %g s)", c->file, MIGRATE_BUSY);
+  }
   if ((c->stop && atomic_load(c->stop)) || now() - c->since >= MIGRATE_BUSY) return 0;
   struct timespec ts = {0, (count < 10 ? count + 1 : 10) * 1000000L};
   nanosleep(&ts, NULL);
@@ -408,7 +413,7 @@ bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf 
       }
     }
   }
-  ctx c = {.stop = stop};
+  ctx c = {.stop = stop, .file = file};
   sqlite3 *db = NULL;
   int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   bool ok = rc == SQLITE_OK;

@@ -345,6 +345,16 @@ test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), n
 const MIG_SCRIPT = `local mcp = require "mcp"
 mcp.tool { name = "q", description = "rows of a query", input = { sql = mcp.string() },
   handler = function(a) return mcp.db.query(a.sql) end }
+mcp.tool { name = "hold", description = "an insert in a transaction held until the file flag exists",
+  input = { flag = mcp.string() },
+  handler = function(a, ctx)
+    return mcp.db.tx(function()
+      mcp.db.exec("INSERT INTO t VALUES ('held')")
+      ctx:progress(1, 2, "in")
+      mcp.exec { "sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.01; done', "sh", a.flag }
+      return "held"
+    end)
+  end }
 `;
 const sha256 = (text) => createHash('sha256').update(text).digest('hex');
 // 2 before 10: the order is the numbers', not the names'
@@ -404,6 +414,18 @@ test('migrations: applied in order at load with their checksums; a failing one a
       await log.until(() => good() > g1, 'the reload without 5_late.sql');
       assert.ok(log.count(gone) > warned, 'warned again');
       assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }]);
+      // a reload's migrations wait for a transaction a handler holds, the server answering meanwhile
+      const flag = path.join(app, '.flag');
+      srv.send(callMsg('hold', { flag }, 'hold', { progressToken: 'ph' }));
+      await srv.take((l) => l.includes('notifications/progress') && l.includes('"ph"'), 'the transaction held');
+      const g2 = good();
+      await saveFile(path.join(app, 'migrations/12_after.sql'), "INSERT INTO t VALUES ('012');\n");
+      await log.until((lines) => lines.some((l) => /the migrations wait for the write lock/.test(l)), 'the migrations waiting');
+      assert.deepEqual((await srv.call('p', 'ping')).result, {});
+      await writeFile(flag, '');
+      assert.equal(JSON.parse(await srv.reply('"hold"')).result.content[0].text, 'held');
+      await log.until(() => good() > g2, 'the reload that applies 12_after.sql');
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }, { x: 'held' }, { x: '012' }]);
     });
     // a fresh start on an edited file does not load at all
     await writeFile(path.join(app, 'migrations/2_more.sql'), 'CREATE TABLE u(y TEXT, z TEXT);\n');
