@@ -16,7 +16,11 @@
  * fails (FILE:LINE: SQLite's message), a statement that begins or ends a
  * transaction, an applied migration whose file changed (its checksum), a
  * new migration numbered below one applied already. An applied migration
- * whose file is gone is a warning: the database keeps what it did. */
+ * whose file is gone is a warning: the database keeps what it did.
+ *
+ * They run last in a load (app.c): nothing after them can fail it. A
+ * reload stopped once they committed (a newer change came, or shutdown)
+ * publishes nothing, and the newer load finds them applied. */
 #include "db.h"
 
 #include <ctype.h>
