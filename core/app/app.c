@@ -17,6 +17,7 @@
 #include <lua-cjson.h>
 
 #include "call.h"
+#include "db.h"
 #include "embedded.h"
 #include "json.h"
 #include "lua_api.h"
@@ -488,6 +489,9 @@ app *app_load_end(app_loading *begun, const atomic_bool *stop, buf *errors) {
     if (ok) ok = run_on_reload(a, l.reg, l.old_state, load_timeout, errors);
     if (ok) ok = (a->reg = build_protected(L, l.reg, info, cfg, a->skills, errors)) != NULL;
     if (ok) keep_registration(a, l.reg, info);
+    /* last: what fails after them could not take them back */
+    if (ok && cfg->migrate != APP_MIGRATE_NONE)
+      ok = db_migrate(a->dir, cfg->migrate == APP_MIGRATE_SCRATCH, stop, errors);
   }
   luaL_unref(L, LUA_REGISTRYINDEX, l.old_state);
   lua_settop(L, 0);

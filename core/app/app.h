@@ -47,6 +47,10 @@ typedef struct app_config {
      False with its problem appended to errors fails the load. */
   bool (*prelude)(lua_State *L, void *ud, buf *errors);
   void *prelude_ud;
+  /* once everything else loaded: the app's migrations (db_migrate), on
+     mcp.db's file (a reload's: the version before serves on when they
+     fail) or on a scratch database in memory (luamcp check) */
+  enum { APP_MIGRATE_NONE, APP_MIGRATE_DATA, APP_MIGRATE_SCRATCH } migrate;
 } app_config;
 
 /* Load DIR (app.lua, then every scripts/NAME.lua, and skills/). On any problem returns

@@ -28,6 +28,15 @@ app *cli_load(const char *dir, const app_config *cfg) {
   return a;
 }
 
+bool cli_migrate(const app *a) {
+  buf errors;
+  buf_init(&errors);
+  bool ok = db_migrate(a->dir, false, NULL, &errors);
+  if (!ok) fprintf(stderr, "%.*s", (int)errors.len, errors.p ? errors.p : "");
+  buf_free(&errors);
+  return ok;
+}
+
 /* Keep the real stdout for protocol (or results) and point fd 1 at stderr,
    so no print() or library output can corrupt what we write. */
 int cli_protect_stdout(void) {

@@ -80,6 +80,9 @@ bool cli_data_dir(const options *o, const app *a, const char *dir, char *out, si
 /* mcp.db's file is DATA/db.sqlite from now on (nothing is made before its
    first use); announce: log where. */
 void cli_use_data(const options *o, const app *a, const char *dir, bool announce);
+/* The app's migrations on the file cli_use_data chose (db_migrate); false:
+   they failed, the problems printed. */
+bool cli_migrate(const app *a);
 
 /* cli_help.c */
 extern const char cli_usage[];

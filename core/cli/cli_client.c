@@ -57,6 +57,14 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   /* --as/--scopes: the caller a token would have named */
   if (o->as_subject || o->as_scopes) o->server.as = principal_made_up(o->as_subject, o->as_scopes);
   cli_use_data(o, a, o->args[0], false);
+  if (!cli_migrate(a)) {
+    app_free(a);
+    principal_unref(o->server.as);
+    o->server.as = NULL;
+    session_unref(s);
+    buf_free(&cap.lines);
+    return false;
+  }
   server *srv = server_new(a, &o->server);
   engine *e = server_engine(srv);
   if (o->store) { /* the service's shared data: up before the handler's first op */

@@ -154,9 +154,11 @@ static const char card_html[] =
     "</html>\n";
 
 static const char notes_lua[] =
-    "-- notes.lua: per-user notes. Over HTTP with --auth-resource each request\n"
-    "-- carries a token: ctx.auth says whose it is, and `scopes` decide who sees\n"
-    "-- and calls what (a caller without notes:write never lists add_note).\n"
+    "-- notes.lua: per-user notes, kept in the app's own SQLite database (mcp.db;\n"
+    "-- migrations/001_notes.sql makes the table). Over HTTP with --auth-resource\n"
+    "-- each request carries a token: ctx.auth says whose it is, and `scopes`\n"
+    "-- decide who sees and calls what (a caller without notes:write never lists\n"
+    "-- add_note).\n"
     "local mcp = require \"mcp\"\n"
     "\n"
     "-- Whose notes: ctx.auth.key names the caller (its issuer and subject), and\n"
@@ -175,8 +177,11 @@ static const char notes_lua[] =
     "  handler = function(_, ctx)\n"
     "    local owner = ctx.auth and ctx.auth.key\n"
     "    if not owner then return mcp.fail(NO_ONE) end\n"
-    "    local mine = mcp.state.notes and mcp.state.notes[owner] or {}\n"
-    "    return #mine == 0 and \"no notes yet\" or table.concat(mine, \"\\n\")\n"
+    "    local rows = mcp.db.query(\"SELECT body FROM notes WHERE owner = ? ORDER BY id\", owner)\n"
+    "    if #rows == 0 then return \"no notes yet\" end\n"
+    "    local lines = {}\n"
+    "    for i, row in ipairs(rows) do lines[i] = row.body end\n"
+    "    return table.concat(lines, \"\\n\")\n"
     "  end,\n"
     "}\n"
     "\n"
@@ -188,13 +193,25 @@ static const char notes_lua[] =
     "  handler = function(args, ctx)\n"
     "    local owner = ctx.auth and ctx.auth.key\n"
     "    if not owner then return mcp.fail(NO_ONE) end\n"
-    "    mcp.state.notes = mcp.state.notes or {}\n"
-    "    local mine = mcp.state.notes[owner] or {}\n"
-    "    mine[#mine + 1] = args.text\n"
-    "    mcp.state.notes[owner] = mine\n"
-    "    return (\"%d note(s)\"):format(#mine)\n"
+    "    return mcp.db.tx(function() -- the count is this insert's, whatever else runs\n"
+    "      mcp.db.exec(\"INSERT INTO notes(owner, body, at) VALUES (?, ?, ?)\", owner, args.text, os.time())\n"
+    "      local n = mcp.db.one(\"SELECT count(*) AS n FROM notes WHERE owner = ?\", owner).n\n"
+    "      return (\"%d note(s)\"):format(n)\n"
+    "    end)\n"
     "  end,\n"
     "}\n";
+
+static const char notes_sql[] =
+    "-- migrations/001_notes.sql: the table of scripts/notes.lua, applied once\n"
+    "-- when the app loads (recorded in luamcp_migrations with its checksum).\n"
+    "-- Once applied, never edit it: a change goes in 002_something.sql.\n"
+    "CREATE TABLE notes(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  owner TEXT NOT NULL, -- ctx.auth.key: the caller's issuer and subject\n"
+    "  body TEXT NOT NULL,\n"
+    "  at INTEGER NOT NULL -- os.time() when it was added\n"
+    ");\n"
+    "CREATE INDEX notes_owner ON notes(owner, id);\n";
 
 static const char notes_test_lua[] =
     "-- tests/notes_test.lua: each caller reads only their own notes, and a\n"
@@ -250,9 +267,12 @@ static void fill(buf *b, const char *text, const char *name, bool widget, bool a
     if (strncmp(p, "@NAME@", 6) == 0) buf_puts(b, name), p += 6;
     else if (strncmp(p, "@AUTH_LINE@", 11) == 0) {
       if (auth)
-        buf_puts(b, "- `scripts/notes.lua`: `list_notes` and `add_note`, each user's own (kept\n"
-                    "  under `ctx.auth.key`; a request that names no one is refused), behind\n"
-                    "  the scopes `notes:read` and `notes:write`; `tests/notes_test.lua` shows\n"
+        buf_puts(b, "- `scripts/notes.lua`: `list_notes` and `add_note`, each user's own (rows\n"
+                    "  of the app's database, `mcp.db`, keyed by `ctx.auth.key`; a request that\n"
+                    "  names no one is refused), behind the scopes `notes:read` and\n"
+                    "  `notes:write`. `migrations/001_notes.sql` makes their table when the app\n"
+                    "  loads (a change goes in a new `migrations/002_NAME.sql`, never in an\n"
+                    "  applied one); `tests/notes_test.lua` shows\n"
                     "  two users' notes kept apart. Try them as someone:\n"
                     "  `luamcp call --as ada --scopes notes:read,notes:write . add_note '{\"text\":\"hi\"}'`.\n"
                     "  Over HTTP, tokens from your authorization server decide:\n"
@@ -408,7 +428,9 @@ int cmd_new(options *o) {
             make_filled(dir, "README.md", readme_md, name, o);
   if (ok && o->auth)
     ok = make_filled(dir, "scripts/notes.lua", notes_lua, name, o) &&
-         make_filled(dir, "tests/notes_test.lua", notes_test_lua, name, o);
+         make_filled(dir, "tests/notes_test.lua", notes_test_lua, name, o) &&
+         (snprintf(sub, sizeof sub, "%s/migrations", dir), mkdir(sub, 0755) == 0) &&
+         make_filled(dir, "migrations/001_notes.sql", notes_sql, name, o);
   if (ok && o->widget) {
     snprintf(sub, sizeof sub, "%s/widgets", dir);
     ok = mkdir(sub, 0755) == 0 && make_filled(dir, "scripts/card.lua", view_lua, name, o) &&
@@ -439,7 +461,8 @@ int cmd_new(options *o) {
          "  %s check %s\n"
          "  %s call %s greet '{\"name\":\"Ada\"}'\n",
          dir, o->widget ? ", scripts/card.lua, widgets/card.html" : "",
-         o->auth ? ", scripts/notes.lua, tests/notes_test.lua" : "", me, word, me, word);
+         o->auth ? ", scripts/notes.lua, migrations/001_notes.sql, tests/notes_test.lua" : "", me,
+         word, me, word);
   if (o->auth)
     printf("  %s call --as ada --scopes notes:read,notes:write %s add_note '{\"text\":\"hi\"}'\n",
            me, word);

@@ -209,7 +209,7 @@ static void add_app(pack *p, const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *de;
-  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "data"};
+  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "migrations", "data"};
   char path[PATH_MAX], entry[PATH_MAX];
   struct stat st;
   while ((de = readdir(d))) {
@@ -417,6 +417,7 @@ int cmd_pack(options *o) {
   bool has_shim;
   if (!find_binaries(exe, shim, sizeof shim, &has_shim)) return 1;
   int out = cli_protect_stdout();
+  o->server.app.migrate = APP_MIGRATE_SCRATCH; /* a bundle's migrations apply, as check says */
   app *a = cli_load(dir, &o->server.app);
   if (!a) return 1;
   if (!make_out_dir(out_dir)) return 1; /* after the app loaded: no empty folder left */

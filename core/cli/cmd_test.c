@@ -456,6 +456,10 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   if (o->data) cli_use_data(o, a, dir, false);
   else if (own_data) snprintf(file, sizeof file, "%s/db.sqlite", tmp), db_set_path(file);
   else db_set_path(NULL);
+  /* with the app's migrations applied, as serving would */
+  buf_init(&errors);
+  bool migrated = db_migrate(a->dir, false, NULL, &errors);
+  buf_putc(&errors, '\0');
   r.srv = server_new(a, &so);
   snprintf(guard_what, sizeof guard_what, "a test of %s", rel);
   lua_State *L = a->vm.L;
@@ -466,7 +470,9 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   char chunkname[PATH_MAX];
   snprintf(chunkname, sizeof chunkname, "@%s", rel);
   const char *odd = not_regular(path);
-  if (odd) {
+  if (!migrated) {
+    file_failed(rs, rel, "(the migrations failed)", errors.p);
+  } else if (odd) {
     char msg[PATH_MAX + 64];
     snprintf(msg, sizeof msg, "%s: cannot read: %s", rel, odd);
     file_failed(rs, rel, "(the file did not load)", msg);
@@ -505,6 +511,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
     }
   }
   buf_free(&src);
+  buf_free(&errors);
   db_close();
   server_free(r.srv); /* and the app */
   if (own_data) {
@@ -694,10 +701,12 @@ static bool write_junit(const char *path, const char *app_name, const results *r
 typedef struct watcher {
   int fd;
   const char *dir;
-  int wd[5]; /* the folder itself (app.lua, and subfolders appearing), scripts, lib, widgets, tests */
+  int wd[6]; /* the folder itself (app.lua, and subfolders appearing), scripts, lib, widgets, tests,
+                migrations */
 } watcher;
 
-static const char *const watched[] = {"", "/scripts", "/lib", "/widgets", "/tests"};
+static const char *const watched[] = {"", "/scripts", "/lib", "/widgets", "/tests", "/migrations"};
+#define NWATCHED (int)(sizeof watched / sizeof *watched)
 
 static void watch_add(watcher *w, int i) {
   char p[PATH_MAX];
@@ -710,7 +719,7 @@ static bool watch_open(watcher *w, const char *dir) {
   w->dir = dir;
   w->fd = inotify_init1(IN_CLOEXEC);
   if (w->fd < 0) return false;
-  for (int i = 0; i < 5; i++) watch_add(w, i);
+  for (int i = 0; i < NWATCHED; i++) watch_add(w, i);
   return true;
 }
 
@@ -736,7 +745,7 @@ static void wait_change(watcher *w, FILE *out, char *changed, size_t cap) {
       size_t l = strlen(e->name);
       if (e->wd == w->wd[0]) {
         bool sub = false;
-        for (int i = 1; i < 5; i++)
+        for (int i = 1; i < NWATCHED; i++)
           if (strcmp(e->name, watched[i] + 1) == 0 && (e->mask & (IN_CREATE | IN_MOVED_TO))) {
             watch_add(w, i); /* a folder made after the start: watched from now on */
             sub = true;

@@ -503,6 +503,13 @@ static int cmd_serve(options *o) {
           a->reg->nresources - a->reg->nwidgets, a->reg->ntemplates, a->reg->nprompts, a->reg->nwidgets);
   o->server.instance = o->h.instance;
   cli_use_data(o, a, dir, true);
+  /* the data folder is known now (it may be named after the app): the
+     migrations, and on every reload from here on */
+  if (!cli_migrate(a)) {
+    app_free(a);
+    return 1;
+  }
+  o->server.app.migrate = APP_MIGRATE_DATA;
   if (o->access_log) {
     char why[4200];
     if (!access_log_open(o->access_log, why, sizeof why)) {
@@ -562,6 +569,7 @@ static int cmd_serve(options *o) {
 
 static int cmd_check(options *o) {
   if (o->nargs != 1) cli_die_usage("%s", "check needs DIR");
+  o->server.app.migrate = APP_MIGRATE_SCRATCH; /* nothing written to the data folder */
   app *a = cli_load(o->args[0], &o->server.app);
   if (!a) return 1;
   const registry *r = a->reg;

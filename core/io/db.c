@@ -602,6 +602,8 @@ void db_set_path(const char *file) {
   D.path = file ? strdup(file) : NULL;
 }
 
+const char *db_path_set(void) { return D.path; }
+
 static void free_handle(uv_handle_t *h) { free(h); }
 
 void db_close(void) {

@@ -21,6 +21,11 @@
 #ifndef LUAMCP_DB_H
 #define LUAMCP_DB_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "buf.h"
+
 typedef struct lua_State lua_State;
 
 /* Push the mcp.db table (core.db). */
@@ -32,5 +37,15 @@ void db_set_path(const char *file);
    closed (a transaction still open rolls back), nothing stays on the
    engine's loop. A later use opens it again. */
 void db_close(void);
+
+/* The app's migrations (docs/lua-api.md#migrations, db_migrate.c):
+   APP_DIR/migrations/NNN_name.sql, those not applied yet run in the order
+   of NNN, all in one transaction, each recorded in luamcp_migrations with
+   its checksum; on the file db_set_path gave (none: nothing is done), or,
+   scratch, on an in-memory database where every one runs (luamcp check).
+   On any thread, on a connection of its own; *stop (if given) ends a wait
+   for a lock or a long statement. False: nothing of them was applied, one
+   "FILE:LINE: message" line per problem in errors. */
+bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf *errors);
 
 #endif

@@ -68,6 +68,12 @@ typedef struct db_job {
 
 void db_job_free(db_job *j);
 
+/* The file db_set_path gave (NULL: none); set before serving, read by any thread. */
+const char *db_path_set(void);
+
+/* Make dir and the folders above it (0700); -1 with errno on failure. */
+int db_mkdirs(const char *dir);
+
 /* The connections: the writer and DB_CONNS - 1 readers (WAL: they read
    while it writes, each a snapshot of what was committed when its
    statement began). */

@@ -145,7 +145,7 @@ static int busy(void *ud, int count) {
   return 1;
 }
 
-static int mkdirs(const char *dir) {
+int db_mkdirs(const char *dir) {
   char tmp[4096];
   size_t n = strlen(dir);
   if (n == 0 || n >= sizeof tmp) return -1;
@@ -167,7 +167,7 @@ static bool open_conn(conn *k, db_job *j) {
   char *slash = strrchr(dir, '/');
   if (!k->reader && slash && slash != dir) {
     *slash = 0;
-    if (mkdirs(dir) != 0) {
+    if (db_mkdirs(dir) != 0) {
       set_err(j, "cannot make the data folder %s: %s", dir, strerror(errno));
       return false;
     }

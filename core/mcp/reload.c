@@ -45,7 +45,7 @@ struct reload_watch {
   size_t nw, capw;
 };
 
-static const char *const subfolders[] = {"scripts", "widgets", "lib", "skills"};
+static const char *const subfolders[] = {"scripts", "widgets", "lib", "skills", "migrations"};
 #define NSUBFOLDERS (sizeof subfolders / sizeof *subfolders)
 
 static void add_watch(reload_watch *rw, const char *path, bool top) {

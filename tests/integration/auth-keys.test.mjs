@@ -266,7 +266,7 @@ test('luamcp new --auth over HTTP: each caller reads only their own notes; a JWT
   try {
     const made = await run(['new', '--auth', dir]);
     assert.equal(made.code, 0, made.stderr);
-    await withHttp(dir, [...args(as.issuer), '--auth-client-id', 'rs'], async (srv) => {
+    await withHttp(dir, [...args(as.issuer), '--auth-client-id', 'rs', '--data', path.join(root, 'data')], async (srv) => {
       const call = async (t, name, args = {}) => {
         const ex = await post(srv, rpc('tools/call', { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }),
           { version: '2026-07-28', extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name, Authorization: `Bearer ${t}` } });

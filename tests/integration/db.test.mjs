@@ -11,15 +11,16 @@
 // file), never by a clock.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
+import { APPS, RawServer, TEST_TIMEOUT, WAIT, command, removeTemp, saveFile, tempApp, watchLines, within, withRaw } from './helpers.mjs';
 import { answerOf, freePort, post, rawInitialize, withHttp } from './http-helpers.mjs';
 import { until } from './services.mjs';
 
@@ -338,3 +339,144 @@ test('--otlp: a CLIENT span per statement (db.system.name, db.operation.name), n
       await new Promise((resolve) => rx.close(resolve));
     }
   }));
+
+// {=================================================== migrations (db_migrate.c)
+
+const MIG_SCRIPT = `local mcp = require "mcp"
+mcp.tool { name = "q", description = "rows of a query", input = { sql = mcp.string() },
+  handler = function(a) return mcp.db.query(a.sql) end }
+mcp.tool { name = "hold", description = "an insert in a transaction held until the file flag exists",
+  input = { flag = mcp.string() },
+  handler = function(a, ctx)
+    return mcp.db.tx(function()
+      mcp.db.exec("INSERT INTO t VALUES ('held')")
+      ctx:progress(1, 2, "in")
+      mcp.exec { "sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.01; done', "sh", a.flag }
+      return "held"
+    end)
+  end }
+`;
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+// 2 before 10: the order is the numbers', not the names'
+const MIGRATIONS = {
+  'migrations/001_base.sql': "CREATE TABLE t(x TEXT);\nINSERT INTO t VALUES ('001');\n",
+  'migrations/2_more.sql': "-- a second table\nCREATE TABLE u(y TEXT);\n",
+  'migrations/10_fill.sql': "INSERT INTO u VALUES ('010');\nINSERT INTO t VALUES ('010');\n",
+};
+
+test('migrations: applied in order at load with their checksums; a failing one at FILE:LINE leaves nothing of its set and the last good version serving; an edited applied one is refused; a new one saved while serving is applied on that reload', opts, async () => {
+  const app = await tempApp({ 'scripts/q.lua': MIG_SCRIPT, ...MIGRATIONS });
+  try {
+    const data = path.join(app, '.data');
+    await withRaw(['--data', data, app], async (srv) => {
+      const log = watchLines(srv.child.stderr, srv.stderr);
+      await srv.initialize();
+      const q = async (sql) => (await tool(srv, 'q', { sql }));
+      const applied = await q('SELECT name, checksum, applied_at > 0 AS at FROM luamcp_migrations ORDER BY rowid');
+      assert.deepEqual(applied, Object.entries(MIGRATIONS).map(([f, text]) => ({ name: path.basename(f), checksum: sha256(text), at: 1 })));
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }]);
+      const failed = () => log.count(/^luamcp: error: reload failed/);
+      const good = () => log.count(/^luamcp: info: reloaded /);
+      // a new migration whose third line fails: nothing of it applied, the version before serves
+      let f0 = failed();
+      await saveFile(path.join(app, 'migrations/11_bad.sql'), "INSERT INTO t VALUES ('011');\n\nINSERT INTO nope VALUES (1);\n");
+      await log.until(() => failed() > f0, 'the failed reload of 11_bad.sql');
+      assert.match(log.lines.join('\n'), /migrations\/11_bad\.sql:3: no such table: nope/);
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }], 'nothing of the failing set');
+      assert.equal((await q('SELECT count(*) AS n FROM luamcp_migrations'))[0].n, 3);
+      // fixed while serving: applied on that reload
+      const g0 = good();
+      await saveFile(path.join(app, 'migrations/11_bad.sql'), "INSERT INTO t VALUES ('011');\n");
+      await log.until(() => good() > g0, 'the reload that applies 11_bad.sql');
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }]);
+      assert.equal((await q("SELECT count(*) AS n FROM luamcp_migrations WHERE name = '11_bad.sql'"))[0].n, 1);
+      // an applied migration edited: its checksum says so, nothing is skipped silently
+      f0 = failed();
+      await saveFile(path.join(app, 'migrations/2_more.sql'), 'CREATE TABLE u(y TEXT, z TEXT);\n');
+      await log.until(() => failed() > f0, 'the failed reload of an edited 2_more.sql');
+      assert.match(log.lines.join('\n'), /migrations\/2_more\.sql:1: edited after it was applied .*checksum sha256:/);
+      assert.deepEqual(await q('SELECT count(*) AS n FROM u'), [{ n: 1 }], 'still serving');
+      // a new one numbered below one applied: refused, not run out of order
+      await saveFile(path.join(app, 'migrations/2_more.sql'), MIGRATIONS['migrations/2_more.sql']);
+      f0 = failed();
+      await saveFile(path.join(app, 'migrations/5_late.sql'), "INSERT INTO t VALUES ('005');\n");
+      await log.until(() => failed() > f0, 'the failed reload of 5_late.sql');
+      assert.match(log.lines.join('\n'), /migrations\/5_late\.sql: new, but numbered below 11_bad\.sql, applied already/);
+      // an applied one whose file is gone: a warning, the reload goes on (one
+      // file at a time: each removal's reload fails, then succeeds, for sure)
+      const gone = /11_bad\.sql: applied to .* earlier, and no longer in migrations\//;
+      f0 = failed();
+      await rm(path.join(app, 'migrations/11_bad.sql'));
+      await log.until(() => failed() > f0, 'the failed reload without 11_bad.sql, 5_late.sql still there');
+      assert.match(log.lines.join('\n'), gone);
+      const g1 = good(), warned = log.count(gone);
+      await rm(path.join(app, 'migrations/5_late.sql'));
+      await log.until(() => good() > g1, 'the reload without 5_late.sql');
+      assert.ok(log.count(gone) > warned, 'warned again');
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }]);
+      // a reload's migrations wait for a transaction a handler holds, the server answering meanwhile
+      const flag = path.join(app, '.flag');
+      srv.send(callMsg('hold', { flag }, 'hold', { progressToken: 'ph' }));
+      await srv.take((l) => l.includes('notifications/progress') && l.includes('"ph"'), 'the transaction held');
+      const g2 = good();
+      await saveFile(path.join(app, 'migrations/12_after.sql'), "INSERT INTO t VALUES ('012');\n");
+      await log.until((lines) => lines.some((l) => /the migrations wait for the write lock/.test(l)), 'the migrations waiting');
+      assert.deepEqual((await srv.call('p', 'ping')).result, {});
+      await writeFile(flag, '');
+      assert.equal(JSON.parse(await srv.reply('"hold"')).result.content[0].text, 'held');
+      await log.until(() => good() > g2, 'the reload that applies 12_after.sql');
+      assert.deepEqual(await q('SELECT x FROM t ORDER BY rowid'), [{ x: '001' }, { x: '010' }, { x: '011' }, { x: 'held' }, { x: '012' }]);
+    });
+    // a fresh start on an edited file does not load at all
+    await writeFile(path.join(app, 'migrations/2_more.sql'), 'CREATE TABLE u(y TEXT, z TEXT);\n');
+    const r = await runEnv(['call', '--data', data, app, 'q', JSON.stringify({ sql: 'SELECT 1' })]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /2_more\.sql:1: edited after it was applied/);
+  } finally {
+    await removeTemp(app);
+  }
+});
+
+test('migrations: luamcp check runs them on a scratch database in memory (no data folder); luamcp test gives each file a fresh database with them applied', opts, async () => {
+  const each = (tag) => `local test = require "mcp.test"
+local app = test.app()
+test("fresh and migrated", function()
+  test.eq(app:call("q", { sql = "SELECT x FROM t ORDER BY rowid" }).content[1].text, '[{"x":"001"},{"x":"010"}]')
+  app:call("q", { sql = "INSERT INTO t VALUES ('${tag}') RETURNING x" })
+end)
+`;
+  const app = await tempApp({ 'scripts/q.lua': MIG_SCRIPT, ...MIGRATIONS, 'tests/a_test.lua': each('a'), 'tests/b_test.lua': each('b') });
+  try {
+    const home = path.join(app, 'home');
+    const env = { HOME: home, XDG_DATA_HOME: undefined, STATE_DIRECTORY: undefined };
+    const ok = await runEnv(['check', app], env);
+    assert.equal(ok.code, 0, ok.stderr);
+    const t = await runEnv(['test', app], env);
+    assert.equal(t.code, 0, t.stdout + t.stderr);
+    assert.match(t.stdout + t.stderr, /2 passed/);
+    assert.ok(!existsSync(home), 'neither made a data folder');
+    await writeFile(path.join(app, 'migrations/12_bad.sql'), "-- one\nINSERT INTO t VALUES\n  ('x', 'y');\n");
+    await writeFile(path.join(app, 'migrations/12_dup.sql'), 'SELECT 1;\n');
+    await writeFile(path.join(app, 'migrations/13 bad name.sql'), 'SELECT 1;\n');
+    let bad = await runEnv(['check', app], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /migrations\/12_(bad|dup)\.sql: its number 12 is also 12_(bad|dup)\.sql's/);
+    assert.match(bad.stderr, /migrations\/13 bad name\.sql: not a migration's name/);
+    await rm(path.join(app, 'migrations/12_dup.sql'));
+    await rm(path.join(app, 'migrations/13 bad name.sql'));
+    bad = await runEnv(['check', app], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /migrations\/12_bad\.sql:2: .*2 values/);
+    const sv = await runEnv(['serve', '--data', path.join(app, 'data'), app], env); // stdin at EOF: it would end at once
+    assert.equal(sv.code, 1, 'serve does not start on a failing migration');
+    assert.match(sv.stderr, /migrations\/12_bad\.sql:2: .*2 values/);
+    const tb = await runEnv(['test', app], env);
+    assert.notEqual(tb.code, 0);
+    assert.match(tb.stdout + tb.stderr, /12_bad\.sql:2:/);
+    assert.ok(!existsSync(home), 'still no data folder');
+  } finally {
+    await removeTemp(app);
+  }
+});
+
+// }===================================================

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -232,6 +232,16 @@ test('--watch: a saved test file runs again (that file alone); a saved script ru
     const third = w.out().slice(w.out().lastIndexOf('watching ', w.out().lastIndexOf('watching ') - 1));
     assert.match(third, /tests\/w_test\.lua/);
     assert.match(third, /2 passed, 0 failed/);
+    // a migrations/ folder appearing (moved in whole), then a save inside it
+    const made = path.join(dir, '.migrations.new');
+    await mkdir(made);
+    await writeFile(path.join(made, '001_t.sql'), 'CREATE TABL t(x);\n');
+    await rename(made, path.join(dir, 'migrations'));
+    await until(4, 'a run after migrations/ appeared');
+    assert.match(w.out().slice(w.out().lastIndexOf('watching ', w.out().lastIndexOf('watching ') - 1)), /001_t\.sql:1: near "TABL": syntax error/);
+    await writeFile(path.join(dir, 'migrations', '001_t.sql'), 'CREATE TABLE t(x);\n');
+    await until(5, 'a run after the migration was saved');
+    assert.match(w.out().slice(w.out().lastIndexOf('watching ', w.out().lastIndexOf('watching ') - 1)), /2 passed, 0 failed/);
   } finally {
     await w.stop();
     await removeTemp(dir);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -96,18 +96,23 @@ test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers'
     exits(made, 0);
     assert.match(made.stdout, /scripts\/notes\.lua/);
     assert.match(made.stdout, /luamcp call --as ada --scopes notes:read,notes:write/);
+    assert.match(made.stdout, /migrations\/001_notes\.sql/);
     const check = await run(['check', dir]);
     exits(check, 0);
     assert.match(check.stderr, /items declare scopes \(notes:read notes:write\)/);
-    const add = await run(['call', '--as', 'ada', '--scopes', 'notes:read,notes:write', dir, 'add_note', '{"text":"hi"}']);
+    const data = ['--data', path.join(root, 'data')]; // mcp.db's file: never the user's own folder
+    const add = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read,notes:write', dir, 'add_note', '{"text":"hi"}']);
     exits(add, 0);
     assert.equal(JSON.parse(add.stdout).content[0].text, '1 note(s)');
-    const denied = await run(['call', '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
+    const again = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read', dir, 'list_notes']);
+    exits(again, 0);
+    assert.equal(JSON.parse(again.stdout).content[0].text, 'hi', 'kept in the database (migrations/001_notes.sql)');
+    const denied = await run(['call', ...data, '--as', 'ada', '--scopes', 'notes:read', dir, 'add_note', '{"text":"hi"}']);
     exits(denied, 1);
     assert.match(denied.stderr, /Insufficient scope: tool 'add_note' needs the scope notes:write/);
     // a caller that names no one (no --as; --scopes alone) shares no pile of notes: refused
     for (const as of [[], ['--scopes', 'notes:read']]) {
-      const nobody = await run(['call', ...as, dir, 'list_notes']);
+      const nobody = await run(['call', ...data, ...as, dir, 'list_notes']);
       exits(nobody, 1);
       assert.match(JSON.parse(nobody.stdout).content[0].text, /notes are kept per user and this request names no one/);
     }
@@ -189,6 +194,15 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
   const root = await tmp();
   try {
     const dir = await packableApp(root);
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(path.join(dir, 'migrations', '001_cities.sql'), 'CREATE TABLE cities(name TEXT);\n');
+    // ... which apply, as check says, or nothing is packed
+    await writeFile(path.join(dir, 'migrations', '002_broken.sql'), '\nCREATE TABL towns(name TEXT);\n');
+    const broken = await run(['pack', '--out', path.join(root, 'nope'), dir]);
+    exits(broken, 1);
+    assert.match(broken.stderr, /migrations\/002_broken\.sql:2: near "TABL": syntax error/);
+    assert.ok(!existsSync(path.join(root, 'nope')));
+    await unlink(path.join(dir, 'migrations', '002_broken.sql'));
     // --out is made with its parents, as mkdir -p would (issue 24 rough edge 3)...
     const out = path.join(root, 'dist', 'new');
     await writeFile(path.join(root, 'afile'), 'x');
@@ -227,6 +241,7 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     assert.equal(m.version, '1.2.3');
     assert.ok(statSync(path.join(unpacked, 'bin', 'luamcp')).mode & 0o100, 'the binary stays executable');
     assert.ok(existsSync(path.join(unpacked, 'app', 'scripts', 'hello.lua')));
+    assert.ok(existsSync(path.join(unpacked, 'app', 'migrations', '001_cities.sql')), 'migrations/ is part of the app');
     assert.ok(!existsSync(path.join(unpacked, 'app', '.luarc.json')), 'dot files stay out');
 
     // run it as Claude Desktop would: ${__dirname} is the unpacked folder,
