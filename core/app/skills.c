@@ -183,15 +183,21 @@ static bool read_regular(const char *path, size_t max, buf *out, buf *why) {
   return ok;
 }
 
+/* Files and folders count together toward SKILLS_MAX_FILES: 32k empty
+   folders were as many listings to build and watches to hold. False (said
+   once) past it. */
+static bool room_for_one(walk *w) {
+  if (w->sk->nfiles + w->sk->ndirs < SKILLS_MAX_FILES) return true;
+  if (!w->over)
+    buf_printf(w->errors, "%s: more than %d files and folders: the SEP's limit for one skill\n",
+               w->shown, SKILLS_MAX_FILES);
+  w->over = w->failed = true;
+  return false;
+}
+
 static void catalog_add_file(walk *w, const char *rel, const char *real) {
   skill *sk = w->sk;
-  if (sk->nfiles == SKILLS_MAX_FILES) {
-    if (!w->over)
-      buf_printf(w->errors, "%s: more than %d files: the SEP's limit for one skill\n", w->shown,
-                 SKILLS_MAX_FILES);
-    w->over = w->failed = true;
-    return;
-  }
+  if (!room_for_one(w)) return;
   struct stat st;
   size_t left = SKILLS_MAX_BYTES - sk->bytes;
   if (stat(real, &st) == 0 && (unsigned long long)st.st_size > left) {
@@ -290,7 +296,7 @@ static void walk_dir(walk *w, const char *path, const char *rel, int depth) {
       }
     } else if (S_ISDIR(st.st_mode)) {
       if (depth >= MAX_DEPTH) problem(w, sub, "folders nested deeper than 16 levels");
-      else walk_dir(w, full, sub, depth + 1);
+      else if (room_for_one(w)) walk_dir(w, full, sub, depth + 1);
     } else if (S_ISREG(st.st_mode)) {
       catalog_add_file(w, sub, full);
     } else {
@@ -309,11 +315,17 @@ static int file_cmp(const void *a, const void *b) {
   return strcmp(((const skill_file *)a)->uri, ((const skill_file *)b)->uri);
 }
 
+struct child { const char *uri, *key; const skill_file *f; };
+
+static int child_cmp(const void *a, const void *b) {
+  return strcmp(((const struct child *)a)->uri, ((const struct child *)b)->uri);
+}
+
 /* a folder's direct children, sorted by URI: its folders and files */
 static void encode_listing(skill *sk, skill_dir *d) {
   size_t klen = strlen(d->key);
   size_t cap = sk->nfiles + sk->ndirs, n = 0;
-  struct child { const char *uri, *key; const skill_file *f; } *kids = calloc(cap ? cap : 1, sizeof *kids);
+  struct child *kids = calloc(cap ? cap : 1, sizeof *kids);
   for (size_t i = 0; i < sk->ndirs; i++) {
     const char *k = sk->dirs[i].key;
     if (strncmp(k, d->key, klen) == 0 && k[klen] == '/' && !strchr(k + klen + 1, '/'))
@@ -324,12 +336,7 @@ static void encode_listing(skill *sk, skill_dir *d) {
     if (strncmp(k, d->key, klen) == 0 && k[klen] == '/' && !strchr(k + klen + 1, '/'))
       kids[n++] = (struct child){sk->files[i].uri, k, &sk->files[i]};
   }
-  for (size_t i = 1; i < n; i++) /* insertion sort: a folder has few children */
-    for (size_t j = i; j > 0 && strcmp(kids[j - 1].uri, kids[j].uri) > 0; j--) {
-      struct child t = kids[j];
-      kids[j] = kids[j - 1];
-      kids[j - 1] = t;
-    }
+  qsort(kids, n, sizeof *kids, child_cmp);
   buf b;
   buf_init(&b);
   buf_putc(&b, '[');

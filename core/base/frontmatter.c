@@ -35,6 +35,9 @@ typedef struct parser {
 /* Front matter is a few fields: past this many keys in all, a file is refused
    rather than checked for duplicates in quadratic time. */
 #define FM_KEYS_MAX 4096
+/* Front matter holds a few fields: past this many bytes (to its closing
+   "---") it is refused before a node is made (16 MiB of it took 0.6-0.9 GB) */
+#define FM_BYTES_MAX (64 * 1024)
 
 static bool fail(parser *p, int no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* One more key (at line no): false, with the error, past FM_KEYS_MAX. */
@@ -788,6 +791,13 @@ bool frontmatter_parse(const char *text, size_t n, fm_node *root, int *err_line,
     if (len >= 3 && memcmp(raw, "---", 3) == 0 && trim_end(raw + 3, len - 3) == 0) {
       closed = true;
       break;
+    }
+    if (at > FM_BYTES_MAX) {
+      free(ls);
+      *err_line = no;
+      buf_printf(err, "the front matter is larger than %d KiB: it holds a few fields (the rest of SKILL.md is the body)",
+                 FM_BYTES_MAX / 1024);
+      return false;
     }
     if (count == cap) ls = realloc(ls, (cap *= 2) * sizeof *ls);
     line *l = &ls[count++];

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -188,13 +188,16 @@ test('check: a broken SKILL.md is a load error at file:line; a symlink out of th
     ['---\nname: pdf-tools\ndescription: d\nmetadata:\n  n: 3\n---\n', /skills\/pdf-tools\/SKILL\.md:4: metadata must map strings to strings/],
     ['---\nname: pdf-tools\ndescription: d\n\tx: 1\n---\n', /skills\/pdf-tools\/SKILL\.md:4: tabs cannot be used for indentation/],
     ['# no front matter\n', /skills\/pdf-tools\/SKILL\.md:1: SKILL\.md must begin with a "---" line/],
+    // bounded before a node is made (issue 33, item 7): 16 MiB of front matter took 0.6-0.9 GB
+    ['---\nname: pdf-tools\ndescription: d\nmetadata:\n' + Array.from({ length: 3000 }, (_, i) => `  key${i}: ${'v'.repeat(30)}\n`).join('') + '---\n',
+      /skills\/pdf-tools\/SKILL\.md:\d+: the front matter is larger than 64 KiB/],
     // where a full YAML parser reads the key otherwise (issue 33, item 12): a NUL escape, the merge key
     ['---\nname: pdf-tools\n"description\\0zz": d\n---\n', /skills\/pdf-tools\/SKILL\.md:3: a key may not hold a NUL character/],
     ['---\nname: pdf-tools\ndescription: d\nmetadata: { "a\\0b": c }\n---\n', /skills\/pdf-tools\/SKILL\.md:4: a key may not hold a NUL character/],
     ['---\nname: pdf-tools\ndescription: d\nmetadata:\n  <<: { a: b }\n---\n', /skills\/pdf-tools\/SKILL\.md:5: the merge key "<<" is not supported/],
     ['---\nname: pdf-tools\ndescription: d\nmetadata: { <<: x }\n---\n', /skills\/pdf-tools\/SKILL\.md:4: the merge key "<<" is not supported/],
-    // bounded: duplicate keys are checked pairwise, so a file of 100k keys is refused at once
-    ['---\nname: pdf-tools\ndescription: d\nmetadata:\n' + Array.from({ length: 100000 }, (_, i) => `  k${i}: v\n`).join('') + '---\n',
+    // bounded: duplicate keys are checked pairwise, so a file of more than 4096 keys is refused at once
+    ['---\nname: pdf-tools\ndescription: d\nmetadata:\n' + Array.from({ length: 5000 }, (_, i) => `  k${i}: v\n`).join('') + '---\n',
       /skills\/pdf-tools\/SKILL\.md:4098: more than 4096 keys: front matter holds a few fields/],
   ];
   const dir = await skillApp();
@@ -209,6 +212,12 @@ test('check: a broken SKILL.md is a load error at file:line; a symlink out of th
       assert.match(r.stderr, re);
     }
     await writeFile(path.join(dir, 'skills/pdf-tools/SKILL.md'), SKILL_MD);
+    // folders count toward the 512 of a skill (32k empty ones took 27.7 s to load)
+    for (let i = 0; i < 600; i++) await mkdir(path.join(dir, `skills/pdf-tools/empty/d${i}`), { recursive: true });
+    const folders = await run(['check', dir]);
+    assert.equal(folders.code, 1, folders.stdout);
+    assert.match(folders.stderr, /skills\/pdf-tools: more than 512 files and folders/);
+    await rm(path.join(dir, 'skills/pdf-tools/empty'), { recursive: true });
     await symlink('../../app.lua', path.join(dir, 'skills/pdf-tools/leak.lua'));
     const leak = await run(['check', dir]);
     assert.equal(leak.code, 1);
