@@ -265,11 +265,13 @@ static principal *cache_hit(http_server *srv, const char *tok, size_t n, long lo
 }
 
 /* --dev without --auth-resource: the page may call as a made-up caller
-   (Mcp-Dev-As: SUBJECT [SCOPE...]) to try scope logic. It can only narrow
-   what this open server shows (with no identity, scopes do not apply);
-   with authorization on, only a verified token names the caller. */
+   (Mcp-Dev-As: SUBJECT [SCOPE...]) to try scope logic. The listing it
+   narrows (with no identity, scopes do not apply), but the caller is what a
+   script's own ctx.auth checks see: it can widen those. So it is honoured
+   only on a server bound to loopback, which only this machine's processes
+   reach; with authorization on, only a verified token names the caller. */
 static principal *dev_identity(http_server *srv, struct mg_connection *conn) {
-  const char *h = srv->opt.dev ? mg_get_header(conn, "Mcp-Dev-As") : NULL;
+  const char *h = srv->opt.dev && http_bound_to_loopback(srv) ? mg_get_header(conn, "Mcp-Dev-As") : NULL;
   if (!h) return NULL;
   while (*h == ' ') h++;
   size_t n = strcspn(h, " ");

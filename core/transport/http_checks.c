@@ -50,7 +50,7 @@ static bool same_name(const char *h, size_t n, const char *name) {
   return strlen(name) == n && strncasecmp(h, name, n) == 0;
 }
 
-static bool bound_to_loopback(const http_server *srv) {
+bool http_bound_to_loopback(const http_server *srv) {
   const char *h = srv->opt.host;
   return strcmp(h, "127.0.0.1") == 0 || strcmp(h, "localhost") == 0 ||
          strncmp(h, "127.", 4) == 0;
@@ -123,7 +123,7 @@ void http_peer_address(const http_server *srv, const struct mg_connection *conn,
 int http_origin_check(const http_server *srv, struct mg_connection *conn) {
   const char *host = mg_get_header(conn, "Host"), *h;
   size_t hn;
-  bool loopback = bound_to_loopback(srv);
+  bool loopback = http_bound_to_loopback(srv);
   if (from_proxy(srv, conn)) {
     /* the Host the client sent to the proxy, and the policy of the
        client's side: a loopback client may be a rebound browser page */

@@ -316,6 +316,9 @@ principal *http_introspect(http_server *srv, const char *tok, size_t n, long lon
 /* An absolute URL luamcp may name or fetch: https, or http on a loopback
    host; no fragment (nor query, unless allowed). */
 bool http_auth_url_ok(const char *u, bool allow_query);
+/* Is the MCP listener bound to a loopback address (only this machine's
+   processes reach it)? */
+bool http_bound_to_loopback(const http_server *srv);
 /* Has every trusted issuer keys now (any thread; true without
    authorization)? False with why. */
 bool http_keys_ready(http_server *srv, char *why, size_t cap);
