@@ -6,8 +6,9 @@
  *                     readers do not block it); written to FILE.tmp-PID,
  *                     then renamed
  *   restore FILE      FILE checked (quick_check), then copied in by the
- *                     backup API (the WAL is SQLite's to handle), the
- *                     database before kept as db.sqlite.before-restore.
+ *                     backup API (the file in rollback mode meanwhile: the
+ *                     WAL checkpointed, FILE's page size may differ; then
+ *                     WAL again), the database before kept as db.sqlite.before-restore.
  *                     Refused while a luamcp process has the database open:
  *                     each holds a shared flock on db.sqlite.lock (db_hold),
  *                     restore takes it exclusive without waiting
@@ -45,6 +46,12 @@ static int fail(const char *fmt, const char *a, const char *b) {
 static bool exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+/* a and b name one file */
+static bool same_file(const char *a, const char *b) {
+  struct stat x, y;
+  return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 /* a connection's setup, for the backup's loops */
@@ -171,6 +178,7 @@ static bool backup_to(const char *live, const char *file, buf *why, long long *p
 
 static int db_backup(const char *live, const char *file) {
   if (!exists(live)) return fail("%s: no database there yet (nothing to back up)%s", live, "");
+  if (same_file(live, file)) return fail("%s is the database itself: back it up to another file%s", file, "");
   buf why;
   buf_init(&why);
   long long pages = 0, rows = 0;
@@ -191,6 +199,7 @@ static int db_restore(const char *data, const char *live, const char *file) {
   buf why;
   buf_init(&why);
   if (!exists(file)) return fail("%s: %s", file, strerror(ENOENT));
+  if (same_file(live, file)) return fail("%s is the database itself%s", file, "");
   if (!check_file(file, &why)) {
     fail("%s is not a sound SQLite database: %s", file, why.p);
     return buf_free(&why), 1;
@@ -219,7 +228,7 @@ static int db_restore(const char *data, const char *live, const char *file) {
     why.len = 0;
     ok = (src = open_db(file, SQLITE_OPEN_READONLY, &why)) &&
          (dst = open_db(live, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &why)) &&
-         exec(dst, "PRAGMA journal_mode=WAL", &why) && copy(src, dst, &why) &&
+         exec(dst, "PRAGMA journal_mode=DELETE", &why) && copy(src, dst, &why) &&
          exec(dst, "PRAGMA journal_mode=WAL", &why);
     if (ok) {
       pages = pragma_int(dst, "PRAGMA page_count");
