@@ -13,7 +13,8 @@
  *                     each holds a shared flock on db.sqlite.lock (db_hold),
  *                     restore takes it exclusive without waiting
  *   migrate [--status]  apply the pending migrations, or list them all
- *   query [--write] SQL [ARG...]  one statement, its rows as JSON lines;
+ *   query [--write] [--table] SQL [ARG...]  one statement, its rows as JSON
+ *                     lines (or aligned columns);
  *                     read-only unless --write (SQLITE_OPEN_READONLY)
  *   shell [--write]   Debian's sqlite3 on the file (-readonly unless --write)
  * Read-only subcommands never make the data folder. */
@@ -287,7 +288,58 @@ static void json_str(const char *s, size_t n) {
   fputc('"', out);
 }
 
-static int db_query(const char *live, bool write, const char *sql, const char **args, int nargs) {
+/* --table: the rows as aligned columns (NULL for null, a BLOB in hex) */
+typedef struct table {
+  int ncols;
+  size_t *width;
+  char **cells; /* row-major, header first */
+  size_t n, cap;
+} table;
+
+static void table_cell(table *t, sqlite3_stmt *st, int c) {
+  buf b;
+  buf_init(&b);
+  switch (sqlite3_column_type(st, c)) {
+  case SQLITE_NULL: buf_puts(&b, "NULL"); break;
+  case SQLITE_BLOB: {
+    const unsigned char *p = sqlite3_column_blob(st, c);
+    for (int k = 0; k < sqlite3_column_bytes(st, c); k++) buf_printf(&b, "%02x", p[k]);
+    break;
+  }
+  default: buf_put(&b, sqlite3_column_text(st, c), (size_t)sqlite3_column_bytes(st, c));
+  }
+  for (size_t i = 0; i < b.len; i++)
+    if (b.p[i] == '\n' || b.p[i] == '\t' || b.p[i] == '\r') b.p[i] = ' ';
+  buf_putc(&b, '\0');
+  if (t->n == t->cap) t->cells = realloc(t->cells, (t->cap = t->cap ? 2 * t->cap : 64) * sizeof *t->cells);
+  size_t len = b.len - 1, chars = 0;
+  for (size_t i = 0; i < len; i++) chars += ((unsigned char)b.p[i] & 0xC0) != 0x80; /* UTF-8 */
+  if (chars > t->width[c]) t->width[c] = chars;
+  t->cells[t->n++] = buf_take(&b, NULL);
+}
+
+static void table_print(table *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    int c = (int)(i % (size_t)t->ncols);
+    const char *v = t->cells[i];
+    size_t chars = 0;
+    for (const char *p = v; *p; p++) chars += ((unsigned char)*p & 0xC0) != 0x80;
+    fputs(v, out);
+    if (c + 1 < t->ncols) fprintf(out, "%*s", (int)(t->width[c] - chars + 2), "");
+    else fputc('\n', out);
+    if (i + 1 == (size_t)t->ncols) { /* under the header */
+      for (int k = 0; k < t->ncols; k++) {
+        for (size_t w = 0; w < t->width[k]; w++) fputc('-', out);
+        fputs(k + 1 < t->ncols ? "  " : "\n", out);
+      }
+    }
+    free(t->cells[i]);
+  }
+  free(t->cells), free(t->width);
+}
+
+static int db_query(const char *live, bool write, bool as_table, const char *sql, const char **args,
+                    int nargs) {
   if (!exists(live)) return fail("%s: no database there yet%s", live, "");
   buf why;
   buf_init(&why);
@@ -314,7 +366,21 @@ static int db_query(const char *live, bool write, const char *sql, const char **
   } else {
     for (int i = 0; i < nargs; i++) sqlite3_bind_text(st, i + 1, args[i], -1, SQLITE_STATIC);
     int rc, ncols = sqlite3_column_count(st);
+    table t = {.ncols = ncols, .width = calloc((size_t)ncols + 1, sizeof(size_t))};
+    for (int c = 0; as_table && c < ncols; c++) { /* the header */
+      buf b;
+      buf_init(&b);
+      buf_puts(&b, sqlite3_column_name(st, c));
+      if (t.n == t.cap) t.cells = realloc(t.cells, (t.cap = t.cap ? 2 * t.cap : 64) * sizeof *t.cells);
+      if (b.len > t.width[c]) t.width[c] = b.len;
+      buf_putc(&b, '\0');
+      t.cells[t.n++] = buf_take(&b, NULL);
+    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (as_table) {
+        for (int c = 0; c < ncols; c++) table_cell(&t, st, c);
+        continue;
+      }
       fputc('{', out);
       for (int c = 0; c < ncols; c++) {
         if (c) fputc(',', out);
@@ -338,6 +404,11 @@ static int db_query(const char *live, bool write, const char *sql, const char **
         }
       }
       fputs("}\n", out);
+    }
+    if (as_table && ncols && rc == SQLITE_DONE) table_print(&t);
+    else {
+      for (size_t i = 0; i < t.n; i++) free(t.cells[i]);
+      free(t.cells), free(t.width);
     }
     if (rc != SQLITE_DONE) code = fail("%s%s", sqlite3_errmsg(db), "");
     else if (write && !sqlite3_stmt_readonly(st))
@@ -370,7 +441,7 @@ int cmd_db(int argc, char **argv) {
   options o = {.command = "db"};
   const char *pos[64];
   int npos = 0;
-  bool write = false, status = false, dashdash = false;
+  bool write = false, status = false, as_table = false, dashdash = false;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (dashdash || a[0] != '-' || a[1] != '-') { /* -1, -: values */
@@ -383,6 +454,8 @@ int cmd_db(int argc, char **argv) {
       o.data = argv[++i];
     } else if (strcmp(a, "--write") == 0) {
       write = true;
+    } else if (strcmp(a, "--table") == 0) {
+      as_table = true;
     } else if (strcmp(a, "--status") == 0) {
       status = true;
     } else {
@@ -402,6 +475,7 @@ int cmd_db(int argc, char **argv) {
   if (!strcmp(sub, "query") && npos < 3) cli_die_usage("db %s needs SQL", sub);
   if (write && strcmp(sub, "query") != 0 && strcmp(sub, "shell") != 0)
     cli_die_usage("%s is an option of db query and db shell", "--write");
+  if (as_table && strcmp(sub, "query") != 0) cli_die_usage("%s is an option of db query", "--table");
   if (status && strcmp(sub, "migrate") != 0) cli_die_usage("%s is an option of db migrate", "--status");
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -428,7 +502,7 @@ int cmd_db(int argc, char **argv) {
   if (!strcmp(sub, "backup")) code = db_backup(live, pos[2]);
   else if (!strcmp(sub, "restore")) code = db_restore(data, live, pos[2]);
   else if (!strcmp(sub, "migrate")) code = db_migrate_cmd(dir, data, live, status);
-  else if (!strcmp(sub, "query")) code = db_query(live, write, pos[2], pos + 3, npos - 3);
+  else if (!strcmp(sub, "query")) code = db_query(live, write, as_table, pos[2], pos + 3, npos - 3);
   else code = db_shell(live, write);
   fclose(out);
   return code;

@@ -552,6 +552,9 @@ test('luamcp db query: rows as JSON lines, ARGs bound, writes refused without --
     const q = await db(data, app, 'query', "SELECT x, length(x) AS n, NULL AS z, x'00ff' AS b FROM t WHERE x > ? ORDER BY x", '001');
     assert.equal(q.code, 0, q.stderr);
     assert.deepEqual(lines(q), [{ x: '010', n: 3, z: null, b: '00ff' }]);
+    const tb = await db(data, app, 'query', '--table', "SELECT x, NULL AS none FROM t ORDER BY x");
+    assert.equal(tb.code, 0, tb.stderr);
+    assert.equal(tb.stdout, 'x    none\n---  ----\n001  NULL\n010  NULL\n');
     // writes: refused without --write, nothing changed; done with it
     const w = await db(data, app, 'query', "INSERT INTO t VALUES ('cli')");
     assert.equal(w.code, 1);
@@ -564,7 +567,7 @@ test('luamcp db query: rows as JSON lines, ARGs bound, writes refused without --
     assert.equal((await db(data, app, 'query', 'SELEC 1')).code, 1);
     assert.match((await db(data, app, 'query', 'SELECT 1; SELECT 2')).stderr, /one statement at a time/);
     assert.match((await db(data, app, 'query', 'SELECT ?')).stderr, /the statement has 1 parameters/);
-    for (const args of [['query'], ['frobnicate'], ['backup'], ['migrate', '--write'], ['query', '--nope', 'SELECT 1']]) {
+    for (const args of [['query'], ['frobnicate'], ['backup'], ['migrate', '--write'], ['backup', '--table', 'f'], ['query', '--nope', 'SELECT 1']]) {
       const u = await db(data, app, ...args);
       assert.equal(u.code, 2, args.join(' '));
     }
@@ -587,7 +590,7 @@ test('luamcp db --help and luamcp help db: each subcommand; luamcp --help lists 
   for (const args of [['db', '--help'], ['help', 'db'], ['db', 'x', 'backup', '--help']]) {
     const r = await runEnv(args);
     assert.equal(r.code, 0);
-    for (const sub of ['backup FILE', 'restore FILE', 'migrate [--status]', 'query [--write] SQL [ARG...]', 'shell [--write]'])
+    for (const sub of ['backup FILE', 'restore FILE', 'migrate [--status]', 'query [--write] [--table] SQL [ARG...]', 'shell [--write]'])
       assert.ok(r.stdout.includes(`luamcp db [--data DIR] APPDIR ${sub}`), `${args.join(' ')}: ${sub}`);
     assert.match(r.stdout, /db\.sqlite\.lock/);
   }
