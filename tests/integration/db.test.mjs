@@ -7,6 +7,9 @@
 // transaction rolled back), --sandbox's refusals, --memory-limit, a write
 // acknowledged before kill -9 still there after, and where the file lives
 // (--data, XDG_DATA_HOME, HOME, STATE_DIRECTORY; check makes nothing).
+// luamcp db: a backup taken while a served app writes under load restores
+// to a sound database, restore refused while serving and done after, migrate
+// --status, query (read-only unless --write, --table), the help.
 // Every ordering is decided by events (a progress notification, a flag
 // file), never by a clock.
 import assert from 'node:assert/strict';
