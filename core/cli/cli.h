@@ -7,6 +7,7 @@
  *   cli_client.c  call, read, prompt, list: one request to the app in process
  *   cmd_new.c     luamcp new: a working app folder
  *   cmd_pack.c    luamcp pack: the .mcpb bundle and server.json
+ *   cmd_db.c      luamcp db: backup, restore, migrate, query, shell on mcp.db
  * Exit status everywhere: 0 ok, 1 a problem with the app or an error
  * result, 2 a usage error. */
 #ifndef LUAMCP_CLI_H
@@ -105,6 +106,9 @@ int cmd_new(options *o);
 
 /* cmd_pack.c */
 int cmd_pack(options *o);
+
+/* cmd_db.c: parses its own arguments (argv[1] is "db") */
+int cmd_db(int argc, char **argv);
 
 /* cmd_test.c */
 int cmd_test(options *o);

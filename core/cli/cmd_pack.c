@@ -143,7 +143,8 @@ static void pack_add_file(pack *p, const char *name, const char *path, mode_t mo
 /* mcp.db's file and its companions (a --data inside the app folder): the
    data of one installation, never shipped */
 static bool db_file(const char *name) {
-  static const char *const names[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal"};
+  static const char *const names[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal",
+                                      "db.sqlite.lock", "db.sqlite.before-restore"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strcmp(name, names[i]) == 0) return true;
   return false;

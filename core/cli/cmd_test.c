@@ -515,7 +515,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   db_close();
   server_free(r.srv); /* and the app */
   if (own_data) {
-    static const char *const files[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal"};
+    static const char *const files[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal", "db.sqlite.lock"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
       snprintf(file, sizeof file, "%s/%s", tmp, files[i]);
       unlink(file);

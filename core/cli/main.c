@@ -653,7 +653,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   static const char *const known[] = {"serve", "call", "read", "prompt", "list",
-                                      "check", "new", "pack", "test"};
+                                      "check", "new", "pack", "test", "db"};
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
   if (!found) cli_die_usage("unknown command '%s'", argv[1]);
@@ -678,6 +678,7 @@ int main(int argc, char **argv) {
     nofile.rlim_cur = nofile.rlim_max;
     setrlimit(RLIMIT_NOFILE, &nofile);
   }
+  if (strcmp(argv[1], "db") == 0) return cmd_db(argc, argv);
   options o = {.command = argv[1]};
   parse_options(argc, argv, 2, &o);
   if (strcmp(o.command, "serve") == 0) return cmd_serve(&o);

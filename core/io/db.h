@@ -48,4 +48,20 @@ void db_close(void);
    "FILE:LINE: message" line per problem in errors. */
 bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf *errors);
 
+/* A luamcp process that opens the database file (mcp.db's connections,
+   the migrations) holds a shared flock(2) on FILE.lock (made beside it)
+   until it exits; `luamcp db DIR restore` takes it exclusive, so it is
+   refused while one is open, and one that opens meanwhile waits for it.
+   Once per file per process; -1 with errno when the lock file cannot be
+   made (the caller goes on: SQLite's own locks still hold). */
+int db_hold(const char *file);
+
+/* What `luamcp db DIR migrate --status` prints: each migration of
+   APP_DIR/migrations and of luamcp_migrations in file (opened read-only;
+   not there: none applied), one line each — applied (and when), edited
+   (its checksum differs), pending, or gone (applied, file removed). False
+   with the problems in errors (an edited one is one); *pending counts
+   those not applied. */
+bool db_migrate_status(const char *app_dir, const char *file, buf *out, size_t *pending, buf *errors);
+
 #endif

@@ -417,6 +417,7 @@ bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf 
       }
     }
   }
+  if (!scratch) db_hold(file);
   ctx c = {.stop = stop, .file = file};
   sqlite3 *db = NULL;
   int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -434,6 +435,78 @@ bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf 
               file, errors);
   }
   if (ok) ok = apply(db, &c, dir, m, n, file, scratch, errors);
+  sqlite3_close(db);
+  free_list(m, n);
+  return ok;
+}
+
+static void when_of(sqlite3_int64 at, char out[32]) {
+  time_t t = (time_t)at;
+  struct tm tm;
+  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+bool db_migrate_status(const char *app_dir, const char *file, buf *out, size_t *pending, buf *errors) {
+  char dir[4096];
+  if (strcmp(app_dir, ".") == 0) snprintf(dir, sizeof dir, "migrations");
+  else snprintf(dir, sizeof dir, "%s/migrations", app_dir);
+  *pending = 0;
+  migration *m;
+  size_t n;
+  bool ok = read_list(dir, &m, &n, errors);
+  sqlite3 *db = NULL;
+  sqlite3_stmt *one = NULL, *all = NULL;
+  struct stat sb;
+  if (stat(file, &sb) == 0) { /* not there: nothing applied (and nothing made) */
+    if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+      buf_printf(errors, "%s: cannot open: %s\n", file, db ? sqlite3_errmsg(db) : "out of memory");
+      ok = false;
+    } else {
+      sqlite3_busy_timeout(db, 5000);
+      if (has_table(db) &&
+          (sqlite3_prepare_v2(db, "SELECT checksum, applied_at FROM luamcp_migrations WHERE name = ?", -1,
+                              &one, NULL) != SQLITE_OK ||
+           sqlite3_prepare_v2(db, "SELECT name, applied_at FROM luamcp_migrations ORDER BY applied_at, name",
+                              -1, &all, NULL) != SQLITE_OK)) {
+        buf_printf(errors, "%s: luamcp_migrations: %s\n", file, sqlite3_errmsg(db));
+        ok = false;
+      }
+    }
+  }
+  char when[32];
+  for (size_t i = 0; i < n; i++) {
+    bool found = false;
+    if (one) {
+      sqlite3_reset(one);
+      sqlite3_bind_text(one, 1, m[i].name, -1, SQLITE_STATIC);
+      found = sqlite3_step(one) == SQLITE_ROW;
+    }
+    if (!found) {
+      buf_printf(out, "pending  %s\n", m[i].name), ++*pending;
+      continue;
+    }
+    const char *sum = (const char *)sqlite3_column_text(one, 0);
+    when_of(sqlite3_column_int64(one, 1), when);
+    if (sum && strcmp(sum, m[i].sum) == 0) {
+      buf_printf(out, "applied  %s  %s  sha256:%.12s\n", m[i].name, when, m[i].sum);
+    } else {
+      buf_printf(out, "edited   %s  %s  applied as sha256:%.12s, the file is now sha256:%.12s\n", m[i].name,
+                 when, sum ? sum : "(none)", m[i].sum);
+      buf_printf(errors, "%s/%s: edited after it was applied to %s: serve refuses to load; put the "
+                 "change in a new migration\n", dir, m[i].name, file);
+      ok = false;
+    }
+  }
+  while (all && sqlite3_step(all) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(all, 0);
+    size_t i = 0;
+    while (name && i < n && strcmp(m[i].name, name) != 0) i++;
+    if (!name || i < n) continue;
+    when_of(sqlite3_column_int64(all, 1), when);
+    buf_printf(out, "gone     %s  %s  applied, no longer in migrations/\n", name, when);
+  }
+  sqlite3_finalize(one);
+  sqlite3_finalize(all);
   sqlite3_close(db);
   free_list(m, n);
   return ok;

@@ -17,8 +17,12 @@
  * list of harmless ones (none that names a file or changes how the file is
  * written), and no database may be attached (SQLITE_LIMIT_ATTACHED 0). */
 #include "db_internal.h"
+#include "db.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -159,6 +163,25 @@ int db_mkdirs(const char *dir) {
   return mkdir(tmp, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+int db_hold(const char *file) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char held[4096]; /* one file at a time (luamcp test: one per test file, in turn) */
+  static int held_fd = -1;
+  pthread_mutex_lock(&mu);
+  if (held_fd >= 0 && strcmp(held, file) == 0) return pthread_mutex_unlock(&mu), 0;
+  char lock[4096 + 8];
+  snprintf(lock, sizeof lock, "%s.lock", file);
+  int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return pthread_mutex_unlock(&mu), -1;
+  /* a restore holds it exclusive for as long as it copies: wait for it */
+  while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {}
+  if (held_fd >= 0) close(held_fd);
+  held_fd = fd;
+  snprintf(held, sizeof held, "%s", file);
+  pthread_mutex_unlock(&mu);
+  return 0; /* held until the process exits (or holds another file) */
+}
+
 /* The writer makes the folder and the file; a reader opens the file (the
    writer's first job made it) and is query_only. */
 static bool open_conn(conn *k, db_job *j) {
@@ -172,6 +195,7 @@ static bool open_conn(conn *k, db_job *j) {
       return false;
     }
   }
+  db_hold(S.path);
   sqlite3 *c = NULL;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (k->reader ? 0 : SQLITE_OPEN_CREATE);
   int rc = sqlite3_open_v2(S.path, &c, flags, NULL);

@@ -7,6 +7,9 @@
 // transaction rolled back), --sandbox's refusals, --memory-limit, a write
 // acknowledged before kill -9 still there after, and where the file lives
 // (--data, XDG_DATA_HOME, HOME, STATE_DIRECTORY; check makes nothing).
+// luamcp db: a backup taken while a served app writes under load restores
+// to a sound database, restore refused while serving and done after, migrate
+// --status, query (read-only unless --write, --table), the help.
 // Every ordering is decided by events (a progress notification, a flag
 // file), never by a clock.
 import assert from 'node:assert/strict';
@@ -477,6 +480,124 @@ end)
   } finally {
     await removeTemp(app);
   }
+});
+
+// }===================================================
+
+// {=================================================== luamcp db: backup, restore, migrate, query
+
+const db = (data, app, ...rest) => runEnv(['db', '--data', data, app, ...rest]);
+const lines = (r) => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+test('luamcp db backup while a served app writes under load: the copy restores to a consistent database; restore is refused while serving, done after', opts, () =>
+  withTemp(async (dir) => {
+    const data = path.join(dir, 'live'), file = path.join(dir, 'copy.sqlite');
+    const srv = new RawServer(serveDb(data));
+    await srv.initialize();
+    await tool(srv, 'sql', { op: 'query', sql: 'SELECT 1' }); // the schema: the server has the file open
+    const N = 3000;
+    for (let i = 1; i <= N; i++) srv.send(callMsg('ack', { i }, `load${i}`));
+    await srv.reply('"load200"');
+    const answered = () => srv.lines.filter((l) => /"id":"load\d+","result":\{"content"/.test(l)).length;
+    const before = answered();
+    const b = await db(data, DB_APP, 'backup', file);
+    const after = answered();
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(b.stdout, /^backed up .* to .*copy\.sqlite: \d+ rows in \d+ tables, \d+ pages, \d+ bytes$/m);
+    // restore is refused while the server has the database open
+    const refused = await db(data, DB_APP, 'restore', file);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /is open in a luamcp process .*db\.sqlite\.lock/);
+    // the copy restored into a fresh data folder: sound, and between the two counts
+    const fresh = path.join(dir, 'fresh');
+    const r = await db(fresh, DB_APP, 'restore', file);
+    assert.equal(r.code, 0, r.stderr);
+    const ic = await db(fresh, DB_APP, 'query', 'PRAGMA integrity_check');
+    assert.deepEqual(lines(ic), [{ integrity_check: 'ok' }], ic.stderr);
+    const n = lines(await db(fresh, DB_APP, 'query', 'SELECT count(*) AS n FROM acked'))[0].n;
+    assert.ok(n >= before && n <= N, `${n} rows: ${before} answered before the backup, ${after} after`);
+    await srv.reply(`"load${N}"`);
+    assert.equal((await srv.close()).code, 0);
+    // the server gone: restore is done, the database before kept
+    const done = await db(data, DB_APP, 'restore', file);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /kept the database before as .*db\.sqlite\.before-restore \(\d+ rows\)/);
+    assert.deepEqual(lines(await db(data, DB_APP, 'query', 'SELECT count(*) AS n FROM acked')), [{ n }]);
+    assert.ok(existsSync(path.join(data, 'db.sqlite.before-restore')));
+    // a file that is not a database is refused, the database untouched
+    await writeFile(path.join(dir, 'junk'), 'not sqlite at all, padded to look like something '.repeat(20));
+    const junk = await db(data, DB_APP, 'restore', path.join(dir, 'junk'));
+    assert.equal(junk.code, 1);
+    assert.match(junk.stderr, /is not a sound SQLite database/);
+    assert.deepEqual(lines(await db(data, DB_APP, 'query', 'SELECT count(*) AS n FROM acked')), [{ n }]);
+  }));
+
+test('luamcp db query: rows as JSON lines, ARGs bound, writes refused without --write; migrate and migrate --status: pending, applied, edited, gone; read-only subcommands make no folder', opts, async () => {
+  const app = await tempApp({ 'scripts/q.lua': MIG_SCRIPT, ...MIGRATIONS });
+  try {
+    const data = path.join(app, '.data');
+    let st = await db(data, app, 'migrate', '--status');
+    assert.equal(st.code, 0, st.stderr);
+    assert.match(st.stdout, /^pending  001_base\.sql\npending  2_more\.sql\npending  10_fill\.sql\n3 pending\n$/);
+    for (const sub of [['backup', path.join(app, 'b.sqlite')], ['query', 'SELECT 1'], ['shell']]) {
+      const r = await db(data, app, ...sub);
+      assert.equal(r.code, 1, sub[0]);
+      assert.match(r.stderr, /no database there yet/);
+    }
+    assert.ok(!existsSync(data), 'read-only subcommands made no data folder');
+    const m = await db(data, app, 'migrate');
+    assert.equal(m.code, 0, m.stderr);
+    assert.match(m.stdout, /^applied  001_base\.sql  \d{4}-\d\d-\d\dT[\d:]+Z  sha256:[0-9a-f]{12}$/m);
+    st = await db(data, app, 'migrate', '--status');
+    assert.equal(st.code, 0, st.stderr);
+    assert.match(st.stdout, /applied  001_base\.sql .*\napplied  2_more\.sql .*\napplied  10_fill\.sql .*\n0 pending\n$/);
+    // query: rows, parameters, types
+    const q = await db(data, app, 'query', "SELECT x, length(x) AS n, NULL AS z, x'00ff' AS b FROM t WHERE x > ? ORDER BY x", '001');
+    assert.equal(q.code, 0, q.stderr);
+    assert.deepEqual(lines(q), [{ x: '010', n: 3, z: null, b: '00ff' }]);
+    const tb = await db(data, app, 'query', '--table', "SELECT x, NULL AS none FROM t ORDER BY x");
+    assert.equal(tb.code, 0, tb.stderr);
+    assert.equal(tb.stdout, 'x    none\n---  ----\n001  NULL\n010  NULL\n');
+    // writes: refused without --write, nothing changed; done with it
+    const w = await db(data, app, 'query', "INSERT INTO t VALUES ('cli')");
+    assert.equal(w.code, 1);
+    assert.match(w.stderr, /writes: query is read-only unless --write/);
+    assert.deepEqual(lines(await db(data, app, 'query', 'SELECT count(*) AS n FROM t')), [{ n: 2 }]);
+    const ww = await db(data, app, 'query', '--write', "INSERT INTO t VALUES (?)", 'cli');
+    assert.equal(ww.code, 0, ww.stderr);
+    assert.deepEqual(lines(await db(data, app, 'query', 'SELECT count(*) AS n FROM t')), [{ n: 3 }]);
+    // errors: SQL, two statements, parameters, usage
+    assert.equal((await db(data, app, 'query', 'SELEC 1')).code, 1);
+    assert.match((await db(data, app, 'query', 'SELECT 1; SELECT 2')).stderr, /one statement at a time/);
+    assert.match((await db(data, app, 'query', 'SELECT ?')).stderr, /the statement has 1 parameters/);
+    for (const args of [['query'], ['frobnicate'], ['backup'], ['migrate', '--write'], ['backup', '--table', 'f'], ['query', '--nope', 'SELECT 1']]) {
+      const u = await db(data, app, ...args);
+      assert.equal(u.code, 2, args.join(' '));
+    }
+    // an edited applied migration, a new one, a removed one
+    await writeFile(path.join(app, 'migrations/2_more.sql'), 'CREATE TABLE u(y TEXT, z TEXT);\n');
+    await writeFile(path.join(app, 'migrations/20_new.sql'), 'SELECT 1;\n');
+    await rm(path.join(app, 'migrations/001_base.sql'));
+    st = await db(data, app, 'migrate', '--status');
+    assert.equal(st.code, 1);
+    assert.match(st.stdout, /^edited   2_more\.sql .* applied as sha256:[0-9a-f]{12}, the file is now sha256:[0-9a-f]{12}$/m);
+    assert.match(st.stdout, /^pending  20_new\.sql$/m);
+    assert.match(st.stdout, /^gone     001_base\.sql .* no longer in migrations\/$/m);
+    assert.match(st.stderr, /2_more\.sql: edited after it was applied/);
+  } finally {
+    await removeTemp(app);
+  }
+});
+
+test('luamcp db --help and luamcp help db: each subcommand; luamcp --help lists db', opts, async () => {
+  for (const args of [['db', '--help'], ['help', 'db'], ['db', 'x', 'backup', '--help']]) {
+    const r = await runEnv(args);
+    assert.equal(r.code, 0);
+    for (const sub of ['backup FILE', 'restore FILE', 'migrate [--status]', 'query [--write] [--table] SQL [ARG...]', 'shell [--write]'])
+      assert.ok(r.stdout.includes(`luamcp db [--data DIR] APPDIR ${sub}`), `${args.join(' ')}: ${sub}`);
+    assert.match(r.stdout, /db\.sqlite\.lock/);
+  }
+  assert.match((await runEnv(['--help'])).stdout, /luamcp db \[--data DIR\] DIR SUBCOMMAND/);
 });
 
 // }===================================================

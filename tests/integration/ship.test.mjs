@@ -332,7 +332,7 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
     await sh('mkdir', ['-p', out, path.join(dir, 'data', 'sub')]);
     await writeFile(path.join(dir, 'data', 'sub', 'kept.txt'), 'kept\n');
     // mcp.db's files (a --data inside the app folder) are never packed
-    for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm']) await writeFile(path.join(dir, 'data', f), 'x');
+    for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm', 'db.sqlite.lock', 'db.sqlite.before-restore']) await writeFile(path.join(dir, 'data', f), 'x');
     // cycles: three links back to folders already packed
     for (const [link, to] of [['data/up', '.'], ['data/sub/root', '..'], ['data/sub/self', '.']]) await symlink(to, path.join(dir, link));
     const cyc = await run(['pack', '--out', out, dir], { limit: WAIT });
