@@ -222,7 +222,7 @@ int http_auth_route(http_server *srv, struct mg_connection *conn, const char *ur
   if (*rest && strcmp(rest, "/mcp") != 0 && strcmp(rest, url_path(srv->opt.auth_resource)) != 0)
     return 0;
   const char *m = mg_get_request_info(conn)->request_method;
-  if (strcmp(m, "OPTIONS") == 0 && http_cors_current()) return http_cors_preflight(conn);
+  if (strcmp(m, "OPTIONS") == 0 && http_cors_current()) return http_cors_preflight(conn, "GET, HEAD, OPTIONS");
   if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
   /* public and the same for everyone: any origin may read it */

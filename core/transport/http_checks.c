@@ -197,7 +197,7 @@ static bool cors_headers_allowed(const char *list) {
   }
 }
 
-int http_cors_preflight(struct mg_connection *conn) {
+int http_cors_preflight(struct mg_connection *conn, const char *methods) {
   const char *asked = mg_get_header(conn, "Access-Control-Request-Headers");
   /* what it asks when all of it is allowed (Mcp-Param-* cannot be listed
      ahead), else the list: the browser then refuses what is not in it */
@@ -205,8 +205,8 @@ int http_cors_preflight(struct mg_connection *conn) {
   buf b;
   buf_init(&b);
   http_start_response(&b, 204, NULL);
-  buf_printf(&b, "Access-Control-Allow-Methods: GET, POST, DELETE, OPTIONS\r\n"
-                 "Access-Control-Allow-Headers: %s\r\nAccess-Control-Max-Age: 86400\r\n\r\n", allow);
+  buf_printf(&b, "Access-Control-Allow-Methods: %s\r\n"
+                 "Access-Control-Allow-Headers: %s\r\nAccess-Control-Max-Age: 86400\r\n\r\n", methods, allow);
   http_send_all(conn, &b);
   buf_free(&b);
   return 204;

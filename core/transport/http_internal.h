@@ -268,8 +268,9 @@ bool http_cors_headers(const http_server *srv, struct mg_connection *conn, char 
    and clears them; http_start_response adds them), or NULL. */
 void http_cors_set(const char *headers);
 const char *http_cors_current(void);
-/* 204 to a preflight (OPTIONS) from an allowed origin. */
-int http_cors_preflight(struct mg_connection *conn);
+/* 204 to a preflight (OPTIONS) from an allowed origin; methods: those of
+   the path ("GET, POST, DELETE, OPTIONS"). */
+int http_cors_preflight(struct mg_connection *conn, const char *methods);
 /* The remote address the per-peer limits count: the client's behind a
    trusted proxy, else the connection's. */
 void http_peer_address(const http_server *srv, const struct mg_connection *conn, char *out,

@@ -451,7 +451,7 @@ static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   if (refused) return refused;
   /* a preflight carries no token: answered before the token is asked for */
   if (http_cors_current() && strcmp(mg_get_request_info(conn)->request_method, "OPTIONS") == 0)
-    return http_cors_preflight(conn);
+    return http_cors_preflight(conn, srv->opt.stateless ? "POST, OPTIONS" : "GET, POST, DELETE, OPTIONS");
   principal *who = NULL;
   int refused_auth = http_auth_check(srv, conn, &who);
   if (refused_auth) return refused_auth;

@@ -379,6 +379,7 @@ test('--cors: the metadata and /mcp answer a named origin\'s preflight with 204,
       assert.equal(pre.status, 204, `${p}: ${pre.status}`);
       assert.equal(pre.headers['access-control-allow-origin'], origin, p);
       assert.equal(pre.headers['access-control-allow-headers'], 'authorization, mcp-protocol-version', p);
+      assert.equal(pre.headers['access-control-allow-methods'], p === '/mcp' ? 'GET, POST, DELETE, OPTIONS' : 'GET, HEAD, OPTIONS', p);
     }
     const prm = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: { Origin: origin } });
     assert.equal(prm.status, 200);

@@ -852,6 +852,11 @@ test("--cors '*': every origin, Access-Control-Allow-Origin: *, never with a tok
       assertCors(await post(srv, rpc('ping'), { session, extra: { Origin: origin } }), '*', `POST from ${origin}`);
     }
   });
+  await withHttp(FEATURES_APP, ['--cors', APP_ORIGIN, '--stateless'], async (srv) => {
+    const pre = await preflight(srv, APP_ORIGIN);
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-methods'], 'POST, OPTIONS', '--stateless: no GET, no DELETE');
+  });
   await withHttp(FEATURES_APP, [], async (srv) => {
     const pre = await preflight(srv, `http://localhost:${srv.port}`);
     assert.equal(pre.status, 405);
