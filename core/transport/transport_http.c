@@ -507,12 +507,13 @@ static int civetweb_error(struct mg_connection *conn, int status, const char *ms
   return 0;
 }
 
+static int route_request(http_server *srv, struct mg_connection *conn);
+
 /* Routing, from civetweb's begin_request callback: set before mg_start,
    unlike request handlers, which are registered once it already listens
    (a client that connected in between got 404). 0: not ours (civetweb's
-   404). */
-static int route_request(http_server *srv, struct mg_connection *conn);
-
+   404). With --cors, the CORS headers of the request's Origin are set
+   for every answer written while it is served (http_start_response). */
 static int route(struct mg_connection *conn) {
   http_server *srv = mg_get_user_data(mg_get_context(conn));
   if (!srv->opt.ncors_origins && !srv->opt.cors_any) return route_request(srv, conn);
