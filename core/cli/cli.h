@@ -31,6 +31,9 @@ typedef struct options {
   double unhealthy_after;  /* --unhealthy-after S: /healthz answers 503 past it (health.h) */
   http_options h;
   const char *origins[16];
+  const char *cors[16];         /* --cors */
+  char cors_buf[1024];         /* --cors values split at commas */
+  size_t cors_used;
   const char *proxies[8];      /* --trust-proxy */
   const char *issuers[8];      /* --auth-issuer */
   const char *client_secret_file; /* --auth-client-secret-file */

@@ -97,7 +97,7 @@ static void defaults(options *o) {
   o->server.task_ttl = 3600;
   o->max_message = (size_t)64 << 20;
   o->h = (http_options){.host = "127.0.0.1", .max_body = (size_t)4 << 20, .threads = 320,
-                        .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins,
+                        .session_idle = 1800, .keepalive = 2, .allow_origins = o->origins, .cors_origins = o->cors,
                         .max_sessions = 10000, .header_timeout = 5, .body_timeout = 10,
                         .init_timeout = 30, .max_sessions_per_peer = 1000, .init_rate = 50,
                         .stream_buffer = (size_t)4 << 20, .trust_proxies = o->proxies,
@@ -187,6 +187,23 @@ static int http_option(options *o, const char *a, const char *v) {
     if (!v) cli_die_usage("%s needs a URL", a);
     if (o->h.nallow_origins == 16) cli_die_usage("%s: at most 16", a);
     return o->origins[o->h.nallow_origins++] = v, 2;
+  }
+  if (IS("--cors")) { /* ORIGIN[,ORIGIN...]; checked by transport_http_check */
+    if (!v || !*v) cli_die_usage("%s needs an ORIGIN (scheme://host[:port]) or '*'", a);
+    size_t n = strlen(v);
+    if (o->cors_used + n + 1 > sizeof o->cors_buf) cli_die_usage("%s: too many origins", a);
+    char *copy = memcpy(o->cors_buf + o->cors_used, v, n + 1);
+    o->cors_used += n + 1;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      while (*t == ' ') t++;
+      size_t tn = strlen(t);
+      while (tn && t[tn - 1] == ' ') t[--tn] = '\0';
+      if (strcmp(t, "*") == 0) o->h.cors_any = true;
+      else if (o->h.ncors_origins == 16) cli_die_usage("%s: at most 16 origins", a);
+      else o->cors[o->h.ncors_origins++] = t;
+    }
+    if (!o->h.cors_any && !o->h.ncors_origins) cli_die_usage("%s needs an ORIGIN (scheme://host[:port]) or '*'", a);
+    return 2;
   }
   if (IS("--token")) {
     if (!v || !*v) cli_die_usage("%s needs a value", a);

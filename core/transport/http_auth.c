@@ -95,7 +95,41 @@ static void build_metadata_url(http_server *srv) {
   srv->auth.metadata_url = buf_take(&b, NULL);
 }
 
+/* An Origin as a browser sends it: http or https, a host (a name, an IPv4
+   address or [IPv6]), an optional port, nothing else (no path, no user@). */
+static bool origin_ok(const char *o) {
+  const char *r = strncmp(o, "https://", 8) == 0 ? o + 8 : strncmp(o, "http://", 7) == 0 ? o + 7 : NULL;
+  if (!r || strlen(o) > 200) return false;
+  size_t h;
+  if (*r == '[') {
+    h = strspn(r + 1, "0123456789abcdefABCDEF:.");
+    if (!h || r[1 + h] != ']') return false;
+    h += 2;
+  } else {
+    h = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.");
+    if (!h || r[0] == '.' || r[0] == '-' || r[h - 1] == '.') return false;
+  }
+  r += h;
+  if (*r == ':') {
+    size_t d = strspn(r + 1, "0123456789");
+    if (!d || d > 5 || atoi(r + 1) < 1 || atoi(r + 1) > 65535) return false;
+    r += 1 + d;
+  }
+  return *r == '\0';
+}
+
 bool transport_http_check(const http_options *o, char *why, size_t cap) {
+  for (size_t i = 0; i < o->ncors_origins; i++)
+    if (!origin_ok(o->cors_origins[i])) {
+      snprintf(why, cap, "--cors %s: an origin is scheme://host[:port] (http or https, no path, "
+               "no trailing /), e.g. https://app.example.com or http://localhost:6274", o->cors_origins[i]);
+      return false;
+    }
+  if (o->cors_any && (o->token || o->auth_resource)) {
+    snprintf(why, cap, "--cors '*' lets every web page call this server: not with --token or "
+             "--auth-resource; name the origins instead");
+    return false;
+  }
   if (!o->auth_resource) return true;
   if (!http_auth_url_ok(o->auth_resource, false)) {
     snprintf(why, cap, "--auth-resource %s: an absolute https URL (http only to a loopback host; no user@), "
@@ -188,13 +222,15 @@ int http_auth_route(http_server *srv, struct mg_connection *conn, const char *ur
   if (*rest && strcmp(rest, "/mcp") != 0 && strcmp(rest, url_path(srv->opt.auth_resource)) != 0)
     return 0;
   const char *m = mg_get_request_info(conn)->request_method;
+  if (strcmp(m, "OPTIONS") == 0 && http_cors_current()) return http_cors_preflight(conn, "GET, HEAD, OPTIONS");
   if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
     return http_respond_error(conn, 405, JSONRPC_INVALID_REQUEST, "Method not allowed", "Allow: GET\r\n");
   /* public and the same for everyone: any origin may read it */
   buf doc;
   buf_init(&doc);
   build_metadata(srv, &doc);
-  int status = http_respond(conn, 200, "Access-Control-Allow-Origin: *\r\n", "application/json",
+  /* an allowed --cors origin already has its own (http_cors_headers) */
+  int status = http_respond(conn, 200, http_cors_current() ? NULL : "Access-Control-Allow-Origin: *\r\n", "application/json",
                             doc.p, doc.len);
   buf_free(&doc);
   return status;

@@ -136,6 +136,9 @@ int http_origin_check(const http_server *srv, struct mg_connection *conn) {
   if (loopback && (!host || !loopback_host(srv, h, hn))) return 403;
   const char *origin = mg_get_header(conn, "Origin");
   if (!origin) return 0; /* not a browser */
+  if (srv->opt.cors_any) return 0; /* '*': every page may call (never with authorization) */
+  for (size_t i = 0; i < srv->opt.ncors_origins; i++)
+    if (strcasecmp(origin, srv->opt.cors_origins[i]) == 0) return 0;
   for (size_t i = 0; i < srv->opt.nallow_origins; i++)
     if (strcasecmp(origin, srv->opt.allow_origins[i]) == 0) return 0;
   if (!loopback) return 403;
@@ -145,6 +148,71 @@ int http_origin_check(const http_server *srv, struct mg_connection *conn) {
   if (!rest || !parse_authority(rest, strlen(rest), &h, &hn)) return 403;
   return loopback_host(srv, h, hn) ? 0 : 403;
 }
+
+/* {====== CORS */
+
+#define CORS_EXPOSE "Access-Control-Expose-Headers: Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate\r\n"
+
+/* No Access-Control-Allow-Credentials: tokens travel in Authorization,
+   which a page sets itself; luamcp reads no cookie. */
+bool http_cors_headers(const http_server *srv, struct mg_connection *conn, char *out, size_t cap) {
+  const char *origin = mg_get_header(conn, "Origin");
+  if (!origin) return false;
+  if (srv->opt.cors_any) {
+    snprintf(out, cap, "Access-Control-Allow-Origin: *\r\n" CORS_EXPOSE);
+    return true;
+  }
+  for (size_t i = 0; i < srv->opt.ncors_origins; i++)
+    if (strcasecmp(origin, srv->opt.cors_origins[i]) == 0) {
+      /* the request's spelling (a browser compares exactly); it matched a
+         checked origin, so it holds nothing else */
+      int n = snprintf(out, cap, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n" CORS_EXPOSE, origin);
+      return n > 0 && (size_t)n < cap;
+    }
+  return false;
+}
+
+#define CORS_HEADERS "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, " \
+                     "Last-Event-ID, Mcp-Method, Mcp-Name"
+
+/* Does the comma list asked for name only headers a client of /mcp sends
+   (Mcp-Param-* included: 2026-07-28's x-mcp-header parameters)? */
+static bool cors_headers_allowed(const char *list) {
+  static const char *const names[] = {"content-type", "accept", "authorization", "mcp-session-id",
+                                      "mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name"};
+  const char *p = list;
+  for (;;) {
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, ", \t");
+    if (!n) return false;
+    bool ok = n > 10 && strncasecmp(p, "mcp-param-", 10) == 0 &&
+              strspn(p + 10, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == n - 10;
+    for (size_t i = 0; !ok && i < sizeof names / sizeof *names; i++)
+      ok = strlen(names[i]) == n && strncasecmp(p, names[i], n) == 0;
+    if (!ok) return false;
+    p += n;
+    p += strspn(p, " \t");
+    if (!*p) return true;
+    if (*p++ != ',') return false;
+  }
+}
+
+int http_cors_preflight(struct mg_connection *conn, const char *methods) {
+  const char *asked = mg_get_header(conn, "Access-Control-Request-Headers");
+  /* what it asks when all of it is allowed (Mcp-Param-* cannot be listed
+     ahead), else the list: the browser then refuses what is not in it */
+  const char *allow = asked && *asked && strlen(asked) < 1024 && cors_headers_allowed(asked) ? asked : CORS_HEADERS;
+  buf b;
+  buf_init(&b);
+  http_start_response(&b, 204, NULL);
+  buf_printf(&b, "Access-Control-Allow-Methods: %s\r\n"
+                 "Access-Control-Allow-Headers: %s\r\nAccess-Control-Max-Age: 86400\r\n\r\n", methods, allow);
+  http_send_all(conn, &b);
+  buf_free(&b);
+  return 204;
+}
+
+/* }====== */
 
 /* 0, or the status of an answer already sent (the connection then closes):
    a body framed two ways (Content-Length and Transfer-Encoding, or two

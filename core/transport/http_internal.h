@@ -259,6 +259,18 @@ int http_framing_check(struct mg_connection *conn);
    (bound to loopback) http(s) on a loopback host; bound elsewhere, a page
    on the visitor's own machine is as foreign as any other. */
 int http_origin_check(const http_server *srv, struct mg_connection *conn);
+
+/* CORS (docs/http.md, "CORS"). The headers every answer to this request
+   carries when its Origin is a --cors one (or '*' is): into out, true;
+   else false (no CORS headers at all). */
+bool http_cors_headers(const http_server *srv, struct mg_connection *conn, char *out, size_t cap);
+/* Those headers for the request this thread is answering (route() sets
+   and clears them; http_start_response adds them), or NULL. */
+void http_cors_set(const char *headers);
+const char *http_cors_current(void);
+/* 204 to a preflight (OPTIONS) from an allowed origin; methods: those of
+   the path ("GET, POST, DELETE, OPTIONS"). */
+int http_cors_preflight(struct mg_connection *conn, const char *methods);
 /* The remote address the per-peer limits count: the client's behind a
    trusted proxy, else the connection's. */
 void http_peer_address(const http_server *srv, const struct mg_connection *conn, char *out,

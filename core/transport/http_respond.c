@@ -13,6 +13,7 @@ const char *http_status_text(int status) {
   switch (status) {
     case 200: return "OK";
     case 202: return "Accepted";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -29,6 +30,13 @@ const char *http_status_text(int status) {
   }
 }
 
+/* Set by route() for the request a worker answers, when --cors allows its
+   Origin: one load and a branch per answer when it does not. */
+static _Thread_local const char *cors_headers;
+
+void http_cors_set(const char *headers) { cors_headers = headers; }
+const char *http_cors_current(void) { return cors_headers; }
+
 void http_start_response(buf *b, int status, const char *extra) {
   if (metrics_on) { /* every answer of the MCP listener starts here */
     static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
@@ -41,6 +49,7 @@ void http_start_response(buf *b, int status, const char *extra) {
   }
   buf_printf(b, "HTTP/1.1 %d %s\r\nCache-Control: no-cache\r\nKeep-Alive: timeout=%d\r\n", status,
              http_status_text(status), KEEP_ALIVE_S);
+  if (cors_headers) buf_puts(b, cors_headers);
   if (extra) buf_puts(b, extra);
 }
 

@@ -449,6 +449,9 @@ static int refuse_early(http_server *srv, struct mg_connection *conn) {
 static int serve_mcp(http_server *srv, struct mg_connection *conn) {
   int refused = refuse_early(srv, conn);
   if (refused) return refused;
+  /* a preflight carries no token: answered before the token is asked for */
+  if (http_cors_current() && strcmp(mg_get_request_info(conn)->request_method, "OPTIONS") == 0)
+    return http_cors_preflight(conn, srv->opt.stateless ? "POST, OPTIONS" : "GET, POST, DELETE, OPTIONS");
   principal *who = NULL;
   int refused_auth = http_auth_check(srv, conn, &who);
   if (refused_auth) return refused_auth;
@@ -504,12 +507,24 @@ static int civetweb_error(struct mg_connection *conn, int status, const char *ms
   return 0;
 }
 
+static int route_request(http_server *srv, struct mg_connection *conn);
+
 /* Routing, from civetweb's begin_request callback: set before mg_start,
    unlike request handlers, which are registered once it already listens
    (a client that connected in between got 404). 0: not ours (civetweb's
-   404). */
+   404). With --cors, the CORS headers of the request's Origin are set
+   for every answer written while it is served (http_start_response). */
 static int route(struct mg_connection *conn) {
   http_server *srv = mg_get_user_data(mg_get_context(conn));
+  if (!srv->opt.ncors_origins && !srv->opt.cors_any) return route_request(srv, conn);
+  char cors[512]; /* lives while the answer (a stream too) is written */
+  http_cors_set(http_cors_headers(srv, conn, cors, sizeof cors) ? cors : NULL);
+  int r = route_request(srv, conn);
+  http_cors_set(NULL);
+  return r;
+}
+
+static int route_request(http_server *srv, struct mg_connection *conn) {
   const char *uri = mg_get_request_info(conn)->local_uri;
   if (uri && strcmp(uri, "/mcp") == 0) return handle_mcp(conn, srv);
   int health = uri ? health_route(conn, uri) : 0; /* no token: a load balancer asks */

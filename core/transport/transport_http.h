@@ -17,6 +17,12 @@ typedef struct http_options {
   int port;
   const char *const *allow_origins; /* extra Origin values allowed */
   size_t nallow_origins;
+  /* CORS (docs/http.md, "CORS"): origins whose pages may call /mcp from a
+     browser (exact, validated by transport_http_check; also let through
+     the Origin check), or cors_any ('*': every origin, no authorization) */
+  const char *const *cors_origins;
+  size_t ncors_origins;
+  bool cors_any;
   const char *token;       /* bearer token required on every request, or NULL */
   /* OAuth 2.1 resource server (docs/http.md, "Authorization"), off when
      auth_resource is NULL: this server's canonical URI (the audience its

@@ -371,6 +371,32 @@ test('--auth-plain-jwt: JWTs typed "JWT" or untyped pass too (issuers without RF
   });
 });
 
+test('--cors: the metadata and /mcp answer a named origin\'s preflight with 204, the 401 challenge is exposed, the metadata has one Allow-Origin', opts, () =>
+  withHttp(FEATURES_APP, [...ARGS, '--cors', 'https://app.test.example'], async (srv) => {
+    const origin = 'https://app.test.example';
+    for (const p of ['/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const pre = await exchange(srv, { method: 'OPTIONS', path: p, headers: { Origin: origin, 'Access-Control-Request-Method': p === '/mcp' ? 'POST' : 'GET', 'Access-Control-Request-Headers': 'authorization, mcp-protocol-version' } });
+      assert.equal(pre.status, 204, `${p}: ${pre.status}`);
+      assert.equal(pre.headers['access-control-allow-origin'], origin, p);
+      assert.equal(pre.headers['access-control-allow-headers'], 'authorization, mcp-protocol-version', p);
+      assert.equal(pre.headers['access-control-allow-methods'], p === '/mcp' ? 'GET, POST, DELETE, OPTIONS' : 'GET, HEAD, OPTIONS', p);
+    }
+    const prm = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: { Origin: origin } });
+    assert.equal(prm.status, 200);
+    assert.equal(prm.headers['access-control-allow-origin'], origin, 'one Access-Control-Allow-Origin, the origin');
+    // without a named Origin the public document keeps its *
+    const plain = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp' });
+    assert.equal(plain.headers['access-control-allow-origin'], '*');
+    const ex = await post(srv, rpc('ping'), { headers: mcpHeaders({ extra: { Origin: origin } }) });
+    assert.equal(ex.status, 401);
+    challengeOf(ex);
+    assert.equal(ex.headers['access-control-allow-origin'], origin);
+    assert.match(ex.headers['access-control-expose-headers'] || '', /\bWWW-Authenticate\b/);
+    const ok = await post(srv, rpc('ping'), { headers: mcpHeaders({ extra: { Origin: origin, ...bearer(jwt()) } }) });
+    assert.notEqual(ok.status, 401, ok.body);
+    assert.equal(ok.headers['access-control-allow-origin'], origin);
+  }));
+
 test('a configuration that cannot work stops the server at start, naming the option', opts, async () => {
   const oct = path.join(dir, 'oct.json');
   writeFileSync(oct, JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));
@@ -380,6 +406,7 @@ test('a configuration that cannot work stops the server at start, naming the opt
     [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', oct], /--auth-jwks.*no key/],
     [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', path.join(dir, 'missing.json')], /--auth-jwks.*cannot be read/],
     [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS, '--token', 'x'], /exclude each other/],
+    [['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS, '--cors', '*'], /--cors '\*'.*--auth-resource/],
   ];
   for (const [args, why] of cases) {
     const r = await run(['serve', '--http', '127.0.0.1:0', ...args, FEATURES_APP]);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { BUSY_APP, FEATURES_APP, SCALE, TEST_TIMEOUT, WAIT, ms, removeTemp, tempApp } from './helpers.mjs';
+import { BUSY_APP, FEATURES_APP, SCALE, TEST_TIMEOUT, WAIT, ms, removeTemp, run, tempApp } from './helpers.mjs';
 import { until } from './services.mjs';
 import {
   HTTP_APP,
@@ -743,3 +743,145 @@ test('a busy handler\'s progress streams while it runs (not all at its end)', op
       await removeTemp(dir);
     }
   }));
+
+// {=================================================== CORS (--cors)
+
+const APP_ORIGIN = 'https://app.example.com';
+const EXPOSED = /^Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate$/;
+
+/** The CORS headers of an answer to an allowed origin. */
+function assertCors(ex, origin, what) {
+  assert.equal(ex.headers['access-control-allow-origin'], origin, `${what}: ${JSON.stringify(ex.headers)}`);
+  if (origin !== '*') assert.match(ex.headers.vary || '', /\bOrigin\b/, `${what}: Vary: Origin`);
+  assert.match(ex.headers['access-control-expose-headers'] || '', EXPOSED, `${what}: exposed headers`);
+  assert.equal(ex.headers['access-control-allow-credentials'], undefined, `${what}: no credentials`);
+}
+
+/** No CORS header at all. */
+function assertNoCors(ex, what) {
+  const cors = Object.keys(ex.headers).filter((h) => h.startsWith('access-control-'));
+  assert.deepEqual(cors, [], `${what}: ${JSON.stringify(ex.headers)}`);
+}
+
+const preflight = (srv, origin, headers = 'content-type, mcp-protocol-version, mcp-session-id') =>
+  request(srv, {
+    method: 'OPTIONS',
+    headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': headers },
+  });
+
+test('--cors: a preflight from an allowed origin is 204 with the methods, the headers asked and a max age; from another, no CORS', opts, () =>
+  withHttp(FEATURES_APP, ['--cors', `${APP_ORIGIN},http://localhost:6274`], async (srv) => {
+    for (const origin of [APP_ORIGIN, 'http://localhost:6274', 'HTTPS://APP.example.com']) {
+      const ex = await preflight(srv, origin);
+      assert.equal(ex.status, 204, `${origin}: ${ex.status} ${ex.body}`);
+      assertCors(ex, origin, `preflight from ${origin}`);
+      assert.match(ex.headers['access-control-allow-methods'], /^GET, POST, DELETE, OPTIONS$/);
+      assert.equal(ex.headers['access-control-allow-headers'], 'content-type, mcp-protocol-version, mcp-session-id');
+      assert.match(ex.headers['access-control-max-age'] || '', /^\d+$/);
+      assert.equal(ex.body, '');
+    }
+    // 2026-07-28's headers, Mcp-Param-* among them, are granted as asked
+    const asked = 'Authorization, Content-Type, Last-Event-ID, Mcp-Method, Mcp-Name, Mcp-Param-Region, MCP-Protocol-Version';
+    assert.equal((await preflight(srv, APP_ORIGIN, asked)).headers['access-control-allow-headers'], asked);
+    // a header no client of /mcp sends: the fixed list, which lacks it (the browser refuses)
+    const odd = await preflight(srv, APP_ORIGIN, 'content-type, x-evil');
+    assert.equal(odd.status, 204);
+    assert.doesNotMatch(odd.headers['access-control-allow-headers'], /x-evil/i);
+    assert.match(odd.headers['access-control-allow-headers'], /Mcp-Session-Id/);
+    // a foreign origin: refused by the Origin check, no CORS; a loopback one not named: 405 as before
+    const evil = await preflight(srv, 'https://evil.example.com');
+    assertRefused(evil, 403, 'preflight from a foreign origin');
+    assertNoCors(evil, 'preflight from a foreign origin');
+    for (const origin of ['http://localhost:9', 'https://app.example.com.evil.com', 'https://app.example.co']) {
+      const ex = await preflight(srv, origin);
+      assert.notEqual(ex.status, 204, `${origin}: ${ex.status}`);
+      assertNoCors(ex, `preflight from ${origin}`);
+    }
+  }));
+
+test('--cors: JSON and SSE answers, GET streams, DELETE and errors to an allowed origin carry the CORS headers; no Origin or another: none', opts, () =>
+  withHttp(FEATURES_APP, ['--cors', APP_ORIGIN], async (srv) => {
+    const extra = { Origin: APP_ORIGIN };
+    const init = await rawInitialize(srv, { extra });
+    assertCors(init.exchange, APP_ORIGIN, 'initialize');
+    const { session } = init;
+    const json = await post(srv, rpc('ping'), { session, extra });
+    assert.equal(json.status, 200, json.body);
+    assertCors(json, APP_ORIGIN, 'POST JSON');
+    const sse = await post(srv, call('log_levels'), { session, extra });
+    assert.match(sse.headers['content-type'], /^text\/event-stream/);
+    assertCors(sse, APP_ORIGIN, 'POST SSE');
+    const get = await exchange(srv, { method: 'GET', headers: mcpHeaders({ method: 'GET', session, extra }) });
+    assert.equal(get.status, 200);
+    assertCors(get, APP_ORIGIN, 'GET stream');
+    get.req.destroy();
+    assertCors(await post(srv, rpc('ping'), { session: 'nope', extra }), APP_ORIGIN, '404');
+    assertCors(await post(srv, rpc('ping'), { session, extra, version: '1999-01-01' }), APP_ORIGIN, '400');
+    const del = await request(srv, { method: 'DELETE', headers: mcpHeaders({ method: 'DELETE', session, extra }) });
+    assert.equal(del.status, 200);
+    assertCors(del, APP_ORIGIN, 'DELETE');
+    // no Origin (not a browser), or a loopback one not named: no CORS headers
+    const { session: s2 } = await rawInitialize(srv);
+    for (const e of [{}, { Origin: `http://localhost:${srv.port}` }]) {
+      assertNoCors(await post(srv, rpc('ping'), { session: s2, extra: e }), `POST with ${JSON.stringify(e)}`);
+    }
+  }));
+
+test('--cors: a 401 challenge is readable by the page (WWW-Authenticate exposed); the preflight needs no token', opts, () =>
+  withHttp(HTTP_APP, ['--cors', APP_ORIGIN, '--token', 'secret'], async (srv) => {
+    const pre = await preflight(srv, APP_ORIGIN, 'authorization, content-type');
+    assert.equal(pre.status, 204, pre.body);
+    assertCors(pre, APP_ORIGIN, 'preflight with --token');
+    const initMsg = rpc('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '0' } });
+    const ex = await post(srv, initMsg, { version: null, extra: { Origin: APP_ORIGIN } });
+    assertRefused(ex, 401, 'no token');
+    assert.match(ex.headers['www-authenticate'] || '', /^Bearer\b/);
+    assertCors(ex, APP_ORIGIN, '401');
+    const ok = await post(srv, initMsg, { version: null, extra: { Origin: APP_ORIGIN, Authorization: 'Bearer secret' } });
+    assert.equal(ok.status, 200, ok.body);
+    assertCors(ok, APP_ORIGIN, '200 with the token');
+  }));
+
+test("--cors '*': every origin, Access-Control-Allow-Origin: *, never with a token; no --cors: OPTIONS stays 405 without CORS", opts, async () => {
+  await withHttp(FEATURES_APP, ['--cors', '*'], async (srv) => {
+    for (const origin of ['https://anywhere.example', 'http://localhost:6274']) {
+      const pre = await preflight(srv, origin);
+      assert.equal(pre.status, 204, pre.body);
+      assertCors(pre, '*', `preflight from ${origin}`);
+      const { session } = await rawInitialize(srv, { extra: { Origin: origin } });
+      assertCors(await post(srv, rpc('ping'), { session, extra: { Origin: origin } }), '*', `POST from ${origin}`);
+    }
+  });
+  await withHttp(FEATURES_APP, ['--cors', APP_ORIGIN, '--stateless'], async (srv) => {
+    const pre = await preflight(srv, APP_ORIGIN);
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-methods'], 'POST, OPTIONS', '--stateless: no GET, no DELETE');
+  });
+  await withHttp(FEATURES_APP, [], async (srv) => {
+    const pre = await preflight(srv, `http://localhost:${srv.port}`);
+    assert.equal(pre.status, 405);
+    assertNoCors(pre, 'OPTIONS without --cors');
+    const { session } = await rawInitialize(srv, { extra: { Origin: `http://localhost:${srv.port}` } });
+    assertNoCors(await post(srv, rpc('ping'), { session, extra: { Origin: `http://localhost:${srv.port}` } }), 'POST without --cors');
+  });
+});
+
+test('--cors: a malformed origin, or * with --token, is a usage error (exit 2) before serving', opts, async () => {
+  for (const [value, more] of [
+    ['https://app.example.com/', []],
+    ['app.example.com', []],
+    ['https://app.example.com/mcp', []],
+    ['ftp://app.example.com', []],
+    ['https://user@app.example.com', []],
+    ['https://app.example.com:99999', []],
+    ['https://a.example, http://b.example/x', []],
+    ['', []],
+    ['*', ['--token', 'secret']],
+  ]) {
+    const r = await run(['serve', HTTP_APP, '--http', '0', '--cors', value, ...more], { limit: WAIT });
+    assert.equal(r.code, 2, `--cors '${value}' ${more.join(' ')}: exit ${r.code} ${r.stderr}`);
+    assert.match(r.stderr, value === '*' ? /--cors '\*'.*--token/ : /--cors .*(an origin is|needs an ORIGIN)/, r.stderr);
+  }
+});
+
+// }===================================================
