@@ -425,6 +425,27 @@ static void push_row(lua_State *L, const db_job *j, size_t r) {
   }
 }
 
+/* The box's finished job is done with: freed, the box empty. */
+static void box_drop(db_box *b) {
+  db_job_free(b->job);
+  b->job = NULL;
+}
+
+/* A transaction step's job (begun, committed): NULL after raising when it
+   went missing or failed (its error as mcp.db.tx's, the job freed first). */
+static db_job *tx_result(lua_State *L, db_box *b) {
+  db_job *j = b->job;
+  if (!j) {
+    raise_at(L, 2, "mcp.db.tx: the result went missing");
+    return NULL;
+  }
+  if (!j->err) return j;
+  lua_pushstring(L, j->err);
+  box_drop(b);
+  raise_at(L, 2, "mcp.db.tx: %s", lua_tostring(L, -1));
+  return NULL;
+}
+
 static int finish(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   int box_idx = (int)ctx;
@@ -434,8 +455,7 @@ static int finish(lua_State *L, int status, lua_KContext ctx) {
   const char *fname = fnames[j->kind];
   if (j->err) {
     lua_pushfstring(L, "%s: %s", fname, j->err);
-    db_job_free(j);
-    b->job = NULL;
+    box_drop(b);
     luaL_where(L, 1);
     lua_insert(L, -2);
     lua_concat(L, 2);
@@ -460,8 +480,7 @@ static int finish(lua_State *L, int status, lua_KContext ctx) {
       lua_rawseti(L, -2, (lua_Integer)r + 1);
     }
   }
-  db_job_free(j);
-  b->job = NULL;
+  box_drop(b);
   return 1;
 }
 
@@ -507,18 +526,13 @@ static int begun(lua_State *L, int status, lua_KContext ctx) {
   db_box *b = lua_touserdata(L, box_idx);
   db_job *j = b->job;
   db_tx *g = lua_touserdata(L, box_idx - 1);
-  if (!j) return raise_at(L, 2, "mcp.db.tx: the result went missing");
-  if (j->begins_tx) g->gen = j->gen;
-  if (j->err) {
+  if (j && j->begins_tx) g->gen = j->gen;
+  if (j && j->err) {
     if (g->level > 1 && tx_current(g)) D.depth = g->level - 1;
     g->open = false;
-    lua_pushstring(L, j->err);
-    db_job_free(j);
-    b->job = NULL;
-    return raise_at(L, 2, "mcp.db.tx: %s", lua_tostring(L, -1));
   }
-  db_job_free(j);
-  b->job = NULL;
+  if (!tx_result(L, b)) return 0; /* raised */
+  box_drop(b);
   lua_pushvalue(L, box_idx - 1);
   return 1;
 }
@@ -554,16 +568,8 @@ static int committed(lua_State *L, int status, lua_KContext ctx) {
   int box_idx = (int)ctx;
   db_box *b = lua_touserdata(L, box_idx);
   db_tx *g = lua_touserdata(L, 1);
-  db_job *j = b->job;
-  if (!j) return raise_at(L, 2, "mcp.db.tx: the result went missing");
-  if (j->err) { /* still open (its guard rolls it back) */
-    lua_pushstring(L, j->err);
-    db_job_free(j);
-    b->job = NULL;
-    return raise_at(L, 2, "mcp.db.tx: %s", lua_tostring(L, -1));
-  }
-  db_job_free(j);
-  b->job = NULL;
+  if (!tx_result(L, b)) return 0; /* raised; a failed COMMIT leaves it open: its guard rolls it back */
+  box_drop(b);
   g->open = false;
   if (g->level > 1) D.depth = g->level - 1;
   return 0;
