@@ -405,13 +405,15 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return auth_refused(srv, conn, why, "introspection");
   }
   jwt_claims c;
-  jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
+  char peer[48];
+  http_peer_address(srv, conn, peer, sizeof peer);
+  jwt_status st = http_keys_verify(srv, tok, n, now, peer, &c, &unavailable);
   if (unavailable) { /* never an open door: the client tries again */
     count_refusal(srv, conn, 503, "unavailable");
     jwt_claims_free(&c);
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
-                              "Service Unavailable: the authorization server's keys are not "
-                              "available yet", "Retry-After: 5\r\n");
+                              "Service Unavailable: the keys that signed the token are being "
+                              "fetched: try again shortly", "Retry-After: 1\r\n");
   }
   if (st == JWT_OK) {
     *who = principal_from_claims(&c);
