@@ -28,7 +28,7 @@ APP        ?= .
 # the reference README links to (docs/DESIGN.md is the developers')
 USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE auth observability testing skills deploy
 
-.PHONY: image test-deploy all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
+.PHONY: image deb test-deploy all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 
 all: build
 
@@ -106,6 +106,21 @@ test: deps-test npm asan tsan
 test-deploy: deps-test npm build
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR) >/dev/null
 	@cd $(BUILD) && ctest --output-on-failure -L deploy-heavy
+
+# luamcp_VERSION_ARCH.deb in $(BUILD)/deb (debian/: debhelper), checked by
+# lintian when it is installed: dpkg-buildpackage writes its files beside the
+# checkout unless told, so they are sent to $(BUILD)/deb
+DEB_DIR     = $(CURDIR)/$(BUILD)/deb
+DEB_ARCH    = $(shell dpkg --print-architecture)
+deb:
+	@dpkg-checkbuilddeps
+	@mkdir -p $(DEB_DIR)
+	LUAMCP_DEB_DIR=$(DEB_DIR) dpkg-buildpackage -us -uc -b \
+	  --changes-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).changes --changes-option=-u$(DEB_DIR) \
+	  --buildinfo-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).buildinfo --buildinfo-option=-u$(DEB_DIR)
+	@if command -v lintian >/dev/null; then lintian --fail-on error,warning $(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).deb; \
+	  else echo "no lintian: the package is not checked"; fi
+	@echo "$(BUILD)/deb/luamcp_$(VERSION)_$(DEB_ARCH).deb"
 
 # the app APP (a folder under the checkout; default the example app) served
 # by luamcp in an image on BASE; the docker format keeps its HEALTHCHECK
