@@ -104,6 +104,16 @@ static void defaults(options *o) {
                         .auth_issuers = o->issuers, .auth_skew = 60};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
+  /* a bundle's user_config reaches luamcp as environment variables only
+     (app.lua's user_config = { data = { ..., env = "LUAMCP_DATA" } }): these
+     stand for --data and --store when set and not empty (the option wins) */
+  const char *data = getenv("LUAMCP_DATA"), *store = getenv("LUAMCP_STORE");
+  if (data && *data) o->data = data;
+  if (store && *store) {
+    char why[128];
+    if (!redis_url_parse(store, NULL, why, sizeof why)) cli_die_usage("LUAMCP_STORE: %s", why);
+    o->store = store;
+  }
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
   /* a handler's failure is a test's result, shown with it: stderr stays quiet */

@@ -9,7 +9,8 @@ machine in _meta and long_description), unpacks it with `mcpb unpack` into
 a Debian 12 minbase root (mmdebstrap, cached in BUILD_DIR/deploy-cache, as
 the image test's base: no Lua, libuv, SQLite, civetweb... installed), and
 there, through chroot (/proc mounted in a mount namespace), the official client initializes the bundle's luamcp
-over stdio and calls a tool. The binary without its libraries does not start
+over stdio and calls a tool; the user_config entry the app declares for
+LUAMCP_DATA (what --data says) puts mcp.db where the user chose. The binary without its libraries does not start
 in that root: what the bundle carries is what makes it run. Exit 77 (skipped)
 when not root (chroot), or without patchelf or a minbase root."""
 import json
@@ -35,7 +36,14 @@ mcpb = os.path.join(src, 'tests', 'node_modules', '.bin', 'mcpb')
 tmp = tempfile.mkdtemp(prefix='luamcp-bundle-')
 try:
     out = os.path.join(tmp, 'out')
-    r = run([binary, 'pack', '--out', out, os.path.join(src, 'tests', 'apps', 'db')])
+    # tests/apps/db, with a user_config entry that feeds --data (LUAMCP_DATA)
+    app = os.path.join(tmp, 'app')
+    shutil.copytree(os.path.join(src, 'tests', 'apps', 'db'), app)
+    open(os.path.join(app, 'app.lua'), 'w').write(
+        'return { name = "db-test", version = "1.0.0", description = "mcp.db from a bundle.", author = "t",\n'
+        '  user_config = { data = { type = "directory", title = "Data folder", required = false,\n'
+        '    description = "Where mcp.db is kept", env = "LUAMCP_DATA" } } }\n')
+    r = run([binary, 'pack', '--out', out, app])
     check(r.returncode == 0, f'pack: {r.stderr}')
     check('shared libraries: runs on Linux' in r.stdout, f'pack says what it bundled: {r.stdout}')
     bundle = os.path.join(out, 'db-test-1.0.0.mcpb')
@@ -78,14 +86,18 @@ try:
     # the bundle's, as Claude Desktop would run it (mcp_config), inside the root
     cfg = m['server']['mcp_config']
     argv = [a.replace('${__dirname}', '/bundle') for a in [cfg['command'], *cfg['args']]]
+    check(cfg.get('env') == {'LUAMCP_DATA': '${user_config.data}'}, f'user_config feeds LUAMCP_DATA: {cfg}')
+    os.makedirs(os.path.join(root, 'data'))
+    user_env = {k: v.replace('${user_config.data}', '/data') for k, v in cfg.get('env', {}).items()}
     r = run(['node', os.path.join(src, 'tests', 'deploy', 'mcp_call.mjs'), '--stdio', 'sql',
              json.dumps({'op': 'query', 'sql': "SELECT sqlite_version() AS v"}), '--',
-             *in_root(argv)], env=dict(os.environ, HOME='/root'))
+             *in_root(argv)], env=dict(os.environ, HOME='/root', **user_env))
     check(r.returncode == 0, f'the client spoke to the bundle in the bare root: {r.stderr[-1500:]}')
     if r.returncode == 0:
         a = json.loads(r.stdout)
         check(a['server']['name'] == 'db-test' and 'sql' in a['tools'], f'initialize: {a}')
         check('"v"' in a['result']['content'][0]['text'], f'the call answered: {a["result"]}')
+        check(os.path.exists(os.path.join(root, 'data', 'db.sqlite')), 'mcp.db is where user_config said (--data)')
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 finish()

@@ -20,7 +20,9 @@ if (mode === '--http') {
   const dash = rest.indexOf('--');
   [tool, args] = rest;
   const [command, ...cargs] = rest.slice(dash + 1);
-  transport = new StdioClientTransport({ command, args: cargs, stderr: 'inherit' });
+  // the whole environment (the SDK passes only HOME, PATH, ... by default):
+  // a bundle's user_config arrives as variables
+  transport = new StdioClientTransport({ command, args: cargs, env: process.env, stderr: 'inherit' });
 } else {
   console.error('usage: mcp_call.mjs --http URL TOOL ARGS_JSON | --stdio TOOL ARGS_JSON -- COMMAND [ARG...]');
   process.exit(2);
