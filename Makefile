@@ -118,6 +118,7 @@ deb:
 	LUAMCP_DEB_DIR=$(DEB_DIR) dpkg-buildpackage -us -uc -b \
 	  --changes-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).changes --changes-option=-u$(DEB_DIR) \
 	  --buildinfo-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).buildinfo --buildinfo-option=-u$(DEB_DIR)
+	@debian/rules clean >/dev/null   # obj-*/ and debian/luamcp/ gone: the checkout as it was
 	@if command -v lintian >/dev/null; then lintian --fail-on error,warning $(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).deb; \
 	  else echo "no lintian: the package is not checked"; fi
 	@echo "$(BUILD)/deb/luamcp_$(VERSION)_$(DEB_ARCH).deb"
