@@ -107,7 +107,6 @@ typedef struct hsession {
 
 struct http_server {
   server *srv; /* where messages go */
-  atomic_bool stopped; /* mg_stop is over (the nudger's signal) */
   engine *e;
   http_options opt;
   char instance[SESSION_ID_LEN + 1]; /* opt.instance when none was given */

@@ -7,10 +7,12 @@
 #include <civetweb.h>
 
 #include "health.h"
+#include "http_stop.h"
 #include "log.h"
 #include "metrics.h"
 
 static struct mg_context *ctx;
+static char listen_host[64]; /* what it listens on: http_stop_listener connects there */
 
 static int answer(struct mg_connection *conn, int status, const char *type, const char *body,
                   size_t n) {
@@ -67,6 +69,7 @@ bool metrics_http_start(const char *host, int port, char *why, size_t cap) {
     snprintf(why, cap, "--metrics: cannot listen on %s", ports);
     return false;
   }
+  snprintf(listen_host, sizeof listen_host, "%s", host);
   mg_set_request_handler(ctx, "/", on_request, NULL);
   struct mg_server_port sp[1];
   int bound = mg_get_server_ports(ctx, 1, sp) == 1 ? sp[0].port : port; /* port 0: the one given */
@@ -76,6 +79,6 @@ bool metrics_http_start(const char *host, int port, char *why, size_t cap) {
 }
 
 void metrics_http_stop(void) {
-  if (ctx) mg_stop(ctx);
+  http_stop_listener(ctx, listen_host);
   ctx = NULL;
 }
