@@ -1,0 +1,460 @@
+-- client.lua — mcp.upstream and mcp.client: other MCP servers, from a handler,
+-- without blocking the server (docs/lua-api.md, "Other MCP servers"). Run by
+-- lua/mcp.lua with (core, I, M, while_loading); the C half is core.client
+-- (core/io/mcp_client.c: stdio children, spans, metrics); HTTP rides mcp.http.
+--
+-- Every answer is untrusted: it must be JSON-RPC 2.0 with our id, and its
+-- result what the official schema of the revision spoken calls it
+-- (lua/mcp-results.json). The one rule for failures: a result is returned
+-- (an isError one too); anything else — a JSON-RPC error, a transport
+-- failure, an answer that is not valid — raises an error table
+-- { message = "upstream NAME: ...", upstream = NAME, code = (JSON-RPC code,
+-- or nil), data = }, which pcall catches and a handler that lets it through
+-- turns into an isError naming its line.
+
+local core, I, M, while_loading = ...
+local raise, argerr, check_fields, field, set = I.raise, I.argerr, I.check_fields, I.field, I.set
+local C, http, encode, decode, validate = core.client, core.http, core.json_encode, core.json_decode, core.validate
+local null, array_mt = core.null, core.array_mt
+local type, pairs, ipairs, pcall, tostring, setmetatable, getmetatable, error =
+      type, pairs, ipairs, pcall, tostring, setmetatable, getmetatable, error
+local concat, sort = table.concat, table.sort
+
+local REVISIONS = { ["2025-11-25"] = true, ["2026-07-28"] = true }
+local MODERN = "2026-07-28"
+local CLIENT_INFO = { name = "luamcp", version = core.version or "0" }
+local MAX_PAGES = 1000
+local RESULT_OF = {
+  ["tools/call"] = "CallToolResult", ["resources/read"] = "ReadResourceResult",
+  ["prompts/get"] = "GetPromptResult", ["completion/complete"] = "CompleteResult",
+  ["tools/list"] = "ListToolsResult", ["resources/list"] = "ListResourcesResult",
+  ["resources/templates/list"] = "ListResourceTemplatesResult", ["prompts/list"] = "ListPromptsResult",
+  initialize = "InitializeResult",
+}
+
+local decls = {}   -- name -> declaration (this app version's)
+local schemas      -- revision -> def -> schema table (decoded at load)
+
+-- {====== errors
+
+local err_mt = { __tostring = function(e) return e.message end }
+local function fail(up, msg, code, data)
+  error(setmetatable({ message = ("upstream %s: %s"):format(up.name, msg), upstream = up.name,
+                       code = code, data = data }, err_mt), 0)
+end
+
+-- }======
+
+-- {====== declarations (load time)
+
+local upstream_keys = set { "name", "url", "command", "env", "cwd", "headers", "revision", "max_message" }
+
+local function strings_map(fn, t, what)
+  for k, v in pairs(t) do
+    if type(k) ~= "string" or k == "" or k:find("[=%z\r\n]") then
+      argerr(fn, ("%s: names must be non-empty strings without '=', NUL or line breaks"):format(what))
+    end
+    if type(v) ~= "string" and not (what == "env" and v == false) then
+      argerr(fn, ("%s.%s must be a string%s, got %s"):format(what, k, what == "env" and " or false" or "", type(v)))
+    end
+    if type(v) == "string" and v:find("[%z\r\n]") then argerr(fn, ("%s.%s holds a NUL or a line break"):format(what, k)) end
+  end
+end
+
+--- mcp.upstream{ name =, url = | command = {...}, env =, cwd =, headers =, revision =, max_message = }
+function M.upstream(def)
+  while_loading("upstream")
+  check_fields("upstream", def, upstream_keys)
+  local name = field("upstream", def, "name", "string")
+  if not name:match("^[%w_.%-]+$") then argerr("upstream", "name must be letters, digits, '_', '.' or '-'") end
+  if decls[name] then argerr("upstream", ("upstream '%s' is declared twice"):format(name)) end
+  local url, command = def.url, def.command
+  if (url == nil) == (command == nil) then argerr("upstream", "give url = \"https://...\" or command = {\"prog\", ...}, one of them") end
+  local d = { name = name, headers = {} }
+  if url ~= nil then
+    if type(url) ~= "string" or not url:lower():match("^https?://[^/]") then argerr("upstream", "url must be an http:// or https:// URL") end
+    d.url = url
+    d.target = url:match("^%a+://([^/?#]+)")
+    if def.env ~= nil or def.cwd ~= nil then argerr("upstream", "env and cwd are for command = upstreams") end
+  else
+    if type(command) ~= "table" or #command == 0 then argerr("upstream", "command must be a list {\"prog\", \"arg\", ...}") end
+    for k, v in pairs(command) do
+      if math.type(k) ~= "integer" or k < 1 or k > #command or type(v) ~= "string" or v:find("%z") then
+        argerr("upstream", "command must be a list of strings without NUL bytes")
+      end
+    end
+    if def.headers ~= nil then argerr("upstream", "headers are for url = upstreams") end
+    d.command = { table.unpack(command) }
+    d.target = command[1]:match("[^/]+$")
+    if def.env ~= nil then
+      if type(def.env) ~= "table" then argerr("upstream", "env must be a table {NAME = \"value\" | false}") end
+      strings_map("upstream", def.env, "env")
+      d.env = {}
+      for k, v in pairs(def.env) do d.env[k] = v end
+    end
+    if def.cwd ~= nil and type(def.cwd) ~= "string" then argerr("upstream", "cwd must be a string") end
+    d.cwd = def.cwd
+  end
+  if def.headers ~= nil then
+    if type(def.headers) ~= "table" then argerr("upstream", "headers must be a table {Name = \"value\"}") end
+    strings_map("upstream", def.headers, "headers")
+    for k, v in pairs(def.headers) do d.headers[k:lower()] = v end
+  end
+  if def.revision ~= nil and not REVISIONS[def.revision] then
+    argerr("upstream", "revision must be \"2025-11-25\" or \"2026-07-28\"")
+  end
+  d.revision = def.revision
+  if def.max_message ~= nil and (math.type(def.max_message) ~= "integer" or def.max_message < 1024) then
+    argerr("upstream", "max_message must be a whole number of bytes >= 1024")
+  end
+  d.max_message = def.max_message
+  if d.command then -- what makes the child another one: a change ends the old child
+    local parts = { concat(d.command, "\0"), d.cwd or "", tostring(d.max_message or "") }
+    local names = {}
+    for k in pairs(d.env or {}) do names[#names + 1] = k end
+    sort(names)
+    for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. tostring(d.env[k]) end
+    d.key = concat(parts, "\1")
+  end
+  if not schemas then schemas = decode(core.results_json) end
+  decls[name] = d
+  return name
+end
+
+-- }======
+
+-- {====== one request
+
+local function check_result(up, method, result)
+  if type(result) ~= "table" then fail(up, ("%s: the result is not an object"):format(method)) end
+  if up.rev == MODERN and result.resultType == "input_required" then
+    fail(up, ("%s: the upstream asks for input (multi round-trip requests are not relayed yet)"):format(method))
+  end
+  local def = RESULT_OF[method]
+  local all = schemas[up.rev]
+  if def and all and all["$defs"][def] then
+    local s = up.schema_cache[def]
+    if not s then
+      s = { ["$ref"] = "#/$defs/" .. def, ["$defs"] = all["$defs"] }
+      up.schema_cache[def] = s
+    end
+    local ok, why = validate(s, result)
+    if not ok then fail(up, ("%s: not a valid %s %s: %s"):format(method, up.rev, def, tostring(why))) end
+  end
+  return result
+end
+
+-- The JSON-RPC answer to request id: its result, or a raised error.
+local function answer(up, method, msg, id)
+  if type(msg) ~= "table" or msg.jsonrpc ~= "2.0" or msg.id ~= id or (msg.result == nil) == (msg.error == nil) then
+    fail(up, ("%s: answered something that is not a JSON-RPC response to the request"):format(method))
+  end
+  if msg.error ~= nil then
+    local e = msg.error
+    if type(e) ~= "table" or math.type(e.code) ~= "integer" or type(e.message) ~= "string" then
+      fail(up, ("%s: answered a malformed JSON-RPC error"):format(method))
+    end
+    fail(up, ("%s: %s (%d)"):format(method, e.message, e.code), e.code, e.data)
+  end
+  return msg.result
+end
+
+local function safe_decode(up, method, s)
+  local ok, v = pcall(decode, s)
+  if not ok then fail(up, ("%s: answered something that is not JSON"):format(method)) end
+  return v
+end
+
+local function progress_of(up, note, fn)
+  local p = type(note) == "table" and type(note.params) == "table" and note.params
+  if p and type(p.progress) == "number" then fn(p.progress, type(p.total) == "number" and p.total or nil,
+                                               type(p.message) == "string" and p.message or nil) end
+end
+
+local function with_meta(up, params, token)
+  params = params or {}
+  local meta
+  if up.rev == MODERN then
+    meta = { ["io.modelcontextprotocol/protocolVersion"] = MODERN,
+             ["io.modelcontextprotocol/clientCapabilities"] = {},
+             ["io.modelcontextprotocol/clientInfo"] = CLIENT_INFO }
+  end
+  if token then meta = meta or {}; meta.progressToken = token end
+  if meta then
+    local copy = {}
+    for k, v in pairs(params) do copy[k] = v end
+    copy._meta = meta
+    params = copy
+  end
+  return params
+end
+
+-- stdio: over the link (core/io/mcp_client.c)
+local function stdio_link(up)
+  if not up.link then
+    local d = up.decl
+    up.link = C.stdio(d.name, d.key, d.command, d.env, d.cwd, d.max_message)
+  end
+  return up.link
+end
+
+local function stdio_exchange(up, link, id, method, params, opts)
+  local guard <close> = setmetatable({}, { __close = function(_, e) link:forget(id, e and "the caller gave up" or nil) end })
+  local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
+  link:write(encode(msg))
+  while true do
+    local kind, payload = link:wait(id)
+    if kind == "error" then fail(up, (payload:gsub("^upstream [^:]*: ", ""))) end
+    local m = safe_decode(up, method, payload)
+    if kind == "progress" then
+      if opts.progress then progress_of(up, m, opts.progress) end
+    else
+      return answer(up, method, m, id)
+    end
+  end
+end
+
+local function stdio_handshake(up, link, gen)
+  local function try(rev, method, params)
+    up.rev = rev
+    local id = link:open()
+    return pcall(stdio_exchange, up, link, id, method, params, {})
+  end
+  local rev = up.decl.revision
+  if rev ~= "2025-11-25" then
+    local ok, r = try(MODERN, "server/discover", nil)
+    if ok and type(r) == "table" then
+      link:set_state(gen, encode { revision = MODERN, server = r })
+      return
+    end
+    if rev == MODERN then fail(up, "server/discover: " .. tostring(type(r) == "table" and r.message or r)) end
+  end
+  local ok, r = try("2025-11-25", "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO })
+  if not ok then error(r, 0) end
+  check_result(up, "initialize", r)
+  link:write(encode { jsonrpc = "2.0", method = "notifications/initialized" })
+  link:set_state(gen, encode { revision = "2025-11-25", server = r })
+end
+
+local function stdio_request(up, method, params, opts)
+  local link = stdio_link(up)
+  local id, gen, state = link:open()
+  if not state then
+    link:forget(id)
+    stdio_handshake(up, link, gen)
+    id, gen, state = link:open()
+    if not state then link:forget(id); fail(up, "the process ended during its handshake") end
+  end
+  up.rev = decode(state).revision
+  return stdio_exchange(up, link, id, method, params, opts)
+end
+
+-- Streamable HTTP, on mcp.http
+local function sse_messages(body)
+  local out, data = {}, {}
+  for line in (body .. "\n\n"):gmatch("([^\n]*)\n") do
+    line = line:gsub("\r$", "")
+    if line == "" then
+      if #data > 0 then out[#out + 1] = concat(data, "\n") end
+      data = {}
+    elseif line:sub(1, 5) == "data:" then
+      data[#data + 1] = line:sub(6):gsub("^ ", "")
+    end
+  end
+  return out
+end
+
+local function http_post(up, msg, method, opts, sp)
+  local h = {}
+  for k, v in pairs(up.decl.headers) do h[k] = v end
+  h["content-type"] = "application/json"
+  h["accept"] = "application/json, text/event-stream"
+  if up.session then h["mcp-session-id"] = up.session end
+  if up.rev and method ~= "initialize" then h["mcp-protocol-version"] = up.rev end
+  if up.rev == MODERN then
+    h["mcp-method"] = method
+    local p = msg.params or {}
+    local name = (method == "tools/call" or method == "prompts/get") and p.name or method == "resources/read" and p.uri
+    if type(name) == "string" then
+      h["mcp-name"] = name:find("[^\32-\126]") and ("=?base64?" .. core.base64_encode(name) .. "?=") or name
+    end
+  end
+  local tp = sp and sp:traceparent()
+  if tp then h["traceparent"] = tp end
+  local ok, r = pcall(http.request, { method = "POST", url = up.decl.url, headers = h, body = encode(msg),
+                                      timeout = opts.timeout, follow = false })
+  if not ok then
+    local m = type(r) == "table" and r.message or tostring(r)
+    fail(up, ("%s: %s"):format(method, (m:gsub("^.-mcp%.http: ", ""))))
+  end
+  return r
+end
+
+local function http_exchange(up, method, params, opts, sp)
+  up.next_id = (up.next_id or 0) + 1
+  local id = up.next_id
+  local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
+  local r = http_post(up, msg, method, opts, sp)
+  local ctype = (r.headers["content-type"] or ""):lower()
+  if ctype:find("text/event-stream", 1, true) then
+    local reply
+    for _, data in ipairs(sse_messages(r.body)) do
+      local m = safe_decode(up, method, data)
+      if type(m) == "table" and m.id == id and m.method == nil then reply = m
+      elseif type(m) == "table" and m.method == "notifications/progress" and opts.progress then progress_of(up, m, opts.progress) end
+    end
+    if not reply then fail(up, ("%s: the event stream ended without the answer (HTTP %d)"):format(method, r.status)) end
+    return answer(up, method, reply, id), r
+  end
+  if ctype:find("json", 1, true) and #r.body > 0 then
+    local m = safe_decode(up, method, r.body)
+    if type(m) == "table" and m.error ~= nil and m.id == null then m.id = id end -- an error before the id was read
+    if r.status >= 300 and not (type(m) == "table" and m.error ~= nil) then
+      fail(up, ("%s: HTTP %d"):format(method, r.status))
+    end
+    return answer(up, method, m, id), r
+  end
+  fail(up, ("%s: HTTP %d%s"):format(method, r.status, #r.body > 0 and " with a body that is not JSON-RPC" or ""))
+end
+
+local function http_handshake(up, sp)
+  up.session = nil
+  local rev = up.decl.revision
+  if rev ~= "2025-11-25" then
+    up.rev = MODERN
+    local ok, r = pcall(http_exchange, up, "server/discover", nil, {}, sp)
+    if ok then up.ready = true return end
+    if rev == MODERN then error(r, 0) end
+  end
+  up.rev = "2025-11-25"
+  local r, resp = http_exchange(up, "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO }, {}, sp)
+  check_result(up, "initialize", r)
+  up.session = resp.headers["mcp-session-id"]
+  if up.session and (#up.session > 1024 or up.session:find("[^\33-\126]")) then fail(up, "initialize: a malformed Mcp-Session-Id") end
+  local h = http_post(up, { jsonrpc = "2.0", method = "notifications/initialized" }, "notifications/initialized", {}, sp)
+  if h.status >= 300 then fail(up, ("notifications/initialized: HTTP %d"):format(h.status)) end
+  up.ready = true
+end
+
+local function http_request(up, method, params, opts, sp)
+  if not up.ready then http_handshake(up, sp) end
+  local ok, r = pcall(http_exchange, up, method, params, opts, sp)
+  -- a session the upstream forgot (it restarted): one new handshake, one retry
+  if not ok and up.session and type(r) == "table" and r.message:find("HTTP 404", 1, true) then
+    up.ready = false
+    http_handshake(up, sp)
+    return (http_exchange(up, method, params, opts, sp))
+  end
+  if not ok then error(r, 0) end
+  return r
+end
+
+local function request(up, method, params, opts)
+  opts = opts or {}
+  local sp <close> = C.span(up.name, method, up.decl.target)
+  local ok, r
+  if up.decl.url then ok, r = pcall(http_request, up, method, params, opts, sp)
+  else ok, r = pcall(stdio_request, up, method, params, opts) end
+  if ok then ok, r = pcall(check_result, up, method, r) end
+  if ok then
+    sp:finish("ok")
+    return r
+  end
+  if type(r) ~= "table" or getmetatable(r) ~= err_mt then
+    r = setmetatable({ message = ("upstream %s: %s"):format(up.name, tostring(type(r) == "table" and r.message or r)),
+                       upstream = up.name }, err_mt)
+  end
+  sp:finish(r.code and "error" or "failed", r.message)
+  error(r, 0)
+end
+
+-- }======
+
+-- {====== the client
+
+local client = {}
+client.__index = client
+client.__name = "mcp.client"
+
+local function self_of(c, fn)
+  if getmetatable(c) ~= client then raise(("mcp.client: use c:%s(...), with a colon"):format(fn)) end
+  return c
+end
+
+--- c:call(name, args [, { progress = fn(progress, total, message), timeout = s }]) -> the CallToolResult
+function client:call(name, args, opts)
+  self_of(self, "call")
+  if type(name) ~= "string" then raise("c:call: the tool name must be a string") end
+  if args ~= nil and type(args) ~= "table" then raise("c:call: args must be a table") end
+  if opts ~= nil and type(opts) ~= "table" then raise("c:call: opts must be a table") end
+  opts = opts or {}
+  if opts.progress ~= nil and type(opts.progress) ~= "function" then raise("c:call: opts.progress must be a function") end
+  if opts.timeout ~= nil and not (type(opts.timeout) == "number" and opts.timeout > 0) then raise("c:call: opts.timeout must be seconds > 0") end
+  return request(self, "tools/call", { name = name, arguments = args or {} }, opts)
+end
+
+local LIST = { tools = { "tools/list", "tools" }, resources = { "resources/list", "resources" },
+               resourceTemplates = { "resources/templates/list", "resourceTemplates" },
+               prompts = { "prompts/list", "prompts" } }
+
+--- c:list(kind) -> every item of every page (kind: tools|resources|resourceTemplates|prompts)
+function client:list(kind)
+  self_of(self, "list")
+  local l = LIST[kind]
+  if not l then raise("c:list: kind must be \"tools\", \"resources\", \"resourceTemplates\" or \"prompts\"") end
+  local out, cursor, seen = setmetatable({}, array_mt), nil, {}
+  for _ = 1, MAX_PAGES do
+    local r = request(self, l[1], cursor and { cursor = cursor } or nil)
+    for _, it in ipairs(r[l[2]]) do out[#out + 1] = it end
+    cursor = r.nextCursor
+    if cursor == nil or cursor == null then return out end
+    if seen[cursor] then fail(self, ("%s: the cursor %q came twice"):format(l[1], tostring(cursor))) end
+    seen[cursor] = true
+  end
+  fail(self, ("%s: more than %d pages"):format(l[1], MAX_PAGES))
+end
+
+--- c:read(uri) -> the ReadResourceResult ({ contents = {...} })
+function client:read(uri)
+  self_of(self, "read")
+  if type(uri) ~= "string" then raise("c:read: uri must be a string") end
+  return request(self, "resources/read", { uri = uri })
+end
+
+--- c:prompt(name [, args]) -> the GetPromptResult ({ messages = {...} })
+function client:prompt(name, args)
+  self_of(self, "prompt")
+  if type(name) ~= "string" then raise("c:prompt: name must be a string") end
+  if args ~= nil and type(args) ~= "table" then raise("c:prompt: args must be a table of strings") end
+  return request(self, "prompts/get", { name = name, arguments = args })
+end
+
+--- c:complete(ref, arg [, context]) -> the CompleteResult ({ completion = { values = {...} } })
+function client:complete(ref, arg, context)
+  self_of(self, "complete")
+  if type(ref) ~= "table" or type(ref.type) ~= "string" then
+    raise("c:complete: ref must be { type = \"ref/prompt\", name = } or { type = \"ref/resource\", uri = }")
+  end
+  if type(arg) ~= "table" or type(arg.name) ~= "string" or type(arg.value) ~= "string" then
+    raise("c:complete: arg must be { name = \"...\", value = \"...\" }")
+  end
+  return request(self, "completion/complete", { ref = ref, argument = arg, context = context })
+end
+
+function client:__tostring() return "mcp.client(" .. self.name .. ")" end
+
+local clients = {} -- name -> client, for this app version
+
+--- mcp.client(name) -> the client of an upstream declared with mcp.upstream
+function M.client(name)
+  if type(name) ~= "string" then raise("mcp.client: the upstream's name must be a string") end
+  local c = clients[name]
+  if c then return c end
+  local d = decls[name]
+  if not d then raise(("mcp.client: no upstream '%s' (declare it with mcp.upstream{ name = ... })"):format(name)) end
+  c = setmetatable({ name = name, decl = d, schema_cache = {} }, client)
+  clients[name] = c
+  return c
+end
+
+-- }======
