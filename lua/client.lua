@@ -78,8 +78,10 @@ function M.upstream(def)
     if def.env ~= nil or def.cwd ~= nil then argerr("upstream", "env and cwd are for command = upstreams") end
   else
     if type(command) ~= "table" or #command == 0 then argerr("upstream", "command must be a list {\"prog\", \"arg\", ...}") end
+    local n = #command
+    for i = 1, n do if type(command[i]) ~= "string" then argerr("upstream", ("command[%d] must be a string, got %s"):format(i, type(command[i]))) end end
     for k, v in pairs(command) do
-      if math.type(k) ~= "integer" or k < 1 or k > #command or type(v) ~= "string" or v:find("%z") then
+      if math.type(k) ~= "integer" or k < 1 or k > n or type(v) ~= "string" or v:find("%z") then
         argerr("upstream", "command must be a list of strings without NUL bytes")
       end
     end
@@ -255,7 +257,8 @@ local function sse_messages(body)
   for line in (body .. "\n\n"):gmatch("([^\n]*)\n") do
     line = line:gsub("\r$", "")
     if line == "" then
-      if #data > 0 then out[#out + 1] = concat(data, "\n") end
+      local d = concat(data, "\n")
+      if d ~= "" then out[#out + 1] = d end -- a priming event carries no message
       data = {}
     elseif line:sub(1, 5) == "data:" then
       data[#data + 1] = line:sub(6):gsub("^ ", "")
