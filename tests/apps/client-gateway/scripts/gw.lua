@@ -1,0 +1,50 @@
+-- The gateway of tests/integration/client.test.mjs: its tools call the
+-- upstreams mcp.client offers, named in the environment.
+local mcp = require "mcp"
+local function env(name, default) return os.getenv(name) or default end
+local NOWHERE = "http://127.0.0.1:9/mcp"
+
+mcp.upstream { name = "every_stdio", command = { "node", env("EVERYTHING", "server-everything"), "stdio" } }
+mcp.upstream { name = "every_http", url = env("EVERYTHING_URL", NOWHERE) }
+mcp.upstream { name = "up_modern", url = env("UP_URL", NOWHERE) }
+mcp.upstream { name = "up_legacy", url = env("UP_URL", NOWHERE), revision = "2025-11-25" }
+mcp.upstream { name = "up_stdio", command = { env("LUAMCP", "luamcp"), "serve", env("UP_APP", ".") },
+               env = { CLIENT_MARKS = env("CLIENT_MARKS", "/nonexistent") } }
+mcp.upstream { name = "raw", url = env("RAW_URL", NOWHERE),
+               headers = { Authorization = "Bearer " .. env("UPSTREAM_TOKEN", "none") } }
+mcp.upstream { name = "refused", url = env("REFUSED_URL", NOWHERE) }
+
+-- run{up =, op = "list"|"call"|"read"|"prompt"|"complete", ...}: the result as JSON
+mcp.tool { name = "run",
+  input = { type = "object", required = { "up", "op" },
+            properties = { up = { type = "string" }, op = { type = "string" }, name = { type = "string" },
+                           args = { type = "object" }, ref = { type = "object" } } },
+  handler = function(a, ctx)
+    local c = mcp.client(a.up)
+    local r
+    if a.op == "list" then r = c:list(a.name)
+    elseif a.op == "call" then r = c:call(a.name, a.args)
+    elseif a.op == "read" then r = c:read(a.name)
+    elseif a.op == "prompt" then r = c:prompt(a.name, a.args)
+    elseif a.op == "complete" then r = c:complete(a.ref, a.args)
+    end
+    return mcp.json.encode(r)
+  end }
+
+-- the error table a failure raises, as the handler sees it under pcall
+mcp.tool { name = "caught", input = { type = "object", required = { "up", "name" },
+            properties = { up = { type = "string" }, name = { type = "string" }, args = { type = "object" } } },
+  handler = function(a)
+    local ok, e = pcall(function() return mcp.client(a.up):call(a.name, a.args) end)
+    if ok then return mcp.json.encode { ok = true, result = e } end
+    return mcp.json.encode { ok = false, message = e.message, upstream = e.upstream, code = e.code }
+  end }
+
+mcp.tool { name = "progress", input = { type = "object", required = { "up", "name" },
+            properties = { up = { type = "string" }, name = { type = "string" }, args = { type = "object" } } },
+  handler = function(a)
+    local seen = {}
+    local r = mcp.client(a.up):call(a.name, a.args, { progress = function(p, total, msg)
+      seen[#seen + 1] = { progress = p, total = total, message = msg } end })
+    return mcp.json.encode { result = r, progress = mcp.as_array(seen) }
+  end }
