@@ -10,8 +10,12 @@ mcp.upstream { name = "up_modern", url = env("UP_URL", NOWHERE) }
 mcp.upstream { name = "up_legacy", url = env("UP_URL", NOWHERE), revision = "2025-11-25" }
 mcp.upstream { name = "up_stdio", command = { env("LUAMCP", "luamcp"), "serve", env("UP_APP", ".") },
                env = { CLIENT_MARKS = env("CLIENT_MARKS", "/nonexistent") } }
-mcp.upstream { name = "raw", url = env("RAW_URL", NOWHERE),
+-- a raw HTTP server of the test's: /ok answers, /garbage answers no JSON, /hang never answers
+local RAW = env("RAW_BASE", "http://127.0.0.1:9")
+mcp.upstream { name = "raw", url = RAW .. "/ok",
                headers = { Authorization = "Bearer " .. env("UPSTREAM_TOKEN", "none") } }
+mcp.upstream { name = "garbage", url = RAW .. "/garbage" }
+mcp.upstream { name = "hang", url = RAW .. "/hang" }
 mcp.upstream { name = "refused", url = env("REFUSED_URL", NOWHERE) }
 
 -- run{up =, op = "list"|"call"|"read"|"prompt"|"complete", ...}: the result as JSON

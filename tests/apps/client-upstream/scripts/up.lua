@@ -15,6 +15,10 @@ mcp.tool { name = "whoami", description = "This process's id", input = {},
 -- waits until cancelled; its cleanup leaves a mark the test waits for
 mcp.tool { name = "slow", description = "Waits until cancelled", input = { tag = mcp.string() },
   handler = function(a, ctx)
+    if MARKS then
+      local f = io.open(MARKS .. "/started-" .. a.tag, "w")
+      if f then f:write("started") f:close() end
+    end
     local mark <close> = setmetatable({}, { __close = function()
       if MARKS and ctx.cancelled then
         local f = io.open(MARKS .. "/cancelled-" .. a.tag, "w")

@@ -1,0 +1,284 @@
+// client.test.mjs — mcp.client (core/io/mcp_client.c, lua/client.lua): the
+// tools of a luamcp app (tests/apps/client-gateway) call other MCP servers.
+// Real upstreams: the official server-everything over stdio and Streamable
+// HTTP, a luamcp app (tests/apps/client-upstream) over HTTP in both
+// revisions and over stdio; and a raw HTTP server of the test's that
+// answers, answers garbage, or never answers. Cancellation reaches the
+// upstream, a killed upstream is an error and then a new process, and the
+// bearer token of our own client never reaches an upstream.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, within, withRaw } from './helpers.mjs';
+import { answerOf, freePort, mcpHeaders, post, rpc, withHttp, HttpServer } from './http-helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+const GW = path.join(APPS, 'client-gateway');
+const UP = path.join(APPS, 'client-upstream');
+const EVERYTHING = path.join(REPO_ROOT, 'tests', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const UPSTREAM_TOKEN = 'upstream-token-7f3a';
+
+// {====== the upstreams every test shares
+
+let up, every, raw, marks, refusedUrl;
+
+/** server-everything's Streamable HTTP transport on a free port. */
+async function startEverything() {
+  const port = await freePort();
+  const child = spawn('node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  await within(new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      err += d;
+      if (err.includes(`listening on port ${port}`)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`server-everything exited (${code}): ${err}`)));
+  }), WAIT, 'server-everything to listen');
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** The raw upstream: POST /ok answers like a 2026-07-28 server, /garbage
+    answers a body that is no JSON, /hang holds the request (closed tells
+    when the client gave up). Every request's headers are kept. */
+function startRaw() {
+  const state = { requests: [], closed: [] };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (d) => (body += d));
+    req.on('end', () => {
+      state.requests.push({ path: req.url, headers: req.headers, body });
+      if (req.url === '/garbage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end('{"jsonrpc": "2.0", "id": garbage');
+      }
+      if (req.url === '/hang') {
+        res.on('close', () => state.closed.push(JSON.parse(body).method));
+        return; // never answered
+      }
+      const m = JSON.parse(body);
+      const result = m.method === 'server/discover'
+        ? { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' }, resultType: 'complete' }
+        : { content: [{ type: 'text', text: 'raw ok' }], resultType: 'complete' };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    state.server = server;
+    state.base = `http://127.0.0.1:${server.address().port}`;
+    resolve(state);
+  }));
+}
+
+before(async () => {
+  marks = await mkdtemp(path.join(tmpdir(), 'luamcp-client-'));
+  up = await new HttpServer(UP).start();
+  every = await startEverything();
+  raw = await startRaw();
+  refusedUrl = `http://127.0.0.1:${await freePort()}/mcp`; // nothing listens there
+});
+
+after(async () => {
+  every?.child.kill('SIGKILL');
+  raw?.server.closeAllConnections();
+  raw?.server.close();
+  await up?.kill();
+  await removeTemp(marks);
+});
+
+const gwEnv = () => ({
+  ...process.env, EVERYTHING, EVERYTHING_URL: every.url, UP_URL: up.url, LUAMCP: BIN, UP_APP: UP,
+  CLIENT_MARKS: marks, RAW_BASE: raw.base, REFUSED_URL: refusedUrl, UPSTREAM_TOKEN,
+});
+
+// }======
+
+// {====== calling the gateway's tools
+
+let nextId = 1;
+/** tools/call of the gateway's tool; {isError, text, json} */
+async function tool(gw, name, args, id = nextId++) {
+  const r = await gw.call(id, 'tools/call', { name, arguments: args });
+  assert.ok(r.result, `${name}: ${JSON.stringify(r)}`);
+  return shape(r.result);
+}
+function shape(result) {
+  const text = result.content?.[0]?.text;
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { isError: result.isError === true, text, json };
+}
+const ok = (r) => {
+  assert.ok(!r.isError, `an error: ${r.text}`);
+  return r.json;
+};
+/** The file's text once it exists (the upstream's marks). */
+async function markOf(name) {
+  const file = path.join(marks, name);
+  return within((async () => {
+    for (;;) {
+      try { return await readFile(file, 'utf8'); } catch { await new Promise((r) => setTimeout(r, 20)); }
+    }
+  })(), WAIT, `the mark ${name}`);
+}
+const withGateway = (body, args = []) => withRaw([...args, GW], async (gw) => {
+  await gw.initialize();
+  return body(gw);
+}, { env: gwEnv() });
+
+// }======
+
+test('server-everything over stdio and over Streamable HTTP: list, call, read, prompt, complete', opts, () =>
+  withGateway(async (gw) => {
+    for (const upName of ['every_stdio', 'every_http']) {
+      const tools = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'tools' }));
+      const names = tools.map((t) => t.name);
+      assert.ok(names.includes('echo') && names.includes('get-sum'), `${upName}: ${names}`);
+      const echo = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'echo', args: { message: 'hi' } }));
+      assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: hi' }]);
+      const sum = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'get-sum', args: { a: 2, b: 40 } }));
+      assert.match(sum.content[0].text, /42/);
+      const resources = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'resources' }));
+      assert.ok(resources.length > 0, upName);
+      const read = ok(await tool(gw, 'run', { up: upName, op: 'read', name: resources[0].uri }));
+      assert.equal(read.contents[0].uri, resources[0].uri);
+      const prompts = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'prompts' })).map((p) => p.name);
+      assert.ok(prompts.includes('args-prompt'), `${upName}: ${prompts}`);
+      const prompt = ok(await tool(gw, 'run', { up: upName, op: 'prompt', name: 'args-prompt', args: { city: 'Lyon' } }));
+      assert.match(JSON.stringify(prompt.messages), /Lyon/);
+      const done = ok(await tool(gw, 'run', { up: upName, op: 'complete', ref: { type: 'ref/prompt', name: 'completable-prompt' }, args: { name: 'department', value: 'S' } }));
+      assert.deepEqual(done.completion.values.sort(), ['Sales', 'Support']);
+      // a tool the upstream does not have: its SDK answers an isError result, returned as one
+      const none = ok(await tool(gw, 'caught', { up: upName, name: 'no-such-tool' }));
+      assert.equal(none.ok, true);
+      assert.equal(none.result.isError, true);
+    }
+  }));
+
+test('a luamcp upstream, 2026-07-28 and 2025-11-25 over HTTP and over stdio: list, call, read, prompt, complete, progress, errors', opts, () =>
+  withGateway(async (gw) => {
+    for (const upName of ['up_modern', 'up_legacy', 'up_stdio']) {
+      const tools = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'tools' })).map((t) => t.name);
+      assert.deepEqual(tools.sort(), ['echo', 'fail', 'slow', 'steps', 'whoami']);
+      const echo = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'echo', args: { text: 'hello' } }));
+      assert.deepEqual(echo.content, [{ type: 'text', text: 'hello' }]);
+      // the revision spoken: a 2026-07-28 result says so
+      assert.equal(echo.resultType, upName === 'up_legacy' ? undefined : 'complete', upName);
+      const fail = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'fail', args: {} }));
+      assert.equal(fail.isError, true, 'an isError result is returned as a result');
+      const read = ok(await tool(gw, 'run', { up: upName, op: 'read', name: 'test://up/a' }));
+      assert.equal(read.contents[0].text, 'resource a');
+      const templates = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'resourceTemplates' }));
+      assert.deepEqual(templates.map((t) => t.uriTemplate), ['test://up/items/{id}']);
+      const prompt = ok(await tool(gw, 'run', { up: upName, op: 'prompt', name: 'greet', args: { who: 'Ann' } }));
+      assert.deepEqual(prompt.messages, [{ role: 'user', content: { type: 'text', text: 'Hello, Ann' } }]);
+      const done = ok(await tool(gw, 'run', { up: upName, op: 'complete', ref: { type: 'ref/resource', uri: 'test://up/items/{id}' }, args: { name: 'id', value: '1' } }));
+      assert.deepEqual(done.completion.values, ['1', '10', '11']);
+      const steps = ok(await tool(gw, 'progress', { up: upName, name: 'steps' }));
+      assert.deepEqual(steps.progress, [{ progress: 1, total: 2, message: 'half' }, { progress: 2, total: 2, message: 'done' }]);
+      // a JSON-RPC error (luamcp answers -32602 for an unknown tool), raised as the documented table
+      const bad = ok(await tool(gw, 'caught', { up: upName, name: 'no-such-tool' }));
+      assert.equal(bad.ok, false);
+      assert.equal(bad.code, -32602, JSON.stringify(bad));
+      assert.equal(bad.upstream, upName);
+      assert.match(bad.message, new RegExp(`^upstream ${upName}: tools/call: .*\\(-32602\\)$`));
+      // not caught: an isError naming the handler's line and the upstream
+      const raised = await tool(gw, 'run', { up: upName, op: 'call', name: 'nothing-here', args: {} });
+      assert.equal(raised.isError, true);
+      assert.match(raised.text, new RegExp(`gw\\.lua:\\d+: upstream ${upName}: tools/call: `));
+    }
+  }));
+
+test('a cancelled call cancels its upstream request (notifications/cancelled)', opts, () =>
+  withGateway(async (gw) => {
+    const id = nextId++;
+    gw.send(rpc('tools/call', { name: 'run', arguments: { up: 'up_stdio', op: 'call', name: 'slow', args: { tag: 'c1' } } }, id));
+    assert.equal(await markOf('started-c1'), 'started');
+    gw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the test' } });
+    // the upstream's call ended as cancelled: its cleanup said so
+    assert.equal(await markOf('cancelled-c1'), 'cancelled');
+    // and the gateway serves on, with the same child
+    assert.deepEqual(ok(await tool(gw, 'run', { up: 'up_stdio', op: 'call', name: 'echo', args: { text: 'after' } })).content[0].text, 'after');
+  }));
+
+test('an upstream killed mid-call: an error naming it, and the next call runs on a new process', opts, () =>
+  withGateway(async (gw) => {
+    const first = ok(await tool(gw, 'run', { up: 'up_stdio', op: 'call', name: 'whoami', args: {} })).structuredContent.pid;
+    const id = nextId++;
+    const pending = gw.call(id, 'tools/call', { name: 'run', arguments: { up: 'up_stdio', op: 'call', name: 'slow', args: { tag: 'k1' } } });
+    await markOf('started-k1');
+    process.kill(first, 'SIGKILL');
+    const r = shape((await pending).result);
+    assert.equal(r.isError, true);
+    assert.match(r.text, /upstream up_stdio: the process ended/);
+    const second = ok(await tool(gw, 'run', { up: 'up_stdio', op: 'call', name: 'whoami', args: {} })).structuredContent.pid;
+    assert.notEqual(second, first);
+  }));
+
+test('refused, garbage, hung: errors naming the upstream, and the server answers meanwhile', opts, () =>
+  withGateway(async (gw) => {
+    const refused = await tool(gw, 'run', { up: 'refused', op: 'call', name: 'x', args: {} });
+    assert.equal(refused.isError, true);
+    assert.match(refused.text, /upstream refused: server\/discover: |upstream refused: /);
+    const garbage = await tool(gw, 'run', { up: 'garbage', op: 'call', name: 'x', args: {} });
+    assert.equal(garbage.isError, true);
+    assert.match(garbage.text, /upstream garbage: .*not JSON/);
+    // a hung upstream holds its call until the call's deadline, nothing else
+    const id = nextId++;
+    const hung = gw.call(id, 'tools/call', { name: 'run', arguments: { up: 'hang', op: 'call', name: 'x', args: {} } });
+    const meanwhile = ok(await tool(gw, 'run', { up: 'up_modern', op: 'call', name: 'echo', args: { text: 'still here' } }));
+    assert.equal(meanwhile.content[0].text, 'still here');
+    const r = shape((await hung).result);
+    assert.equal(r.isError, true);
+    assert.match(r.text, /timed out/);
+    // the request was closed when the call ended
+    await within((async () => { while (!raw.closed.length) await new Promise((res) => setTimeout(res, 20)); })(), WAIT, 'the hung request to close');
+  }, ['--timeout', '1.5']));
+
+// {====== credentials: our client's token stays here
+
+const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const ISSUER = 'https://as.test.example';
+const RESOURCE = 'https://gw.test.example/mcp';
+const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+function jwt() {
+  const now = Math.floor(Date.now() / 1000);
+  const signed = `${b64({ alg: 'RS256', typ: 'at+jwt', kid: 'k1' })}.${b64({ iss: ISSUER, aud: RESOURCE, sub: 'user-1', client_id: 'c1', scope: 'tools', iat: now, exp: now + 600 })}`;
+  return `${signed}.${crypto.sign('sha256', Buffer.from(signed), rsa.privateKey).toString('base64url')}`;
+}
+
+test("the client's bearer token never reaches an upstream; the upstream's own header does; metrics by upstream and outcome", opts, async () => {
+  const jwks = path.join(marks, 'jwks.json');
+  await writeFile(jwks, JSON.stringify({ keys: [{ ...rsa.publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }] }));
+  const mport = await freePort();
+  const token = jwt();
+  await withHttp(GW, ['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', jwks, '--metrics', `127.0.0.1:${mport}`], async (srv) => {
+    const auth = { Authorization: `Bearer ${token}` };
+    const init = await post(srv, rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } }), { version: null, extra: auth });
+    assert.equal(init.status, 200, init.body);
+    const session = init.headers['mcp-session-id'];
+    await post(srv, { jsonrpc: '2.0', method: 'notifications/initialized' }, { session, extra: auth });
+    const before = raw.requests.length;
+    const ex = await post(srv, rpc('tools/call', { name: 'run', arguments: { up: 'raw', op: 'call', name: 'echo', args: {} } }), { session, extra: auth });
+    const r = shape(answerOf(ex).result);
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.json.content[0].text, 'raw ok');
+    const seen = raw.requests.slice(before).filter((q) => q.path === '/ok');
+    assert.ok(seen.length >= 2, 'discover and the call');
+    for (const q of seen) {
+      assert.equal(q.headers.authorization, `Bearer ${UPSTREAM_TOKEN}`);
+      assert.ok(!JSON.stringify(q).includes(token), 'our client\'s token went upstream');
+      assert.ok(!JSON.stringify(q).includes(token.split('.')[2]), 'a part of our client\'s token went upstream');
+    }
+    const metrics = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+    assert.match(metrics, /mcp_client_requests_total\{upstream="raw",mcp_method_name="tools\/call",outcome="ok"\} 1/);
+  }, { env: gwEnv() });
+});
+
+// }======
