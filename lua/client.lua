@@ -298,6 +298,7 @@ local function http_exchange(up, method, params, opts, sp)
   local id = up.next_id
   local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
   local r = http_post(up, msg, method, opts, sp)
+  if r.status == 404 and up.session then fail(up, ("%s: HTTP 404: the session ended"):format(method), nil, "session") end
   local ctype = (r.headers["content-type"] or ""):lower()
   if ctype:find("text/event-stream", 1, true) then
     local reply
@@ -343,7 +344,7 @@ local function http_request(up, method, params, opts, sp)
   if not up.ready then http_handshake(up, sp) end
   local ok, r = pcall(http_exchange, up, method, params, opts, sp)
   -- a session the upstream forgot (it restarted): one new handshake, one retry
-  if not ok and up.session and type(r) == "table" and r.message:find("HTTP 404", 1, true) then
+  if not ok and type(r) == "table" and r.data == "session" then
     up.ready = false
     http_handshake(up, sp)
     return (http_exchange(up, method, params, opts, sp))

@@ -463,6 +463,31 @@ static void start_child(lua_State *L, uplink *l, uv_loop_t *loop) {
 
 /* }====== */
 
+void mcp_client_close_all(void) {
+  for (uplink *l = links; l; l = l->next) {
+    proc *pr = l->p;
+    if (!pr) continue;
+    pr->l = NULL;
+    l->p = NULL;
+    kill(-pr->pid, SIGKILL);
+    if (!pr->exited) kill(pr->pid, SIGKILL);
+    proc_close(&pr->watch);
+    proc_close(&pr->in);
+    proc_close(&pr->out);
+    proc_close(&pr->err);
+    for (pending **pp = &l->pending; *pp;) { /* no call waits by now; one that did keeps its own */
+      pending *p = *pp;
+      if (p->c) {
+        pp = &p->next;
+        continue;
+      }
+      *pp = p->next;
+      for (item *i = p->head, *n; i; i = n) n = i->next, free(i);
+      free(p);
+    }
+  }
+}
+
 /* {====== the Lua side: links */
 
 static uplink *check_link(lua_State *L) { return *(uplink **)luaL_checkudata(L, 1, LINK_TYPE); }

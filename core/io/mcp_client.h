@@ -13,4 +13,8 @@ typedef struct lua_State lua_State;
    span(upstream, method, target) -> span, span:finish(outcome [, error]). */
 void mcp_client_push(lua_State *L);
 
+/* The server ends: every stdio upstream's child is killed and its handles
+   closed, so that the engine's loop can close (before engine_free). */
+void mcp_client_close_all(void);
+
 #endif
