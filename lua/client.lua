@@ -111,7 +111,7 @@ function M.upstream(def)
   end
   d.max_message = def.max_message
   if d.command then -- what makes the child another one: a change ends the old child
-    local parts = { concat(d.command, "\0"), d.cwd or "", tostring(d.max_message or "") }
+    local parts = { concat(d.command, "\2"), d.cwd or "", tostring(d.max_message or "") }
     local names = {}
     for k in pairs(d.env or {}) do names[#names + 1] = k end
     sort(names)
@@ -241,12 +241,19 @@ end
 local function stdio_request(up, method, params, opts)
   local link = stdio_link(up)
   local id, gen, state = link:open()
-  if not state then
+  -- one handshake per child: the other calls that find none wait for it
+  for _ = 1, 5 do
+    if state then break end
     link:forget(id)
-    stdio_handshake(up, link, gen)
+    if link:claim() then
+      local done = false
+      local guard <close> = setmetatable({}, { __close = function() if not done then link:release() end end })
+      stdio_handshake(up, link, gen)
+      done = true
+    end
     id, gen, state = link:open()
-    if not state then link:forget(id); fail(up, "the process ended during its handshake") end
   end
+  if not state then link:forget(id); fail(up, "no handshake came through (the process keeps ending)") end
   up.rev = decode(state).revision
   return stdio_exchange(up, link, id, method, params, opts)
 end
@@ -321,6 +328,16 @@ local function http_exchange(up, method, params, opts, sp)
   fail(up, ("%s: HTTP %d%s"):format(method, r.status, #r.body > 0 and " with a body that is not JSON-RPC" or ""))
 end
 
+local function kept_key(up)
+  local d = up.decl
+  local names = {}
+  for k in pairs(d.headers) do names[#names + 1] = k end
+  sort(names)
+  local parts = { "http", d.name, d.url, d.revision or "" }
+  for _, k in ipairs(names) do parts[#parts + 1] = k .. ":" .. d.headers[k] end
+  return concat(parts, "\1")
+end
+
 local function http_handshake(up, sp)
   up.session = nil
   local rev = up.decl.revision
@@ -340,13 +357,29 @@ local function http_handshake(up, sp)
   up.ready = true
 end
 
+-- what the handshake found, kept by the process for the next app versions
+-- that declare the same upstream (a reload keeps the upstream's session)
+local function http_ready(up, sp)
+  if up.ready then return end
+  local key = kept_key(up)
+  local k = C.keep(key)
+  if k then
+    k = decode(k)
+    up.rev, up.session, up.ready = k.revision, k.session, true
+    return
+  end
+  http_handshake(up, sp)
+  C.keep(key, encode { revision = up.rev, session = up.session })
+end
+
 local function http_request(up, method, params, opts, sp)
-  if not up.ready then http_handshake(up, sp) end
+  http_ready(up, sp)
   local ok, r = pcall(http_exchange, up, method, params, opts, sp)
   -- a session the upstream forgot (it restarted): one new handshake, one retry
   if not ok and type(r) == "table" and r.data == "session" then
     up.ready = false
-    http_handshake(up, sp)
+    C.keep(kept_key(up), false)
+    http_ready(up, sp)
     return (http_exchange(up, method, params, opts, sp))
   end
   if not ok then error(r, 0) end

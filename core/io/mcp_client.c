@@ -109,6 +109,8 @@ struct uplink {
   char *state;  /* lua/client.lua's: the handshake of child gen */
   size_t state_len;
   unsigned state_gen;
+  struct claim_wait *claim_waiters; /* calls waiting for another's handshake */
+  double claimed_at; /* a call does the handshake since then (0: none) */
   int fails;       /* children in a row that died before any answer */
   double retry_at; /* clock_now() before which no child is started */
   bool answered;   /* the current child answered something */
@@ -116,6 +118,67 @@ struct uplink {
 };
 
 static uplink *links;
+
+/* A call waiting while another does the child's handshake. */
+typedef struct claim_wait {
+  call_wait wait; /* first */
+  struct claim_wait *next;
+  uplink *l;
+  call *c;
+} claim_wait;
+
+/* A handshake claimed this long ago is taken as abandoned (its call ended
+   without releasing it). */
+#define CLAIM_STALE 30.0
+
+/* Wakes are deferred to a timer of the loop: release_claim runs inside Lua
+   too (set_state), where call_wake may not be called. */
+static uv_timer_t *wake_timer;
+
+static void wake_waiters(uv_timer_t *t) {
+  (void)t;
+  for (uplink *l = links; l; l = l->next) {
+    if (l->claimed_at) continue; /* claimed again meanwhile: they wait on */
+    while (l->claim_waiters) {
+      claim_wait *w = l->claim_waiters;
+      l->claim_waiters = w->next;
+      call *c = w->c;
+      free(w);
+      call_wake(c, 0); /* runs Lua: it may claim (then the others wait on) */
+      if (l->claimed_at) break;
+    }
+  }
+}
+
+/* The handshake is over (done, failed, or the child died): the calls that
+   waited for it go on (each opens again, and one may claim it). */
+static void release_claim(uplink *l) {
+  l->claimed_at = 0;
+  if (!l->claim_waiters) return;
+  if (!wake_timer) {
+    if (!(wake_timer = malloc(sizeof *wake_timer))) return;
+    uv_timer_init(call_loop(l->claim_waiters->c), wake_timer);
+    uv_unref((uv_handle_t *)wake_timer);
+  }
+  uv_timer_start(wake_timer, wake_waiters, 0, 0);
+}
+
+static void claim_abort(call_wait *cw) {
+  claim_wait *w = (claim_wait *)cw;
+  claim_wait **pp = &w->l->claim_waiters;
+  while (*pp && *pp != w) pp = &(*pp)->next;
+  if (*pp) *pp = w->next;
+  free(w);
+}
+
+/* Kept across app versions: what an HTTP upstream's handshake found (its
+   revision, its session), by the declaration's key. */
+typedef struct kept {
+  struct kept *next;
+  char *key, *value;
+  size_t value_len;
+} kept;
+static kept *kepts;
 
 /* {====== pending requests */
 
@@ -226,6 +289,7 @@ static void retire(proc *pr, const char *why) {
   }
   free(l->state);
   l->state = NULL;
+  release_claim(l);
   kill(-pr->pid, SIGKILL);
   if (!pr->exited) kill(pr->pid, SIGKILL);
   proc_close(&pr->watch);
@@ -463,7 +527,11 @@ static void start_child(lua_State *L, uplink *l, uv_loop_t *loop) {
 
 /* }====== */
 
+static void free_timer(uv_handle_t *h) { free(h); }
+
 void mcp_client_close_all(void) {
+  if (wake_timer) uv_close((uv_handle_t *)wake_timer, free_timer);
+  wake_timer = NULL;
   for (uplink *l = links; l; l = l->next) {
     proc *pr = l->p;
     if (!pr) continue;
@@ -682,7 +750,74 @@ static int link_set_state(lua_State *L) {
   l->state = copy;
   l->state_len = n;
   l->state_gen = l->gen;
+  release_claim(l);
   return 0;
+}
+
+static int claim_done(lua_State *L, int status, lua_KContext k) {
+  (void)status, (void)k;
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* link:claim() -> true: this call does the child's handshake (then
+   set_state, or release on failure); false once another call's is over
+   (parks meanwhile): open again. */
+static int link_claim(lua_State *L) {
+  uplink *l = check_link(L);
+  double now = clock_now();
+  if (!l->claimed_at || now - l->claimed_at > CLAIM_STALE) {
+    l->claimed_at = now;
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  call *c = call_current(L);
+  const char *why = call_cannot_park(L, c);
+  if (why) return luaL_error(L, "mcp.client: %s", why);
+  claim_wait *w = calloc(1, sizeof *w);
+  if (!w) return luaL_error(L, "out of memory");
+  w->wait.abort = claim_abort;
+  w->wait.what = "mcp.client";
+  w->l = l;
+  w->c = c;
+  w->next = l->claim_waiters;
+  l->claim_waiters = w;
+  call_park(c, &w->wait);
+  return lua_yieldk(L, 0, 0, claim_done);
+}
+
+/* link:release(): the handshake this call claimed failed */
+static int link_release(lua_State *L) {
+  release_claim(check_link(L));
+  return 0;
+}
+
+/* keep(key [, value]) -> the value kept under key (nil: none), after
+   setting it when given (false forgets it) */
+static int client_keep(lua_State *L) {
+  const char *key = luaL_checkstring(L, 1);
+  kept **pp = &kepts;
+  while (*pp && strcmp((*pp)->key, key) != 0) pp = &(*pp)->next;
+  kept *k = *pp;
+  if (lua_gettop(L) >= 2) {
+    size_t n = 0;
+    const char *v = lua_toboolean(L, 2) ? luaL_checklstring(L, 2, &n) : NULL;
+    char *copy = v ? malloc(n + 1) : NULL;
+    if (v && !copy) return luaL_error(L, "out of memory");
+    if (v) memcpy(copy, v, n + 1);
+    if (!k && v) {
+      if (!(k = calloc(1, sizeof *k)) || !(k->key = strdup(key))) {
+        free(k), free(copy);
+        return luaL_error(L, "out of memory");
+      }
+      k->next = kepts;
+      kepts = k;
+    }
+    if (k) free(k->value), k->value = copy, k->value_len = n;
+  }
+  if (k && k->value) lua_pushlstring(L, k->value, k->value_len);
+  else lua_pushnil(L);
+  return 1;
 }
 
 /* uplink:pid() -> the child's process id, or nil (for tests and logs) */
@@ -776,6 +911,7 @@ void mcp_client_push(lua_State *L) {
     static const luaL_Reg m[] = {{"open", link_open},           {"write", link_write},
                                  {"wait", link_wait},           {"forget", link_forget},
                                  {"set_state", link_set_state}, {"pid", link_pid},
+                                 {"claim", link_claim},         {"release", link_release},
                                  {NULL, NULL}};
     luaL_newlib(L, m);
     lua_setfield(L, -2, "__index");
@@ -791,6 +927,6 @@ void mcp_client_push(lua_State *L) {
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {"keep", client_keep}, {NULL, NULL}};
   luaL_newlib(L, funcs);
 }
