@@ -206,7 +206,7 @@ local function stdio_exchange(up, link, id, method, params, opts)
   link:write(encode(msg))
   while true do
     local kind, payload = link:wait(id)
-    if kind == "error" then fail(up, (payload:gsub("^upstream [^:]*: ", ""))) end
+    if kind == "error" then fail(up, (payload:gsub("^upstream [^:]*: ", "")), nil, "transport") end
     local m = safe_decode(up, method, payload)
     if kind == "progress" then
       if opts.progress then progress_of(up, m, opts.progress) end
@@ -229,7 +229,8 @@ local function stdio_handshake(up, link, gen)
       link:set_state(gen, encode { revision = MODERN, server = r })
       return
     end
-    if rev == MODERN then fail(up, "server/discover: " .. tostring(type(r) == "table" and r.message or r)) end
+    -- initialize only when the upstream answered (it does not know discover)
+    if rev == MODERN or not ok and (type(r) ~= "table" or r.data == "transport") then error(r, 0) end
   end
   local ok, r = try("2025-11-25", "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO })
   if not ok then error(r, 0) end
@@ -295,7 +296,7 @@ local function http_post(up, msg, method, opts, sp)
                                       timeout = opts.timeout, follow = false })
   if not ok then
     local m = type(r) == "table" and r.message or tostring(r)
-    fail(up, ("%s: %s"):format(method, (m:gsub("^.-mcp%.http: ", ""))))
+    fail(up, ("%s: %s"):format(method, (m:gsub("^.-mcp%.http: ", ""))), nil, "transport")
   end
   return r
 end
@@ -345,7 +346,7 @@ local function http_handshake(up, sp)
     up.rev = MODERN
     local ok, r = pcall(http_exchange, up, "server/discover", nil, {}, sp)
     if ok then up.ready = true return end
-    if rev == MODERN then error(r, 0) end
+    if rev == MODERN or type(r) ~= "table" or r.data == "transport" then error(r, 0) end
   end
   up.rev = "2025-11-25"
   local r, resp = http_exchange(up, "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO }, {}, sp)

@@ -480,8 +480,12 @@ static void start_child(lua_State *L, uplink *l, uv_loop_t *loop) {
   const sandbox *sb = sandbox_of(L);
   if (sb) sandbox_check_exec(L, sb, l->argv[0], l->cwd);
   double now = clock_now();
-  if (now < l->retry_at)
-    luaL_error(L, "%s; %d failed starts in a row, the next try in %.1f s", l->why, l->fails, l->retry_at - now);
+  if (now < l->retry_at) {
+    char msg[400]; /* lua_pushfstring has no %.1f */
+    snprintf(msg, sizeof msg, "%s; %d failed starts in a row, the next try in %.1f s", l->why, l->fails,
+             l->retry_at - now);
+    luaL_error(L, "%s", msg);
+  }
   static bool hooked;
   if (!hooked) hooked = atexit(kill_children) == 0;
   pid_t pid;

@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, within, withRaw } from './helpers.mjs';
+import { cp } from 'node:fs/promises';
+
+import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, watchLines, within, withRaw } from './helpers.mjs';
 import { answerOf, freePort, mcpHeaders, post, rpc, withHttp, HttpServer } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
@@ -240,6 +242,52 @@ test('refused, garbage, hung: errors naming the upstream, and the server answers
     // the request was closed when the call ended
     await within((async () => { while (!raw.closed.length) await new Promise((res) => setTimeout(res, 20)); })(), WAIT, 'the hung request to close');
   }, ['--timeout', '1.5']));
+
+test('a stdio upstream: one child and one handshake for calls that come at once, kept across a reload, replaced when its declaration changes', opts, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-client-gw-'));
+  await cp(GW, dir, { recursive: true });
+  try {
+    await withRaw(['--log-level', 'info', dir], async (gw) => {
+      await gw.initialize();
+      const err = watchLines(gw.child.stderr, gw.stderr);
+      const reloaded = /^luamcp: info: reloaded .* in [0-9.]+ ms/;
+      const whoami = { up: 'up_stdio', op: 'call', name: 'whoami', args: {} };
+      // three calls before the child exists: one child, one handshake, three answers
+      const ids = [nextId++, nextId++, nextId++];
+      for (const id of ids) gw.send(rpc('tools/call', { name: 'run', arguments: whoami }, id));
+      const pids = [];
+      for (const id of ids) pids.push(ok(shape(JSON.parse(await gw.reply(String(id))).result)).structuredContent.pid);
+      assert.equal(new Set(pids).size, 1, `one child: ${pids}`);
+      const file = path.join(dir, 'scripts', 'gw.lua');
+      const source = await readFile(file, 'utf8');
+      await writeFile(file, `${source}\n-- touched\n`);
+      await err.until((l) => l.filter((x) => reloaded.test(x)).length >= 1, 'the first reload');
+      const same = ok(await tool(gw, 'run', whoami)).structuredContent.pid;
+      assert.equal(same, pids[0], 'the same declaration keeps its child across the reload');
+      await writeFile(file, source.replace('CLIENT_MARKS = env', 'CHANGED = "1", CLIENT_MARKS = env'));
+      await err.until((l) => l.filter((x) => reloaded.test(x)).length >= 2, 'the second reload');
+      const other = ok(await tool(gw, 'run', whoami)).structuredContent.pid;
+      assert.notEqual(other, same, 'a changed declaration starts a new child');
+    }, { env: gwEnv() });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+test('a child that dies before answering: an error naming it, then restarts with a backoff', opts, () =>
+  withGateway(async (gw) => {
+    const first = await tool(gw, 'run', { up: 'dies', op: 'call', name: 'x', args: {} });
+    assert.equal(first.isError, true);
+    assert.match(first.text, /upstream dies: the process ended/);
+    let backoff;
+    for (let i = 0; i < 8 && !backoff; i++) {
+      const r = await tool(gw, 'run', { up: 'dies', op: 'call', name: 'x', args: {} });
+      assert.equal(r.isError, true);
+      if (/failed starts in a row, the next try in [0-9.]+ s/.test(r.text)) backoff = r.text;
+    }
+    assert.ok(backoff, 'a call inside the backoff is refused at once');
+    assert.match(backoff, /upstream dies: the process ended/);
+  }));
 
 // {====== credentials: our client's token stays here
 

@@ -17,6 +17,7 @@ mcp.upstream { name = "raw", url = RAW .. "/ok",
 mcp.upstream { name = "garbage", url = RAW .. "/garbage" }
 mcp.upstream { name = "hang", url = RAW .. "/hang" }
 mcp.upstream { name = "refused", url = env("REFUSED_URL", NOWHERE) }
+mcp.upstream { name = "dies", command = { "/bin/sh", "-c", "exit 3" } } -- dies before any answer
 
 -- run{up =, op = "list"|"call"|"read"|"prompt"|"complete", ...}: the result as JSON
 mcp.tool { name = "run",
