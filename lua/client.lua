@@ -173,7 +173,7 @@ local function progress_of(up, note, fn)
                                                type(p.message) == "string" and p.message or nil) end
 end
 
-local function with_meta(up, params, token)
+local function with_meta(up, params, token, traceparent)
   params = params or {}
   local meta
   if up.rev == MODERN then
@@ -182,6 +182,7 @@ local function with_meta(up, params, token)
              ["io.modelcontextprotocol/clientInfo"] = CLIENT_INFO }
   end
   if token then meta = meta or {}; meta.progressToken = token end
+  if traceparent then meta = meta or {}; meta.traceparent = traceparent end -- MCP's trace context in _meta
   if meta then
     local copy = {}
     for k, v in pairs(params) do copy[k] = v end
@@ -200,9 +201,10 @@ local function stdio_link(up)
   return up.link
 end
 
-local function stdio_exchange(up, link, id, method, params, opts)
+local function stdio_exchange(up, link, id, method, params, opts, sp)
   local guard <close> = setmetatable({}, { __close = function(_, e) link:forget(id, e and "the caller gave up" or nil) end })
-  local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
+  local msg = { jsonrpc = "2.0", id = id, method = method,
+                params = with_meta(up, params, opts.progress and id, sp and sp:traceparent()) }
   link:write(encode(msg))
   while true do
     local kind, payload = link:wait(id)
@@ -239,7 +241,7 @@ local function stdio_handshake(up, link, gen)
   link:set_state(gen, encode { revision = "2025-11-25", server = r })
 end
 
-local function stdio_request(up, method, params, opts)
+local function stdio_request(up, method, params, opts, sp)
   local link = stdio_link(up)
   local id, gen, state = link:open()
   -- one handshake per child: the other calls that find none wait for it
@@ -256,7 +258,7 @@ local function stdio_request(up, method, params, opts)
   end
   if not state then link:forget(id); fail(up, "no handshake came through (the process keeps ending)") end
   up.rev = decode(state).revision
-  return stdio_exchange(up, link, id, method, params, opts)
+  return stdio_exchange(up, link, id, method, params, opts, sp)
 end
 
 -- Streamable HTTP, on mcp.http
@@ -290,8 +292,7 @@ local function http_post(up, msg, method, opts, sp)
       h["mcp-name"] = name:find("[^\32-\126]") and ("=?base64?" .. core.base64_encode(name) .. "?=") or name
     end
   end
-  local tp = sp and sp:traceparent()
-  if tp then h["traceparent"] = tp end
+  -- the traceparent header is mcp.http's: its own CLIENT span, in the same trace
   local ok, r = pcall(http.request, { method = "POST", url = up.decl.url, headers = h, body = encode(msg),
                                       timeout = opts.timeout, follow = false })
   if not ok then
@@ -392,7 +393,7 @@ local function request(up, method, params, opts)
   local sp <close> = C.span(up.name, method, up.decl.target)
   local ok, r
   if up.decl.url then ok, r = pcall(http_request, up, method, params, opts, sp)
-  else ok, r = pcall(stdio_request, up, method, params, opts) end
+  else ok, r = pcall(stdio_request, up, method, params, opts, sp) end
   if ok then ok, r = pcall(check_result, up, method, r) end
   if ok then
     sp:finish("ok")

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { cp } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 
 import { APPS, BIN, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, watchLines, within, withRaw } from './helpers.mjs';
 import { answerOf, freePort, mcpHeaders, post, rpc, withHttp, HttpServer } from './http-helpers.mjs';
@@ -288,6 +289,65 @@ test('a child that dies before answering: an error naming it, then restarts with
     assert.ok(backoff, 'a call inside the backoff is refused at once');
     assert.match(backoff, /upstream dies: the process ended/);
   }));
+
+// {====== traces: a CLIENT span per upstream request, its context carried across
+
+const otlp = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js').opentelemetry.proto;
+const hex = (b) => Buffer.from(b).toString('hex');
+
+/** An OTLP/HTTP receiver decoding with OpenTelemetry's own definitions. */
+async function startReceiver() {
+  const rx = { spans: [] };
+  rx.server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      const msg = otlp.collector.trace.v1.ExportTraceServiceRequest.decode(Buffer.concat(chunks));
+      for (const rs of msg.resourceSpans) for (const ss of rs.scopeSpans) for (const sp of ss.spans) {
+        rx.spans.push({ traceId: hex(sp.traceId), spanId: hex(sp.spanId), parentSpanId: sp.parentSpanId?.length ? hex(sp.parentSpanId) : '',
+          name: sp.name, kind: sp.kind, attrs: Object.fromEntries(sp.attributes.map((a) => [a.key, a.value.stringValue])) });
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => rx.server.listen(0, '127.0.0.1', resolve));
+  rx.url = `http://127.0.0.1:${rx.server.address().port}`;
+  return rx;
+}
+
+test('each upstream request is a CLIENT span named for its upstream; a stdio upstream continues the trace', opts, async () => {
+  const rx = await startReceiver();
+  try {
+    await withRaw(['--otlp', rx.url, GW], async (gw) => {
+      await gw.initialize();
+      const traceId = crypto.randomBytes(16).toString('hex');
+      const r = await gw.call(nextId++, 'tools/call', { name: 'run', arguments: { up: 'up_stdio', op: 'call', name: 'echo', args: { text: 't' } },
+        _meta: { traceparent: `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-01` } });
+      assert.equal(shape(r.result).json.content[0].text, 't');
+      const find = (pred, what) => within((async () => {
+        for (;;) {
+          const s = rx.spans.find((x) => x.traceId === traceId && pred(x));
+          if (s) return s;
+          await new Promise((res) => setTimeout(res, 20));
+        }
+      })(), WAIT, what);
+      const server = await find((s) => s.name === 'tools/call run', 'the gateway\'s server span');
+      const out = await find((s) => s.name === 'tools/call up_stdio', 'the CLIENT span');
+      assert.equal(out.kind, otlp.trace.v1.Span.SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(out.parentSpanId, server.spanId);
+      assert.equal(out.attrs['luamcp.upstream'], 'up_stdio');
+      assert.equal(out.attrs['mcp.method.name'], 'tools/call');
+      // the upstream's own server span is the CLIENT span's child (its _meta.traceparent)
+      const there = await find((s) => s.name === 'tools/call echo', 'the upstream\'s server span');
+      assert.equal(there.parentSpanId, out.spanId);
+    }, { env: { ...gwEnv(), OTLP: rx.url } });
+  } finally {
+    rx.server.closeAllConnections();
+    rx.server.close();
+  }
+});
+
+// }======
 
 // {====== credentials: our client's token stays here
 

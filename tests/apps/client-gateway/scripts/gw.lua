@@ -8,7 +8,11 @@ mcp.upstream { name = "every_stdio", command = { "node", env("EVERYTHING", "serv
 mcp.upstream { name = "every_http", url = env("EVERYTHING_URL", NOWHERE) }
 mcp.upstream { name = "up_modern", url = env("UP_URL", NOWHERE) }
 mcp.upstream { name = "up_legacy", url = env("UP_URL", NOWHERE), revision = "2025-11-25" }
-mcp.upstream { name = "up_stdio", command = { env("LUAMCP", "luamcp"), "serve", env("UP_APP", ".") },
+-- with OTLP set, the upstream exports its spans too (the trace crosses the hop)
+local up_cmd = { env("LUAMCP", "luamcp"), "serve" }
+if os.getenv("OTLP") then up_cmd[#up_cmd + 1] = "--otlp"; up_cmd[#up_cmd + 1] = os.getenv("OTLP") end
+up_cmd[#up_cmd + 1] = env("UP_APP", ".")
+mcp.upstream { name = "up_stdio", command = up_cmd,
                env = { CLIENT_MARKS = env("CLIENT_MARKS", "/nonexistent") } }
 -- a raw HTTP server of the test's: /ok answers, /garbage answers no JSON, /hang never answers
 local RAW = env("RAW_BASE", "http://127.0.0.1:9")
