@@ -168,7 +168,7 @@ test('a luamcp upstream, 2026-07-28 and 2025-11-25 over HTTP and over stdio: lis
   withGateway(async (gw) => {
     for (const upName of ['up_modern', 'up_legacy', 'up_stdio']) {
       const tools = ok(await tool(gw, 'run', { up: upName, op: 'list', name: 'tools' })).map((t) => t.name);
-      assert.deepEqual(tools.sort(), ['echo', 'fail', 'slow', 'steps', 'whoami']);
+      assert.deepEqual(tools.sort(), ['big', 'echo', 'fail', 'slow', 'steps', 'whoami']);
       const echo = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'echo', args: { text: 'hello' } }));
       assert.deepEqual(echo.content, [{ type: 'text', text: 'hello' }]);
       // the revision spoken: a 2026-07-28 result says so
@@ -289,6 +289,17 @@ test('a child that dies before answering: an error naming it, then restarts with
     assert.ok(backoff, 'a call inside the backoff is refused at once');
     assert.match(backoff, /upstream dies: the process ended/);
   }));
+
+test('an answer larger than the call may hold (--memory-limit) is an error naming the upstream, over stdio and HTTP', opts, () =>
+  withGateway(async (gw) => {
+    for (const upName of ['up_stdio', 'up_modern']) {
+      const r = await tool(gw, 'run', { up: upName, op: 'call', name: 'big', args: { n: 3_000_000 } });
+      assert.equal(r.isError, true, upName);
+      assert.match(r.text, new RegExp(`upstream ${upName}: `));
+      const small = ok(await tool(gw, 'run', { up: upName, op: 'call', name: 'big', args: { n: 10 } }));
+      assert.equal(small.content[0].text, 'xxxxxxxxxx');
+    }
+  }, ['--memory-limit', '2']));
 
 // {====== traces: a CLIENT span per upstream request, its context carried across
 

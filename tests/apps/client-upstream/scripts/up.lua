@@ -44,3 +44,5 @@ mcp.template { uri = "test://up/items/{id}", name = "item",
   end } }
 mcp.prompt { name = "greet", args = { who = mcp.string() },
   get = function(a) return { mcp.user("Hello, " .. a.who) } end }
+mcp.tool { name = "big", description = "A text of n bytes", input = { n = mcp.integer { minimum = 0 } },
+  handler = function(a) return string.rep("x", a.n) end }
