@@ -306,7 +306,19 @@ local function http_exchange(up, method, params, opts, sp)
   up.next_id = (up.next_id or 0) + 1
   local id = up.next_id
   local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
+  -- a call that ends while it waits (timeout, cancel) drops the transfer; a
+  -- 2025 session is also told (2026-07-28 has no session to tell)
+  local answered = false
+  local guard <close> = setmetatable({}, { __close = function()
+    if answered or not up.session or method == "initialize" then return end
+    local h = { ["content-type"] = "application/json", accept = "application/json, text/event-stream",
+                ["mcp-session-id"] = up.session, ["mcp-protocol-version"] = up.rev }
+    for k, v in pairs(up.decl.headers) do h[k] = v end
+    C.notify(up.decl.url, h, encode { jsonrpc = "2.0", method = "notifications/cancelled",
+                                      params = { requestId = id, reason = "the caller gave up" } })
+  end })
   local r = http_post(up, msg, method, opts, sp)
+  answered = true
   if r.status == 404 and up.session then fail(up, ("%s: HTTP 404: the session ended"):format(method), nil, "session") end
   local ctype = (r.headers["content-type"] or ""):lower()
   if ctype:find("text/event-stream", 1, true) then

@@ -48,6 +48,7 @@
 #include "call.h"
 #include "clock.h"
 #include "io_exec.h"
+#include "io_http.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -796,6 +797,37 @@ static int link_release(lua_State *L) {
   return 0;
 }
 
+/* notify(url, headers, body): an HTTP POST nobody waits for (a
+   notification to an HTTP upstream; runs in a <close> handler too) */
+static int client_notify(lua_State *L) {
+  const char *url = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t len;
+  const char *body = luaL_checklstring(L, 3, &len);
+  call *c = call_current(L);
+  if (!c) return 0;
+  lua_settop(L, 3);
+  lua_newtable(L); /* 4: the "Name: value" lines, anchored */
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    if (n < 32 && lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+      lua_pushfstring(L, "%s: %s", lua_tostring(L, -2), lua_tostring(L, -1));
+      lua_rawseti(L, 4, ++n);
+    }
+    lua_pop(L, 1);
+  }
+  const char *hdrs[33];
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 4, i + 1);
+    hdrs[i] = lua_tostring(L, -1); /* kept alive by table 4 */
+    lua_pop(L, 1);
+  }
+  hdrs[n] = NULL;
+  lua_pushboolean(L, io_http_send(call_loop(c), url, hdrs, body, len, 5000));
+  return 1;
+}
+
 /* keep(key [, value]) -> the value kept under key (nil: none), after
    setting it when given (false forgets it) */
 static int client_keep(lua_State *L) {
@@ -931,6 +963,6 @@ void mcp_client_push(lua_State *L) {
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {"keep", client_keep}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {"keep", client_keep}, {"notify", client_notify}, {NULL, NULL}};
   luaL_newlib(L, funcs);
 }

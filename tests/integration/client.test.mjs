@@ -81,7 +81,7 @@ function startRaw() {
 
 before(async () => {
   marks = await mkdtemp(path.join(tmpdir(), 'luamcp-client-'));
-  up = await new HttpServer(UP).start();
+  up = await new HttpServer(UP, [], { env: { CLIENT_MARKS: marks } }).start();
   every = await startEverything();
   raw = await startRaw();
   refusedUrl = `http://127.0.0.1:${await freePort()}/mcp`; // nothing listens there
@@ -208,6 +208,15 @@ test('a cancelled call cancels its upstream request (notifications/cancelled)', 
     assert.equal(await markOf('cancelled-c1'), 'cancelled');
     // and the gateway serves on, with the same child
     assert.deepEqual(ok(await tool(gw, 'run', { up: 'up_stdio', op: 'call', name: 'echo', args: { text: 'after' } })).content[0].text, 'after');
+  }));
+
+test('over HTTP too: the request is closed, and a 2025-11-25 session gets notifications/cancelled', opts, () =>
+  withGateway(async (gw) => {
+    const id = nextId++;
+    gw.send(rpc('tools/call', { name: 'run', arguments: { up: 'up_legacy', op: 'call', name: 'slow', args: { tag: 'h1' } } }, id));
+    assert.equal(await markOf('started-h1'), 'started');
+    gw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the test' } });
+    assert.equal(await markOf('cancelled-h1'), 'cancelled');
   }));
 
 test('an upstream killed mid-call: an error naming it, and the next call runs on a new process', opts, () =>
