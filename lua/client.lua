@@ -412,8 +412,10 @@ local function request(up, method, params, opts)
     return r
   end
   if type(r) ~= "table" or getmetatable(r) ~= err_mt then
-    r = setmetatable({ message = ("upstream %s: %s"):format(up.name, tostring(type(r) == "table" and r.message or r)),
-                       upstream = up.name }, err_mt)
+    local m, prefix = tostring(type(r) == "table" and r.message or r), ("upstream %s: "):format(up.name)
+    m = m:gsub("^client%.lua:%d+: ", "") -- raised by the C half, at this file's line
+    if m:sub(1, #prefix) ~= prefix then m = prefix .. m end -- the C half names the upstream itself
+    r = setmetatable({ message = m, upstream = up.name }, err_mt)
   end
   sp:finish(r.code and "error" or "failed", r.message)
   error(r, 0)

@@ -296,7 +296,7 @@ test('a child that dies before answering: an error naming it, then restarts with
       if (/failed starts in a row, the next try in [0-9.]+ s/.test(r.text)) backoff = r.text;
     }
     assert.ok(backoff, 'a call inside the backoff is refused at once');
-    assert.match(backoff, /upstream dies: the process ended/);
+    assert.match(backoff, /gw\.lua:\d+: upstream dies: the process ended \([^)]*\); \d+ failed starts/, 'named once');
   }));
 
 test('an answer larger than the call may hold (--memory-limit) is an error naming the upstream, over stdio and HTTP', opts, () =>
