@@ -62,52 +62,52 @@ local function strings_map(fn, t, what)
 end
 
 --- mcp.upstream{ name =, url = | command = {...}, env =, cwd =, headers =, revision =, max_message = }
-function M.upstream(def)
-  while_loading("upstream")
-  check_fields("upstream", def, upstream_keys)
-  local name = field("upstream", def, "name", "string")
-  if not name:match("^[%w_.%-]+$") then argerr("upstream", "name must be letters, digits, '_', '.' or '-'") end
-  if decls[name] then argerr("upstream", ("upstream '%s' is declared twice"):format(name)) end
+local function declare(def, adhoc)
+  local fn = adhoc and "client" or "upstream"
+  local name = def.name
+  if adhoc and name == nil and type(def.url) == "string" then name = def.url:match("^%a+://([%w_.%-]+)") end
+  name = adhoc and name or field(fn, def, "name", "string")
+  if type(name) ~= "string" or not name:match("^[%w_.%-]+$") then argerr(fn, "name must be letters, digits, '_', '.' or '-'") end
   local url, command = def.url, def.command
-  if (url == nil) == (command == nil) then argerr("upstream", "give url = \"https://...\" or command = {\"prog\", ...}, one of them") end
+  if (url == nil) == (command == nil) then argerr(fn, "give url = \"https://...\" or command = {\"prog\", ...}, one of them") end
   local d = { name = name, headers = {} }
   if url ~= nil then
-    if type(url) ~= "string" or not url:lower():match("^https?://[^/]") then argerr("upstream", "url must be an http:// or https:// URL") end
+    if type(url) ~= "string" or not url:lower():match("^https?://[^/]") then argerr(fn, "url must be an http:// or https:// URL") end
     d.url = url
     d.target = url:match("^%a+://([^/?#]+)")
-    if def.env ~= nil or def.cwd ~= nil then argerr("upstream", "env and cwd are for command = upstreams") end
+    if def.env ~= nil or def.cwd ~= nil then argerr(fn, "env and cwd are for command = upstreams") end
   else
-    if type(command) ~= "table" or #command == 0 then argerr("upstream", "command must be a list {\"prog\", \"arg\", ...}") end
+    if type(command) ~= "table" or #command == 0 then argerr(fn, "command must be a list {\"prog\", \"arg\", ...}") end
     local n = #command
-    for i = 1, n do if type(command[i]) ~= "string" then argerr("upstream", ("command[%d] must be a string, got %s"):format(i, type(command[i]))) end end
+    for i = 1, n do if type(command[i]) ~= "string" then argerr(fn, ("command[%d] must be a string, got %s"):format(i, type(command[i]))) end end
     for k, v in pairs(command) do
       if math.type(k) ~= "integer" or k < 1 or k > n or type(v) ~= "string" or v:find("%z") then
-        argerr("upstream", "command must be a list of strings without NUL bytes")
+        argerr(fn, "command must be a list of strings without NUL bytes")
       end
     end
-    if def.headers ~= nil then argerr("upstream", "headers are for url = upstreams") end
+    if def.headers ~= nil then argerr(fn, "headers are for url = upstreams") end
     d.command = { table.unpack(command) }
     d.target = command[1]:match("[^/]+$")
     if def.env ~= nil then
-      if type(def.env) ~= "table" then argerr("upstream", "env must be a table {NAME = \"value\" | false}") end
-      strings_map("upstream", def.env, "env")
+      if type(def.env) ~= "table" then argerr(fn, "env must be a table {NAME = \"value\" | false}") end
+      strings_map(fn, def.env, "env")
       d.env = {}
       for k, v in pairs(def.env) do d.env[k] = v end
     end
-    if def.cwd ~= nil and type(def.cwd) ~= "string" then argerr("upstream", "cwd must be a string") end
+    if def.cwd ~= nil and type(def.cwd) ~= "string" then argerr(fn, "cwd must be a string") end
     d.cwd = def.cwd
   end
   if def.headers ~= nil then
-    if type(def.headers) ~= "table" then argerr("upstream", "headers must be a table {Name = \"value\"}") end
-    strings_map("upstream", def.headers, "headers")
+    if type(def.headers) ~= "table" then argerr(fn, "headers must be a table {Name = \"value\"}") end
+    strings_map(fn, def.headers, "headers")
     for k, v in pairs(def.headers) do d.headers[k:lower()] = v end
   end
   if def.revision ~= nil and not REVISIONS[def.revision] then
-    argerr("upstream", "revision must be \"2025-11-25\" or \"2026-07-28\"")
+    argerr(fn, "revision must be \"2025-11-25\" or \"2026-07-28\"")
   end
   d.revision = def.revision
   if def.max_message ~= nil and (math.type(def.max_message) ~= "integer" or def.max_message < 1024) then
-    argerr("upstream", "max_message must be a whole number of bytes >= 1024")
+    argerr(fn, "max_message must be a whole number of bytes >= 1024")
   end
   d.max_message = def.max_message
   if d.command then -- what makes the child another one: a change ends the old child
@@ -118,9 +118,18 @@ function M.upstream(def)
     for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. tostring(d.env[k]) end
     d.key = concat(parts, "\1")
   end
+  d.adhoc = adhoc
   if not schemas then schemas = decode(core.results_json) end
-  decls[name] = d
-  return name
+  return d
+end
+
+function M.upstream(def)
+  while_loading("upstream")
+  check_fields("upstream", def, upstream_keys)
+  if type(def.name) == "string" and decls[def.name] then argerr("upstream", ("upstream '%s' is declared twice"):format(def.name)) end
+  local d = declare(def, false)
+  decls[d.name] = d
+  return d.name
 end
 
 -- }======
@@ -375,6 +384,7 @@ end
 -- that declare the same upstream (a reload keeps the upstream's session)
 local function http_ready(up, sp)
   if up.ready then return end
+  if up.decl.adhoc then return http_handshake(up, sp) end -- an ad-hoc client keeps nothing
   local key = kept_key(up)
   local k = C.keep(key)
   if k then
@@ -499,8 +509,16 @@ function client:__tostring() return "mcp.client(" .. self.name .. ")" end
 local clients = {} -- name -> client, for this app version
 
 --- mcp.client(name) -> the client of an upstream declared with mcp.upstream
+local adhoc_keys = set { "name", "url", "headers", "revision" }
+
 function M.client(name)
-  if type(name) ~= "string" then raise("mcp.client: the upstream's name must be a string") end
+  if type(name) == "table" then -- ad hoc: url only, a client of its own, nothing kept after it
+    check_fields("client", name, adhoc_keys)
+    if name.url == nil then argerr("client", "an ad-hoc client takes url = (declare a command = with mcp.upstream)") end
+    local d = declare(name, true)
+    return setmetatable({ name = d.name, decl = d, schema_cache = {} }, client)
+  end
+  if type(name) ~= "string" then raise("mcp.client: give an upstream's name, or { url = ... } for an ad-hoc client") end
   local c = clients[name]
   if c then return c end
   local d = decls[name]

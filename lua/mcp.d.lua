@@ -632,8 +632,15 @@ function Client:prompt(name, args) end
 ---@return table result the CompleteResult
 function Client:complete(ref, arg, context) end
 
----The client of an upstream declared with mcp.upstream.
----@param name string
+---`mcp.client{...}`: an ad-hoc client of a Streamable HTTP server (nothing kept after the call).
+---@class mcp.ClientDef
+---@field url string
+---@field headers? table<string, string>
+---@field revision? "2025-11-25"|"2026-07-28"
+---@field name? string default: the URL's host
+
+---The client of an upstream declared with mcp.upstream (its name), or an ad-hoc one.
+---@param name string|mcp.ClientDef
 ---@return mcp.Client
 function mcp.client(name) end
 

@@ -110,6 +110,7 @@ const fieldChecks = {
   'mcp.HttpRequest': () => cList('core/io/io_http.c', 'option_names'),
   'mcp.ExecOptions': () => cList('core/io/io_exec.c', 'option_names'),
   'mcp.UpstreamDef': () => luaSet('upstream_keys'),
+  'mcp.ClientDef': () => luaSet('adhoc_keys'),
 };
 
 for (const [cls, accepted] of Object.entries(fieldChecks)) {

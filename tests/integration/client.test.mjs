@@ -198,6 +198,16 @@ test('a luamcp upstream, 2026-07-28 and 2025-11-25 over HTTP and over stdio: lis
     }
   }));
 
+test('an ad-hoc client: a URL no declaration names', opts, () =>
+  withGateway(async (gw) => {
+    const r = ok(await tool(gw, 'adhoc', { url: up.url, text: 'ad hoc' }));
+    assert.equal(r.name, 'mcp.client(127.0.0.1)');
+    assert.deepEqual(r.result.content, [{ type: 'text', text: 'ad hoc' }]);
+    const bad = await tool(gw, 'adhoc', { url: 'ftp://127.0.0.1/', text: 'x' });
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /gw\.lua:\d+: mcp\.client: url must be an http:\/\/ or https:\/\/ URL/);
+  }));
+
 test('a cancelled call cancels its upstream request (notifications/cancelled)', opts, () =>
   withGateway(async (gw) => {
     const id = nextId++;

@@ -57,3 +57,10 @@ mcp.tool { name = "progress", input = { type = "object", required = { "up", "nam
       seen[#seen + 1] = { progress = p, total = total, message = msg } end })
     return mcp.json.encode { result = r, progress = mcp.as_array(seen) }
   end }
+
+-- an ad-hoc client of a URL the call names: nothing declared, nothing kept
+mcp.tool { name = "adhoc", input = { url = mcp.string(), text = mcp.string() },
+  handler = function(a)
+    local c = mcp.client { url = a.url, revision = "2025-11-25" }
+    return mcp.json.encode { name = tostring(c), result = c:call("echo", { text = a.text }) }
+  end }
