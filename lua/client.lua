@@ -136,13 +136,15 @@ end
 
 -- {====== one request
 
-local function check_result(up, method, result)
+-- rev: the revision this request was sent in (each request carries its own:
+-- a new handshake may be under way beside it)
+local function check_result(up, rev, method, result)
   if type(result) ~= "table" then fail(up, ("%s: the result is not an object"):format(method)) end
-  if up.rev == MODERN and result.resultType == "input_required" then
+  if rev == MODERN and result.resultType == "input_required" then
     fail(up, ("%s: the upstream asks for input (multi round-trip requests are not relayed yet)"):format(method))
   end
   local def = RESULT_OF[method]
-  local all = schemas[up.rev]
+  local all = schemas[rev]
   if def and all and all["$defs"][def] then
     local s = up.schema_cache[def]
     if not s then
@@ -150,7 +152,7 @@ local function check_result(up, method, result)
       up.schema_cache[def] = s
     end
     local ok, why = validate(s, result)
-    if not ok then fail(up, ("%s: not a valid %s %s: %s"):format(method, up.rev, def, tostring(why))) end
+    if not ok then fail(up, ("%s: not a valid %s %s: %s"):format(method, rev, def, tostring(why))) end
   end
   return result
 end
@@ -182,10 +184,10 @@ local function progress_of(up, note, fn)
                                                type(p.message) == "string" and p.message or nil) end
 end
 
-local function with_meta(up, params, token, traceparent)
+local function with_meta(rev, params, token, traceparent)
   params = params or {}
   local meta
-  if up.rev == MODERN then
+  if rev == MODERN then
     meta = { ["io.modelcontextprotocol/protocolVersion"] = MODERN,
              ["io.modelcontextprotocol/clientCapabilities"] = {},
              ["io.modelcontextprotocol/clientInfo"] = CLIENT_INFO }
@@ -210,10 +212,10 @@ local function stdio_link(up)
   return up.link
 end
 
-local function stdio_exchange(up, link, id, method, params, opts, sp)
+local function stdio_exchange(up, rev, link, id, method, params, opts, sp)
   local guard <close> = setmetatable({}, { __close = function(_, e) link:forget(id, e and "the caller gave up" or nil) end })
   local msg = { jsonrpc = "2.0", id = id, method = method,
-                params = with_meta(up, params, opts.progress and id, sp and sp:traceparent()) }
+                params = with_meta(rev, params, opts.progress and id, sp and sp:traceparent()) }
   link:write(encode(msg))
   while true do
     local kind, payload = link:wait(id)
@@ -229,9 +231,8 @@ end
 
 local function stdio_handshake(up, link, gen)
   local function try(rev, method, params)
-    up.rev = rev
     local id = link:open()
-    return pcall(stdio_exchange, up, link, id, method, params, {})
+    return pcall(stdio_exchange, up, rev, link, id, method, params, {})
   end
   local rev = up.decl.revision
   if rev ~= "2025-11-25" then
@@ -245,7 +246,7 @@ local function stdio_handshake(up, link, gen)
   end
   local ok, r = try("2025-11-25", "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO })
   if not ok then error(r, 0) end
-  check_result(up, "initialize", r)
+  check_result(up, "2025-11-25", "initialize", r)
   link:write(encode { jsonrpc = "2.0", method = "notifications/initialized" })
   link:set_state(gen, encode { revision = "2025-11-25", server = r })
 end
@@ -266,8 +267,8 @@ local function stdio_request(up, method, params, opts, sp)
     id, gen, state = link:open()
   end
   if not state then link:forget(id); fail(up, "no handshake came through (the process keeps ending)") end
-  up.rev = decode(state).revision
-  return stdio_exchange(up, link, id, method, params, opts, sp)
+  local rev = decode(state).revision
+  return stdio_exchange(up, rev, link, id, method, params, opts, sp), rev
 end
 
 -- Streamable HTTP, on mcp.http
@@ -286,14 +287,15 @@ local function sse_messages(body)
   return out
 end
 
-local function http_post(up, msg, method, opts, sp)
+-- cx: the connection's revision and session, as the request was sent
+local function http_post(up, cx, msg, method, opts)
   local h = {}
   for k, v in pairs(up.decl.headers) do h[k] = v end
   h["content-type"] = "application/json"
   h["accept"] = "application/json, text/event-stream"
-  if up.session then h["mcp-session-id"] = up.session end
-  if up.rev and method ~= "initialize" then h["mcp-protocol-version"] = up.rev end
-  if up.rev == MODERN then
+  if cx.session then h["mcp-session-id"] = cx.session end
+  if method ~= "initialize" then h["mcp-protocol-version"] = cx.rev end
+  if cx.rev == MODERN then
     h["mcp-method"] = method
     local p = msg.params or {}
     local name = (method == "tools/call" or method == "prompts/get") and p.name or method == "resources/read" and p.uri
@@ -311,24 +313,24 @@ local function http_post(up, msg, method, opts, sp)
   return r
 end
 
-local function http_exchange(up, method, params, opts, sp)
+local function http_exchange(up, cx, method, params, opts)
   up.next_id = (up.next_id or 0) + 1
   local id = up.next_id
-  local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(up, params, opts.progress and id) }
+  local msg = { jsonrpc = "2.0", id = id, method = method, params = with_meta(cx.rev, params, opts.progress and id) }
   -- a call that ends while it waits (timeout, cancel) drops the transfer; a
   -- 2025 session is also told (2026-07-28 has no session to tell)
   local answered = false
   local guard <close> = setmetatable({}, { __close = function()
-    if answered or not up.session or method == "initialize" then return end
+    if answered or not cx.session or method == "initialize" then return end
     local h = { ["content-type"] = "application/json", accept = "application/json, text/event-stream",
-                ["mcp-session-id"] = up.session, ["mcp-protocol-version"] = up.rev }
+                ["mcp-session-id"] = cx.session, ["mcp-protocol-version"] = cx.rev }
     for k, v in pairs(up.decl.headers) do h[k] = v end
     C.notify(up.decl.url, h, encode { jsonrpc = "2.0", method = "notifications/cancelled",
                                       params = { requestId = id, reason = "the caller gave up" } })
   end })
-  local r = http_post(up, msg, method, opts, sp)
+  local r = http_post(up, cx, msg, method, opts)
   answered = true
-  if r.status == 404 and up.session then fail(up, ("%s: HTTP 404: the session ended"):format(method), nil, "session") end
+  if r.status == 404 and cx.session then fail(up, ("%s: HTTP 404: the session ended"):format(method), nil, "session") end
   local ctype = (r.headers["content-type"] or ""):lower()
   if ctype:find("text/event-stream", 1, true) then
     local reply
@@ -361,62 +363,69 @@ local function kept_key(up)
   return concat(parts, "\1")
 end
 
-local function http_handshake(up, sp)
-  up.session = nil
+-- A new connection: discover (2026-07-28), else initialize (2025-11-25);
+-- its cx, which requests take from up.conn once it is done.
+local function http_handshake(up)
   local rev = up.decl.revision
   if rev ~= "2025-11-25" then
-    up.rev = MODERN
-    local ok, r = pcall(http_exchange, up, "server/discover", nil, {}, sp)
-    if ok then up.ready = true return end
+    local cx = { rev = MODERN }
+    local ok, r = pcall(http_exchange, up, cx, "server/discover", nil, {})
+    if ok then return cx end
+    -- initialize only when the upstream answered (it does not know discover)
     if rev == MODERN or type(r) ~= "table" or r.data == "transport" then error(r, 0) end
   end
-  up.rev = "2025-11-25"
-  local r, resp = http_exchange(up, "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO }, {}, sp)
-  check_result(up, "initialize", r)
-  up.session = resp.headers["mcp-session-id"]
-  if up.session and (#up.session > 1024 or up.session:find("[^\33-\126]")) then fail(up, "initialize: a malformed Mcp-Session-Id") end
-  local h = http_post(up, { jsonrpc = "2.0", method = "notifications/initialized" }, "notifications/initialized", {}, sp)
+  local cx = { rev = "2025-11-25" }
+  local r, resp = http_exchange(up, cx, "initialize", { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = CLIENT_INFO }, {})
+  check_result(up, cx.rev, "initialize", r)
+  local session = resp.headers["mcp-session-id"]
+  if session and (#session > 1024 or session:find("[^\33-\126]")) then fail(up, "initialize: a malformed Mcp-Session-Id") end
+  cx.session = session
+  local h = http_post(up, cx, { jsonrpc = "2.0", method = "notifications/initialized" }, "notifications/initialized", {})
   if h.status >= 300 then fail(up, ("notifications/initialized: HTTP %d"):format(h.status)) end
-  up.ready = true
+  return cx
 end
 
--- what the handshake found, kept by the process for the next app versions
--- that declare the same upstream (a reload keeps the upstream's session)
-local function http_ready(up, sp)
-  if up.ready then return end
-  if up.decl.adhoc then return http_handshake(up, sp) end -- an ad-hoc client keeps nothing
-  local key = kept_key(up)
-  local k = C.keep(key)
+-- The connection's cx: this version's, else the one the process kept for
+-- the same declaration (a reload keeps the upstream's session), else a new
+-- handshake. An ad-hoc client keeps nothing.
+local function http_ready(up)
+  if up.conn then return up.conn end
+  local key = not up.decl.adhoc and kept_key(up)
+  local k = key and C.keep(key)
   if k then
     k = decode(k)
-    up.rev, up.session, up.ready = k.revision, k.session, true
-    return
+    up.conn = { rev = k.revision, session = k.session }
+    return up.conn
   end
-  http_handshake(up, sp)
-  C.keep(key, encode { revision = up.rev, session = up.session })
+  local cx = http_handshake(up)
+  if key then C.keep(key, encode { revision = cx.rev, session = cx.session }) end
+  up.conn = cx
+  return cx
 end
 
-local function http_request(up, method, params, opts, sp)
-  http_ready(up, sp)
-  local ok, r = pcall(http_exchange, up, method, params, opts, sp)
+local function http_request(up, method, params, opts)
+  local cx = http_ready(up)
+  local ok, r = pcall(http_exchange, up, cx, method, params, opts)
   -- a session the upstream forgot (it restarted): one new handshake, one retry
   if not ok and type(r) == "table" and r.data == "session" then
-    up.ready = false
-    C.keep(kept_key(up), false)
-    http_ready(up, sp)
-    return (http_exchange(up, method, params, opts, sp))
+    if up.conn == cx then
+      up.conn = nil
+      if not up.decl.adhoc then C.keep(kept_key(up), false) end
+    end
+    cx = http_ready(up)
+    return (http_exchange(up, cx, method, params, opts)), cx.rev
   end
   if not ok then error(r, 0) end
-  return r
+  return r, cx.rev
 end
 
 local function request(up, method, params, opts)
   opts = opts or {}
   local sp <close> = C.span(up.name, method, up.decl.target)
-  local ok, r
-  if up.decl.url then ok, r = pcall(http_request, up, method, params, opts, sp)
-  else ok, r = pcall(stdio_request, up, method, params, opts, sp) end
-  if ok then ok, r = pcall(check_result, up, method, r) end
+  local ok, r, rev
+  if up.decl.url then ok, r, rev = pcall(http_request, up, method, params, opts)
+  else ok, r, rev = pcall(stdio_request, up, method, params, opts, sp) end
+  if ok then ok, r = pcall(check_result, up, rev, method, r) end
   if ok then
     sp:finish("ok")
     return r

@@ -46,6 +46,24 @@ async function startEverything() {
   return { child, url: `http://127.0.0.1:${port}/mcp` };
 }
 
+/** /legacy: a 2025-11-25 server (discover refused) whose first session it
+    forgets after initialize: a call on it is answered 404. */
+function legacy(state, req, res, m) {
+  const json = (status, v, headers = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(v));
+  };
+  if (m.method === 'server/discover') return json(400, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+  if (m.method === 'initialize') {
+    state.sessions = (state.sessions || 0) + 1;
+    return json(200, { jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'legacy', version: '1' } } },
+      { 'mcp-session-id': `s${state.sessions}` });
+  }
+  if (!m.id) { res.writeHead(202); return res.end(); }
+  if (req.headers['mcp-session-id'] === 's1') return json(404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+  return json(200, { jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: `legacy ok on ${req.headers['mcp-session-id']}` }] } });
+}
+
 /** The raw upstream: POST /ok answers like a 2026-07-28 server, /garbage
     answers a body that is no JSON, /hang holds the request (closed tells
     when the client gave up). Every request's headers are kept. */
@@ -65,6 +83,7 @@ function startRaw() {
         return; // never answered
       }
       const m = JSON.parse(body);
+      if (req.url === '/legacy') return legacy(state, req, res, m);
       const result = m.method === 'server/discover'
         ? { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' }, resultType: 'complete' }
         : { content: [{ type: 'text', text: 'raw ok' }], resultType: 'complete' };
@@ -206,6 +225,13 @@ test('an ad-hoc client: a URL no declaration names', opts, () =>
     const bad = await tool(gw, 'adhoc', { url: 'ftp://127.0.0.1/', text: 'x' });
     assert.equal(bad.isError, true);
     assert.match(bad.text, /gw\.lua:\d+: mcp\.client: url must be an http:\/\/ or https:\/\/ URL/);
+  }));
+
+test('a 2025-11-25 session the upstream forgot (404): one new handshake, and the call goes through', opts, () =>
+  withGateway(async (gw) => {
+    const r = ok(await tool(gw, 'run', { up: 'legacy', op: 'call', name: 'x', args: {} }));
+    assert.deepEqual(r.content, [{ type: 'text', text: 'legacy ok on s2' }]);
+    assert.equal(raw.sessions, 2);
   }));
 
 test('a cancelled call cancels its upstream request (notifications/cancelled)', opts, () =>

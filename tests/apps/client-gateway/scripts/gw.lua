@@ -20,6 +20,7 @@ mcp.upstream { name = "raw", url = RAW .. "/ok",
                headers = { Authorization = "Bearer " .. env("UPSTREAM_TOKEN", "none") } }
 mcp.upstream { name = "garbage", url = RAW .. "/garbage" }
 mcp.upstream { name = "hang", url = RAW .. "/hang" }
+mcp.upstream { name = "legacy", url = RAW .. "/legacy" }
 mcp.upstream { name = "refused", url = env("REFUSED_URL", NOWHERE) }
 mcp.upstream { name = "dies", command = { "/bin/sh", "-c", "exit 3" } } -- dies before any answer
 
