@@ -1,9 +1,9 @@
 /* mcp_client.c — the C half of mcp.client (see mcp_client.h; the protocol,
  * the handshake and the checks of answers are lua/client.lua's).
  *
- * A stdio upstream is a uplink: its declaration (argv, env, cwd) and its
+ * A stdio upstream is a link: its declaration (argv, env, cwd) and its
  * current child, if any. Links live as long as the process: an app reload
- * that declares the same upstream (the same key) finds the same uplink and
+ * that declares the same upstream (the same key) finds the same link and
  * the same child, so the upstream's session survives the reload. A changed
  * declaration ends the child; the next request starts the new one.
  *
@@ -11,11 +11,11 @@
  * session and process group, killed as a group) and read on the engine's
  * loop whoever waits: each line of its stdout is one JSON-RPC message
  * (bounded by max_message; a longer one ends the child). A response goes to
- * the request with its id (ids are the uplink's, so the app versions sharing
+ * the request with its id (ids are the link's, so the app versions sharing
  * a child never collide), a progress notification to the request whose id
  * is its token; a request of the upstream is refused (ping answered), other
  * lines are dropped. A request's answer waits in its `pending` until its
- * call asks (uplink:wait), or wakes the call parked on it.
+ * call asks (link:wait), or wakes the call parked on it.
  *
  * When the child dies, every request in flight gets an error naming the
  * upstream, and the next request starts a new child: at once after a child
@@ -23,7 +23,7 @@
  * RETRY_MAX) while children keep dying before any answer.
  *
  * A call that ends while it waits (deadline, cancel) tells the upstream
- * with notifications/cancelled, as does uplink:forget with a reason. */
+ * with notifications/cancelled, as does link:forget with a reason. */
 /* _GNU_SOURCE (the build defines it) */
 #include "mcp_client.h"
 
@@ -273,7 +273,7 @@ static void proc_close(void *h) {
   if (!uv_is_closing(h)) uv_close(h, proc_on_closed);
 }
 
-/* The child is over for its uplink (it died, or its declaration changed):
+/* The child is over for its link (it died, or its declaration changed):
    killed with its group, its handles closed (it is reaped at the last),
    every request in flight answered with why. */
 static void retire(proc *pr, const char *why) {
@@ -415,7 +415,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
     char *nl;
     while ((nl = memchr(in->p, '\n', in->len))) {
       size_t len = (size_t)(nl - in->p);
-      if (pr->l) log_msg(LOG_DEBUG, "upstream %s: %.*s", pr->l->name, (int)(len > ERR_LINE_MAX ? ERR_LINE_MAX : len), in->p);
+      int shown = (int)(len > ERR_LINE_MAX ? ERR_LINE_MAX : len);
+      if (pr->l) log_msg(LOG_DEBUG, "upstream %s: %.*s", pr->l->name, shown, in->p);
       memmove(in->p, nl + 1, in->len - len - 1);
       in->len -= len + 1;
     }
@@ -423,7 +424,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
     return;
   }
   /* stdout: every complete line, in order; the loop stops if a line's
-     delivery retired this child (the rest is not its uplink's any more) */
+     delivery retired this child (the rest is not its link's any more) */
   size_t done = 0;
   const char *nl = memchr(in->p + start, '\n', in->len - start);
   while (nl && pr->l) {
@@ -604,13 +605,16 @@ static char **env_of(lua_State *L, int t) {
   }
   lua_pushnil(L);
   while (lua_next(L, t)) {
-    if (lua_type(L, -1) == LUA_TSTRING) v[k++] = strdup(lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1))), lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      v[k++] = strdup(lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1)));
+      lua_pop(L, 1);
+    }
     lua_pop(L, 1);
   }
   return v;
 }
 
-/* stdio(name, key, argv, env, cwd, max_message) -> uplink: the uplink of that
+/* stdio(name, key, argv, env, cwd, max_message) -> link: the link of that
    name, made or found (a different key: the old child ends). lua/client.lua
    has checked the values. On the loop's thread (from a call). */
 static int client_stdio(lua_State *L) {
@@ -645,7 +649,7 @@ static int client_stdio(lua_State *L) {
   return 1;
 }
 
-/* uplink:open() -> id, gen, state|nil: a request id, its child started if
+/* link:open() -> id, gen, state|nil: a request id, its child started if
    none runs (raises when it cannot be); state: what set_state kept for
    this child (nil: it needs its handshake). */
 static int link_open(lua_State *L) {
@@ -668,7 +672,7 @@ static int link_open(lua_State *L) {
   return 3;
 }
 
-/* uplink:write(json): one message to the child (a line). */
+/* link:write(json): one message to the child (a line). */
 static int link_write(lua_State *L) {
   uplink *l = check_link(L);
   size_t n;
@@ -713,7 +717,7 @@ static int wait_done(lua_State *L, int status, lua_KContext k) {
   return take_item(L, (pending *)(intptr_t)k);
 }
 
-/* uplink:wait(id) -> "response", json | "progress", json | "error", message;
+/* link:wait(id) -> "response", json | "progress", json | "error", message;
    parks the call until one comes. */
 static int link_wait(lua_State *L) {
   uplink *l = check_link(L);
@@ -729,7 +733,7 @@ static int link_wait(lua_State *L) {
   return lua_yieldk(L, 0, (lua_KContext)(intptr_t)p, wait_done);
 }
 
-/* uplink:forget(id [, reason]): the request is over for its call; with a
+/* link:forget(id [, reason]): the request is over for its call; with a
    reason, and no answer yet, the upstream is told (notifications/cancelled). */
 static int link_forget(lua_State *L) {
   uplink *l = check_link(L);
@@ -741,7 +745,7 @@ static int link_forget(lua_State *L) {
   return 0;
 }
 
-/* uplink:set_state(gen, s): the handshake's result, for child gen only. */
+/* link:set_state(gen, s): the handshake's result, for child gen only. */
 static int link_set_state(lua_State *L) {
   uplink *l = check_link(L);
   lua_Integer gen = luaL_checkinteger(L, 2);
@@ -856,7 +860,7 @@ static int client_keep(lua_State *L) {
   return 1;
 }
 
-/* uplink:pid() -> the child's process id, or nil (for tests and logs) */
+/* link:pid() -> the child's process id, or nil (for tests and logs) */
 static int link_pid(lua_State *L) {
   uplink *l = check_link(L);
   if (l->p) lua_pushinteger(L, l->p->pid);
