@@ -111,6 +111,10 @@ local function while_loading(fn)
   end
 end
 
+-- {====== other MCP servers: mcp.upstream, mcp.client (lua/client.lua)
+assert(load(core.client_lua, "=client.lua", "t"))(core, I, M, while_loading)
+-- }======
+
 -- The file of the first caller outside this file (the script registering).
 local function caller_file()
   local level = 2

@@ -18,7 +18,7 @@ const opts = { timeout: TEST_TIMEOUT };
 const read = (rel) => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
 const DLUA = read('lua/mcp.d.lua');
 // the runtime's two chunks: the author's API and its machinery (app.lua's checks)
-const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua');
+const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua') + '\n' + read('lua/client.lua');
 
 /** ---@class NAME followed by ---@field lines (and `function NAME:method`). */
 function classes(text) {
@@ -109,6 +109,8 @@ const fieldChecks = {
   'mcp.UserConfigEntry': () => keysOf(luaTableKeys('user_config_fields').replace(/\{[^}]*\}/g, '0')),
   'mcp.HttpRequest': () => cList('core/io/io_http.c', 'option_names'),
   'mcp.ExecOptions': () => cList('core/io/io_exec.c', 'option_names'),
+  'mcp.UpstreamDef': () => luaSet('upstream_keys'),
+  'mcp.ClientDef': () => luaSet('adhoc_keys'),
 };
 
 for (const [cls, accepted] of Object.entries(fieldChecks)) {
