@@ -1,6 +1,7 @@
 /* store.c — mcp.store (see store.h): a table in this process's memory, or
- * Redis through one reconnecting hiredis connection. Everything runs under
- * the engine's run lock (handlers, and the loop's callbacks). */
+ * Redis through one reconnecting hiredis connection; the default backend,
+ * the app's database, is lua/store_db.lua's over mcp.db. Everything runs
+ * under the engine's run lock (handlers, and the loop's callbacks). */
 #include "store.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -593,6 +595,25 @@ static int store_delete(lua_State *L) {
   return 1;
 }
 
+/* The backend (lua/mcp.lua asks at each operation: --store is known only
+   once the app has loaded): Redis while its connection is there, else
+   memory with --store memory, else the app's database (lua/store_db.lua). */
+static bool use_memory;
+
+static int store_backend(lua_State *L) {
+  lua_pushstring(L, rconn ? "redis" : use_memory ? "memory" : "db");
+  return 1;
+}
+
+/* Wall-clock milliseconds: the database's expiries outlive the process,
+   so they cannot be clock_now()'s. */
+static int store_now_ms(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+  return 1;
+}
+
 /* }====================================================== */
 
 void store_push(lua_State *L) {
@@ -603,9 +624,13 @@ void store_push(lua_State *L) {
                                  {"add", store_add},
                                  {"cas", store_cas},
                                  {"keys", store_keys},
+                                 {"backend", store_backend},
+                                 {"now_ms", store_now_ms},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
 }
+
+void store_use_memory(void) { use_memory = true; }
 
 void store_use_redis(engine *e, const char *url) {
   redis_url u;

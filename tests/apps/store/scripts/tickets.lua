@@ -80,3 +80,31 @@ mcp.tool {
     return mcp.json.encode { keys = list, pages = pages }
   end,
 }
+
+mcp.tool {
+  name = "ttl",
+  description = "TTLs: keys set for 1 ms are gone 20 ms later (to get and add); one set for an hour stays.",
+  input = { key = mcp.string() },
+  handler = function(args, ctx)
+    local k = args.key
+    mcp.store.set(k .. ":short", "v", 0.001)
+    mcp.store.add(k .. ":again", "v", 0.001)
+    mcp.store.set(k .. ":long", "v", 3600)
+    local first = mcp.store.incr(k .. ":n", 1, 3600)
+    ctx:sleep(0.02) -- at least 20 ms: past the short TTLs, whatever the clock's grain
+    return mcp.json.encode {
+      short_gone = mcp.store.get(k .. ":short") == nil,
+      added_again = mcp.store.add(k .. ":again", "w"), -- an expired key is absent
+      long = mcp.store.get(k .. ":long"),
+      n = first + mcp.store.incr(k .. ":n", 1, 0.001), -- the TTL of the first incr stays
+      n_kept = mcp.store.get(k .. ":n"),
+    }
+  end,
+}
+
+mcp.tool {
+  name = "get",
+  description = "A key's value, or 'nil'.",
+  input = { key = mcp.string() },
+  handler = function(args) return tostring(mcp.store.get(args.key)) end,
+}
