@@ -140,7 +140,7 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--bus") || IS("--store")) {
     char why[128];
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
-      cli_die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s",
+      cli_die_usage(a[2] == 'b' ? "--bus: %s" : v ? "--store: %s (nor memory)" : "--store: %s",
                     v ? why : a[2] == 'b' ? "needs redis://HOST:PORT[/N]" : "needs memory or redis://HOST:PORT[/N]");
     return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
   }

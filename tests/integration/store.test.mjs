@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, run } from './helpers.mjs';
 import { HttpServer, post, rpc, withHttp } from './http-helpers.mjs';
 import { NGINX, REDIS, startNginx, startRedis, stopChild } from './services.mjs';
 
@@ -104,4 +104,10 @@ test('on Redis, two instances behind nginx: 20 concurrent comments keep 20; add,
     if (redis) await stopChild(redis.child);
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('--store takes memory or a Redis URL, nothing else (usage error, exit 2)', opts, async () => {
+  const r = await run(['call', '--store', 'memroy', APP, 'get', '{"key":"k"}']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--store: 'memroy' is not redis:\/\/HOST:PORT\[\/N\] \(nor memory\)/);
 });
