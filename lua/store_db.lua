@@ -16,7 +16,8 @@
 --
 -- Atomicity: add, cas, set and delete are one statement each (a
 -- conditional upsert, UPDATE or DELETE: its row count says whether it
--- acted); incr and update read and write inside mcp.db.tx, whose
+-- acted); so is incr on a key that holds an integer (an UPDATE … RETURNING);
+-- a new key's incr and update read and write inside mcp.db.tx, whose
 -- transactions never interleave, so 20 concurrent updates keep 20.
 -- The same checks and limits as core/io/store.c: keys of 1 to 1024 bytes,
 -- values up to 16 MiB, TTLs from 0.001 s to ten years.
@@ -187,12 +188,26 @@ return function(cstore, db, raise, null)
     fail(op, r)
   end
 
+  -- incr's one statement for a live key holding an integer that will not
+  -- overflow (canonical text: CAST back gives the same; within the bounds
+  -- the caller computes); anything else is the transaction's to decide
+  local INCR = "UPDATE luamcp_store SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT), "
+    .. "expires = COALESCE(expires, ?) WHERE key = ? AND " .. LIVE
+    .. " AND value = CAST(CAST(value AS INTEGER) AS TEXT) AND CAST(value AS INTEGER) BETWEEN ? AND ? RETURNING value"
+
   function S.incr(k, by, ttl)
     k = key_of("incr", k)
     if by ~= nil and math_type(by) ~= "integer" then raise("mcp.store.incr: the increment must be an integer") end
     by = by or 1
     local t = now()
     local exp = expiry("incr", ttl, t)
+    ready("incr")
+    local lo, hi = by < 0 and mininteger - by or mininteger, by > 0 and maxinteger - by or maxinteger
+    local rows = run("incr", query, INCR, by, exp, k, t, lo, hi)
+    if rows[1] then
+      wrote("incr")
+      return tointeger(tonumber(rows[1].value))
+    end
     local n = in_tx("incr", function()
       local row = one(GET, k, t)
       local cur = 0

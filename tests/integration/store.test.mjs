@@ -61,6 +61,14 @@ async function checks(front, tag) {
   await call(front, 'fill', { prefix: `${tag}:p%_`, n: 2 }); // LIKE's wildcards: literal too
   const like = JSON.parse(await call(front, 'list', { prefix: `${tag}:p%` }));
   assert.deepEqual(like.keys, [`${tag}:p%_1`, `${tag}:p%_2`]);
+  // the same answers on every backend (Redis words its errors its own way)
+  const edges = JSON.parse(await call(front, 'incr_edges', { key: `${tag}:i` }));
+  assert.equal(edges.big, '9223372036854775807');
+  assert.match(edges.over, /^mcp\.store\.incr: .*overflow/);
+  assert.equal(edges.kept, '9223372036854775807');
+  assert.match(edges.text, /^mcp\.store\.incr: .*not an integer/);
+  assert.match(edges.zero, /^mcp\.store\.incr: .*not an integer/);
+  assert.deepEqual([edges.down, edges.down_again], [-5, -10]);
   const ttl = JSON.parse(await call(front, 'ttl', { key: `${tag}:t` }));
   assert.deepEqual(ttl, { short_gone: true, added_again: true, long: 'v', n: 3, n_kept: '2' });
   assert.deepEqual(JSON.parse(await call(front, 'list', { prefix: `${tag}:t:` })).keys,

@@ -108,3 +108,28 @@ mcp.tool {
   input = { key = mcp.string() },
   handler = function(args) return tostring(mcp.store.get(args.key)) end,
 }
+
+mcp.tool {
+  name = "incr_edges",
+  description = "incr at the edges: the largest integer, text, a non-canonical number, a negative step.",
+  input = { key = mcp.string() },
+  handler = function(args)
+    local k = args.key
+    local function try(...)
+      local ok, r = pcall(mcp.store.incr, ...)
+      return ok and r or tostring(r):gsub("^.-mcp%.store", "mcp.store")
+    end
+    mcp.store.set(k .. ":big", "9223372036854775806")
+    mcp.store.set(k .. ":text", "abc")
+    mcp.store.set(k .. ":zero", "007")
+    return mcp.json.encode {
+      big = tostring(try(k .. ":big")), -- (JSON numbers past 2^53 are not exact in JavaScript)
+      over = try(k .. ":big"),
+      kept = mcp.store.get(k .. ":big"),
+      text = try(k .. ":text"),
+      zero = try(k .. ":zero"),
+      down = try(k .. ":down", -5),
+      down_again = try(k .. ":down", -5),
+    }
+  end,
+}
