@@ -6,13 +6,14 @@
 --
 -- One table of luamcp's, made at the first use (never by the app's
 -- migrations, so an app that does not use the store has none):
---   luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)
+--   luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires BIGINT)
 -- expires is NULL or the wall-clock millisecond the key goes. A row past
 -- it is absent to every operation (each names the time it reads at), and
 -- expired rows are deleted at the first use and every SWEEP_EVERY writes
 -- (an index on expires keeps that cheap). The SQL is what SQLite and
 -- PostgreSQL both run: ? placeholders, INSERT … ON CONFLICT(key) DO …,
--- substr/length, no engine's own functions.
+-- substr/length, BIGINT (PostgreSQL's INTEGER is 32 bits: milliseconds and
+-- counters need 64), no engine's own functions.
 --
 -- Atomicity: add, cas, set and delete are one statement each (a
 -- conditional upsert, UPDATE or DELETE: its row count says whether it
@@ -56,7 +57,7 @@ return function(cstore, db, raise, null)
 
   local function ready(op)
     if made then return end
-    run(op, exec, ("CREATE TABLE IF NOT EXISTS luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER);"
+    run(op, exec, ("CREATE TABLE IF NOT EXISTS luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires BIGINT);"
       .. "CREATE INDEX IF NOT EXISTS luamcp_store_expires ON luamcp_store(expires);"
       .. "DELETE FROM luamcp_store WHERE expires <= %d"):format(now()))
     made = true
@@ -191,9 +192,9 @@ return function(cstore, db, raise, null)
   -- incr's one statement for a live key holding an integer that will not
   -- overflow (canonical text: CAST back gives the same; within the bounds
   -- the caller computes); anything else is the transaction's to decide
-  local INCR = "UPDATE luamcp_store SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT), "
+  local INCR = "UPDATE luamcp_store SET value = CAST(CAST(value AS BIGINT) + ? AS TEXT), "
     .. "expires = COALESCE(expires, ?) WHERE key = ? AND " .. LIVE
-    .. " AND value = CAST(CAST(value AS INTEGER) AS TEXT) AND CAST(value AS INTEGER) BETWEEN ? AND ? RETURNING value"
+    .. " AND value = CAST(CAST(value AS BIGINT) AS TEXT) AND CAST(value AS BIGINT) BETWEEN ? AND ? RETURNING value"
 
   function S.incr(k, by, ttl)
     k = key_of("incr", k)
@@ -272,7 +273,7 @@ return function(cstore, db, raise, null)
     end
     ready("keys")
     local rows = run("keys", query, "SELECT key FROM luamcp_store WHERE key " .. (cursor and ">" or ">=")
-      .. " ? AND substr(key, 1, length(?)) = ? AND " .. LIVE .. " ORDER BY key LIMIT " .. (PAGE + 1),
+      .. " ? AND substr(key, 1, length(CAST(? AS TEXT))) = ? AND " .. LIVE .. " ORDER BY key LIMIT " .. (PAGE + 1),
       cursor or prefix, prefix, prefix, now())
     local keys = {}
     for i = 1, #rows < PAGE and #rows or PAGE do keys[i] = rows[i].key end
