@@ -12,7 +12,8 @@
  *                                          (nil: absent), one script on Redis
  *   mcp.store.keys(prefix [, cursor])   -- a page of keys and the next cursor (SCAN)
  *
- * (mcp.store.update, a cas loop, is lua/mcp.lua's.)
+ * (mcp.store.update is lua/mcp.lua's: a cas loop here, a transaction on
+ * the database.)
  *
  * Values are strings (numbers are stored as their decimal text), as Redis
  * keeps them, so a script counts the same way on one instance or ten. By
