@@ -81,7 +81,16 @@ test('in memory (--store memory): 20 concurrent comments keep 20; add, cas, upda
 test('on the app\'s database (the default): 20 concurrent comments keep 20; add, cas, update, keys; all kept across a restart', opts, async () => {
   const data = await mkdtemp(path.join(tmpdir(), 'luamcp-store-db-'));
   try {
-    await withHttp(APP, ['--no-watch', '--data', data], (srv) => checks(srv, 'db'));
+    // nothing opened until a script uses the store: check and a listing make no file
+    assert.equal((await run(['check', APP])).code, 0);
+    await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
+      assert.equal((await post(srv, rpc('tools/list', { _meta: META }), { version: REV, extra: { 'Mcp-Method': 'tools/list' } })).status, 200);
+    });
+    assert.ok(!existsSync(path.join(data, 'db.sqlite')), 'no database before the store is used');
+    await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
+      assert.equal(await call(srv, 'get', { key: 'db:none' }), 'nil');
+      await checks(srv, 'db');
+    });
     await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
       assert.equal(await call(srv, 'count', { ticket: 'db' }), '20', 'the comments outlived the server');
       assert.equal(await call(srv, 'get', { key: 'db:t:long' }), 'v');
