@@ -210,7 +210,7 @@ return function(cstore, db, raise, null)
       return tointeger(tonumber(rows[1].value))
     end
     local n = in_tx("incr", function()
-      local row = one(GET, k, t)
+      local row = one(GET, k, now()) -- (now: the transaction may have waited its turn)
       local cur = 0
       if row then
         cur = integer_of(row.value)
@@ -236,7 +236,7 @@ return function(cstore, db, raise, null)
     local t = now()
     local exp = expiry("update", ttl, t)
     local new = in_tx("update", function()
-      local row = one(GET, k, t)
+      local row = one(GET, k, now()) -- (now: the transaction may have waited its turn)
       local okf, v = pcall(fn, row and row.value)
       if not okf then error({ as_is = v }) end
       local vt = type(v)
