@@ -698,9 +698,12 @@ function mcp.socket.gettime() end
 ---@type fun(): mcp.Socket
 mcp.socket.unix = nil
 
----Data the instances of a service share (a counter, a rate limit, a cache
----entry): this process's memory by default, Redis with --store. Values are
----strings (numbers are kept as their decimal text). Only inside a handler.
+---Keys and values that last (a counter, a rate limit, a flag, a cache entry):
+---by default in the app's database (the table luamcp_store of mcp.db's file:
+---durable, this machine's); with --store memory this process's memory (lost on
+---restart); with --store redis://HOST:PORT/N Redis, shared by the instances.
+---Values are strings (numbers are kept as their decimal text). Only inside a
+---handler.
 ---@class mcp.store
 mcp.store = {}
 ---@param key string
@@ -735,16 +738,19 @@ function mcp.store.add(key, value, ttl) end
 ---@return boolean
 function mcp.store.cas(key, old, new, ttl) end
 ---Read-modify-write without a lost update: fn(old) returns the new value
----(nil deletes); it is written only if the key still holds old, else fn runs
----again on what it holds now (at most 64 times). Returns the new value.
+---(nil deletes). On the database fn runs inside one transaction (keep it short:
+---other writes wait); in memory and on Redis the value is written only if the
+---key still holds old, else fn runs again on what it holds now (at most 64
+---times). Returns the new value.
 ---@param key string
 ---@param fn fun(old: string?): (string|number|nil)
 ---@param ttl? number seconds
 ---@return string?
 function mcp.store.update(key, fn, ttl) end
----A page of the keys that start with prefix, and the cursor of the next page
----(nil after the last). A key there the whole time is on some page; one may
----come twice.
+---A page of the keys that start with prefix (no character of it is special),
+---and the cursor of the next page (nil after the last). A key there the whole
+---time is on some page; one may come twice (Redis, memory). On the database,
+---pages are in key order and the cursor is the last key given.
 ---@param prefix string
 ---@param cursor? string
 ---@return string[] keys

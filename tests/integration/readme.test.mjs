@@ -6,6 +6,7 @@
 // are `make run` / `make test`, which is what runs this.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readdir, readFile, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -63,6 +64,8 @@ for (const b of lua.filter((x) => x.kind.startsWith('test '))) {
     const dir = await tempApp({ [`tests/doc_test.lua`]: b.code + '\n' });
     try {
       await cp(path.join(REPO_ROOT, b.kind.slice(5), 'scripts'), path.join(dir, 'scripts'), { recursive: true });
+      const migrations = path.join(REPO_ROOT, b.kind.slice(5), 'migrations');
+      if (existsSync(migrations)) await cp(migrations, path.join(dir, 'migrations'), { recursive: true });
       const { stdout } = await run(LUAMCP, ['test', dir]);
       assert.match(stdout, /\n[1-9]\d* passed, 0 failed/);
     } catch (err) {
