@@ -67,6 +67,7 @@ typedef struct runner {
   bool pumping;    /* the engine runs: a fake, an answer or a handler is calling */
   double limit;    /* seconds a test (or a file's top level) may run: --test-timeout */
   double deadline; /* of the one running (CLOCK_MONOTONIC), 0: none */
+  size_t mem_limit; /* bytes a test's own code may grow the heap by: 4 x --memory-limit (0: none) */
 } runner;
 
 /* A test's own code has no call's hook: this one ends a test that loops
@@ -114,11 +115,22 @@ static void *guard_main(void *arg) {
   return NULL;
 }
 
+/* The heap's accounting of the app's state (vm.c's allocator). */
+static vm *heap_of(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
 static void limit_begin(lua_State *L, runner *r) {
   hooked = r;
   r->deadline = clock_now() + r->limit;
   atomic_store(&guard_deadline, r->deadline);
   lua_sethook(L, test_hook, LUA_MASKCOUNT, 1000);
+  /* a test that allocates without end fails ("not enough memory") instead of
+     taking the machine: its calls have --memory-limit each within it */
+  vm *v = heap_of(L);
+  v->mem_ceiling = r->mem_limit ? v->mem_used + r->mem_limit : 0;
 }
 
 /* True when the limit passed (in C, where the hook does not run). */
@@ -127,6 +139,7 @@ static bool limit_end(lua_State *L, runner *r) {
   r->deadline = 0;
   atomic_store(&guard_deadline, 0);
   lua_sethook(L, NULL, 0, 0);
+  heap_of(L)->mem_ceiling = 0;
   return over;
 }
 
@@ -438,7 +451,8 @@ static const char *not_regular(const char *path) {
 /* Run DIR/rel (a test file) in a fresh state of the app. */
 static void run_file(options *o, const char *dir, const char *rel, const char *filter, results *rs) {
   runner r = {.revision = o->test_revision ? o->test_revision : "2026-07-28",
-              .limit = o->test_timeout > 0 ? o->test_timeout : 60};
+              .limit = o->test_timeout > 0 ? o->test_timeout : 60,
+              .mem_limit = o->server.engine.call_memory * 4};
   server_options so = o->server;
   so.app.prelude = prelude;
   so.app.prelude_ud = &r;

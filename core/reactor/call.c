@@ -386,9 +386,11 @@ void call_start(engine *e, call *c, int nargs) {
   if (e->new_call == c) e->new_call = NULL; /* from now on it answers for itself */
   vm *a = c->v;
   size_t before = a->mem_used;
+  size_t outer = a->mem_ceiling; /* luamcp test's, around a test that calls */
   if (e->opt.call_memory) {
     long long room = (long long)e->opt.call_memory - c->mem_grown;
     a->mem_ceiling = before + (size_t)(room > 0 ? room : 0);
+    if (outer && outer < a->mem_ceiling) a->mem_ceiling = outer;
   }
   int nres = 0;
   e->running = c;
@@ -397,7 +399,7 @@ void call_start(engine *e, call *c, int nargs) {
   int status = lua_resume(c->co, a->L, nargs, &nres);
   watchdog_end(e, c);
   e->running = NULL;
-  a->mem_ceiling = 0;
+  a->mem_ceiling = outer;
   c->mem_grown += (long long)a->mem_used - (long long)before;
   if (status == LUA_YIELD) {
     lua_pop(c->co, nres);

@@ -157,6 +157,40 @@ test("NaN clock", function() test.clock.advance(0/0) end)
   }
 });
 
+// issue 33, item 10: a test's own code had no memory cap (a runaway test took
+// the machine); now 4 x --memory-limit, and the calls it makes their own
+test('a test that allocates without end fails with not enough memory; the others run, calls keep their own limit', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': `local mcp = require "mcp"
+mcp.tool { name = "big", description = "Grows.", handler = function()
+  local t = {} for i = 1, 100000 do t[i] = ("y"):rep(200) .. i end return "grew" end }
+mcp.tool { name = "echo", description = "Echoes.", handler = function() return "e" end }
+`,
+    'tests/mem_test.lua': `local test = require "mcp.test"
+local app = test.app()
+test("runaway", function()
+  local t = {}
+  for i = 1, 200000 do t[i] = ("x"):rep(1000) .. i end -- 200 MB: past 4 x 8 MB
+end)
+test("a call within a test keeps its own limit", function()
+  collectgarbage() -- the runaway's strings: the limit counts the heap's growth
+  local r = app:call("big")
+  test.eq(r.isError, true)
+end)
+test("after it", function() test.eq(app:call("echo").content[1].text, "e") end)
+`,
+  });
+  try {
+    const r = await run(['test', '--memory-limit', '8', dir]);
+    exits(r, 1);
+    assert.match(r.stdout, /FAIL {2}runaway\n {8}.*not enough memory/);
+    assert.match(r.stdout, /ok {4}a call within a test keeps its own limit /);
+    assert.match(r.stdout, /ok {4}after it /);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every result', opts, async () => {
   const xsd = await readFile(XSD);
   assert.equal(createHash('sha256').update(xsd).digest('hex'),
