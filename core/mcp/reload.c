@@ -43,12 +43,26 @@ struct reload_watch {
   double debounce;
   watched *w;
   size_t nw, capw;
+  bool over; /* past WATCH_MAX (said once) */
 };
 
 static const char *const subfolders[] = {"scripts", "widgets", "lib", "skills", "migrations"};
 #define NSUBFOLDERS (sizeof subfolders / sizeof *subfolders)
 
+/* Folders watched at most: inotify watches are a per-user resource of the
+   kernel's, and an app with more folders than this (skills with deep
+   trees, say) is not edited folder by folder; past it, changes below the
+   folders left out are not seen (SIGHUP reloads). */
+#define WATCH_MAX 4096
+
 static void add_watch(reload_watch *rw, const char *path, bool top) {
+  if (rw->nw >= WATCH_MAX) {
+    if (!rw->over)
+      log_msg(LOG_WARNING, "hot reload: more than %d folders: %s and those after it are not watched "
+              "(SIGHUP reloads)", WATCH_MAX, path);
+    rw->over = true;
+    return;
+  }
   int wd = inotify_add_watch(rw->fd, path, WATCH_MASK);
   if (wd < 0) {
     log_msg(LOG_WARNING, "cannot watch %s: %s", path, strerror(errno));
