@@ -486,6 +486,18 @@ static void notify_listening(const char *url) {
   sd_notify_send(state);
 }
 
+/* SIGHUP under a notify unit: RELOADING=1 when it comes, READY=1 once the
+   reload it asked for has ended (published or not: the server serves
+   either way), so `systemctl reload` returns when it is done. */
+static atomic_bool hup_reloading;
+
+static void notify_reloaded(bool published, void *ud) {
+  (void)ud;
+  if (!atomic_exchange(&hup_reloading, false)) return;
+  sd_notify_send(published ? "READY=1\nSTATUS=serving the reloaded app"
+                           : "READY=1\nSTATUS=serving the last good version: the reload failed");
+}
+
 static void *signal_main(void *arg) {
   server *srv = arg;
   sigset_t set;
@@ -499,6 +511,13 @@ static void *signal_main(void *arg) {
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      char state[96]; /* MONOTONIC_USEC: what notify-reload units (systemd 253) ask for */
+      snprintf(state, sizeof state, "RELOADING=1\nMONOTONIC_USEC=%llu",
+               (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000);
+      atomic_store(&hup_reloading, true);
+      sd_notify_send(state);
       reload_request(srv);
       continue;
     }
@@ -610,6 +629,7 @@ static int cmd_serve(options *o) {
   health_use(srv, o->unhealthy_after);
   sd_notify_watchdog(srv, o->unhealthy_after);
   o->h.listening = notify_listening;
+  reload_on_end(srv, notify_reloaded, NULL);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;

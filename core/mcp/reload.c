@@ -226,6 +226,15 @@ void reload_close(server *srv) {
 
 void reload_request(server *srv) { uv_async_send(&srv->reload_async); }
 
+void reload_on_end(server *srv, void (*fn)(bool published, void *ud), void *ud) {
+  srv->reload_end = fn;
+  srv->reload_end_ud = ud;
+}
+
+static void ended(server *srv, bool published) {
+  if (srv->reload_end) srv->reload_end(published, srv->reload_end_ud);
+}
+
 void reload_postpone(server *srv, double delay) {
   if (srv->reload_at) reload_schedule(srv, delay);
 }
@@ -433,11 +442,14 @@ static void job_end(server *srv, reload_job *job) {
             n ? " (" : "", n, p, n ? ")" : "");
   } else if (job->fresh && !carry_again(srv, job)) {
     report_failure(srv, &job->errors);
+    ended(srv, false);
   } else if (job->fresh) {
     publish(srv, job->fresh, job->t0);
     job->fresh = NULL; /* the engine's now */
+    ended(srv, true);
   } else {
     report_failure(srv, &job->errors);
+    ended(srv, false);
   }
   job_free(job);
 }
