@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -194,7 +195,17 @@ static int core_widget_path(lua_State *L) {
   return 1;
 }
 
+/* mcp.now(): wall-clock milliseconds since the Unix epoch, with a fraction
+   (microseconds): for logs and measured durations (os.time has seconds). */
+static int core_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec * 1e3 + (lua_Number)(ts.tv_nsec / 1000) / 1e3);
+  return 1;
+}
+
 static const luaL_Reg core_funcs[] = {
+    {"now", core_now},
     {"widget_path", core_widget_path},
     {"path_join", core_path_join},
     {"app_path", core_app_path},
@@ -712,4 +723,6 @@ void lua_api_push_core(lua_State *L) {
   db_push(L);
   lua_setfield(L, -2, "db");
   /* }====== */
+  call_threads_push(L); /* mcp.spawn, mcp.all (core/reactor/call_threads.c) */
+  lua_setfield(L, -2, "threads");
 }
