@@ -304,8 +304,9 @@ static int sleep_done(lua_State *L, int status, lua_KContext k) {
 static int ctx_sleep(lua_State *L) {
   call *c = check_ctx(L);
   double s = luaL_checknumber(L, 2);
+  if (call_in_thread(L)) return call_threads_sleep(L, c, s); /* a thread of mcp.spawn */
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:sleep must be called from the handler itself, not a nested coroutine");
+    return luaL_error(L, "ctx:sleep must be called from the handler or a thread of mcp.spawn, not a coroutine it made");
   call_sleep(c, s);
   return lua_yieldk(L, 0, 0, sleep_done);
 }
@@ -382,7 +383,7 @@ static int ask_done_round(lua_State *L, int status, lua_KContext k) {
 static int ask(lua_State *L, const char *method, int kind, int params_idx) {
   call *c = check_ctx(L);
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:%s must be called from the handler itself, not a nested coroutine",
+    return luaL_error(L, "ctx:%s must be called from the handler itself (not a coroutine it made, nor a thread of mcp.spawn)",
                       kind == ASK_SAMPLE ? "sample" : kind == ASK_ELICIT ? "elicit" : "roots");
   const char *key = take_key(L, params_idx);
   char err[256];
@@ -505,7 +506,7 @@ static int ctx_ask(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:ask must be called from the handler itself, not a nested coroutine");
+    return luaL_error(L, "ctx:ask must be called from the handler itself (not a coroutine it made, nor a thread of mcp.spawn)");
   if (ctx_client_asks_in_rounds(c)) {
     char err[256];
     switch (ctx_client_ask_round(c, L, 2, err, sizeof err)) {

@@ -102,6 +102,9 @@ void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 /* {====== light threads (call_threads.c): mcp.spawn, mcp.all, and the
    handle's methods, as a table of functions pushed on L */
 void call_threads_push(lua_State *L);
+/* ctx:sleep from a thread (call_in_thread(L)): park it alone for `seconds`
+   (returns lua_yieldk's value). */
+int call_threads_sleep(lua_State *L, call *c, double seconds);
 /* }====== */
 
 /* {====== the call's client

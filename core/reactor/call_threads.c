@@ -18,6 +18,7 @@
 #include "engine_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -406,6 +407,48 @@ static int l_all(lua_State *L) {
   call_park(c, &j->w);
   return lua_yieldk(L, 0, 0, all_done);
 }
+
+/* {=== ctx:sleep in a thread: a timer of its own (the call's timer is the
+   handler's) */
+typedef struct nap {
+  call_wait w;
+  uv_timer_t t;
+} nap;
+
+static void nap_closed(uv_handle_t *h) { free(h->data); }
+
+static void nap_over(uv_timer_t *t) {
+  nap *n = t->data;
+  uv_close((uv_handle_t *)&n->t, nap_closed); /* freed on the loop's next turn */
+  call_wake_wait(&n->w, 0);
+}
+
+static void nap_abort(call_wait *w) {
+  nap *n = (nap *)w;
+  uv_timer_stop(&n->t);
+  uv_close((uv_handle_t *)&n->t, nap_closed);
+}
+
+static int nap_done(lua_State *L, int status, lua_KContext k) {
+  (void)L, (void)status, (void)k;
+  return 0;
+}
+
+int call_threads_sleep(lua_State *L, call *c, double seconds) {
+  nap *n = calloc(1, sizeof *n);
+  if (!n) return luaL_error(L, "ctx:sleep: out of memory");
+  n->w.abort = nap_abort;
+  n->w.what = "sleep";
+  uv_timer_init(call_loop(c), &n->t);
+  n->t.data = n;
+  double ms = seconds > 0 ? seconds * 1000.0 : 0;
+  if (ms > 1e12) ms = 1e12; /* the call's deadline comes first anyway */
+  uv_update_time(call_loop(c));
+  uv_timer_start(&n->t, nap_over, (uint64_t)ms, 0);
+  call_park(c, &n->w);
+  return lua_yieldk(L, 0, 0, nap_done);
+}
+/* }=== */
 
 void call_threads_push(lua_State *L) {
   if (luaL_newmetatable(L, THREAD_TYPE)) {

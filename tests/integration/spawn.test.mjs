@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -22,6 +23,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { APPS, SCALE, TEST_TIMEOUT, WAIT, ms, run, withRaw, within } from './helpers.mjs';
 import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
+import { REDIS, startRedis, stopChild } from './services.mjs';
 
 const APP = path.join(APPS, 'spawn');
 const opts = { timeout: TEST_TIMEOUT };
@@ -375,3 +377,45 @@ test("luamcp test: the fakes answer threads, whose waits overlap on the virtual 
   assert.equal(code, 0, stdout + stderr);
   assert.match(stdout, /4 passed, 0 failed/);
 });
+
+test('mcp.redis, mcp.store and mcp.db from threads; a transaction stays the handler\'s', { ...opts, skip: !existsSync(REDIS) && 'redis-server is not installed' }, async () => {
+  const redis = await startRedis();
+  const data = await mkdtemp(path.join(tmpdir(), 'luamcp-spawn-data-'));
+  try {
+    await withRaw(['--no-watch', '--store', `redis://127.0.0.1:${redis.port}/5`, '--data', data, APP], async (srv) => {
+      await srv.initialize();
+      let r;
+      for (let i = 0; ; i++) { // the store's connection comes up after the start (a call says "unreachable")
+        r = await srv.call(`s${i}`, 'tools/call', { name: 'stores', arguments: {} });
+        if (!/unreachable/.test(JSON.stringify(r)) || i > 100) break;
+        await delay(20);
+      }
+      const got = r.result.structuredContent;
+      assert.ok(got, JSON.stringify(r));
+      assert.equal(typeof got.n, 'number');
+      assert.equal(got.v, 'v');
+      assert.equal(got.one, 1);
+      assert.match(got.refused, /mcp\.db\.one: a thread of mcp\.spawn cannot use the database while its handler holds a transaction/);
+      assert.equal(got.three, 3);
+    });
+  } finally {
+    await stopChild(redis.child, redis.exited);
+    await rm(data, { recursive: true, force: true });
+  }
+});
+
+test('ctx from threads: log, progress and sleep work; questions to the client are refused', opts, () =>
+  withRaw(['--no-watch', APP], async (srv) => {
+    await srv.initialize();
+    srv.send({ jsonrpc: '2.0', id: 'lv', method: 'logging/setLevel', params: { level: 'info' } });
+    await srv.reply('"lv"');
+    srv.send({ jsonrpc: '2.0', id: 'ctx', method: 'tools/call', params: { name: 'ctx_threads', arguments: {}, _meta: { progressToken: 'p1' } } });
+    const r = JSON.parse(await srv.reply('"ctx"'));
+    const got = r.result.structuredContent;
+    assert.equal(got.a, 'slept');
+    assert.equal(got.b, 'progressed');
+    assert.match(got.asked, /ctx:elicit must be called from the handler itself \(not a coroutine it made, nor a thread of mcp\.spawn\)/);
+    assert.ok(srv.lines.some((l) => l.includes('notifications/message') && l.includes('from thread 1')), srv.lines.join('\n'));
+    assert.ok(srv.lines.some((l) => l.includes('notifications/progress') && l.includes('"half"')), srv.lines.join('\n'));
+  }),
+);

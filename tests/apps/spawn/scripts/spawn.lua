@@ -153,3 +153,51 @@ mcp.tool {
     return out
   end,
 }
+
+mcp.tool {
+  name = "stores",
+  description = "mcp.redis, mcp.store and mcp.db from threads; a thread and the handler's transaction",
+  input = {},
+  handler = function()
+    local n, v, one = mcp.all {
+      function() return mcp.redis("INCR", "spawn:n") end,
+      function()
+        mcp.store.set("spawn:k", "v")
+        return mcp.store.get("spawn:k")
+      end,
+      function() return mcp.db.one("select 1 as one").one end,
+    }
+    local refused
+    mcp.db.tx(function()
+      local h = mcp.spawn(function() return mcp.db.one("select 2 as two") end)
+      local ok, err = pcall(h.wait, h)
+      refused = ok and "no error" or err
+    end)
+    local three = mcp.spawn(function() return mcp.db.one("select 3 as three").three end):wait()
+    return { n = n, v = v, one = one, refused = refused, three = three }
+  end,
+}
+
+mcp.tool {
+  name = "ctx_threads",
+  description = "ctx:log, ctx:progress and ctx:sleep from threads; questions refused there",
+  input = {},
+  handler = function(_, ctx)
+    local a, b, asked = mcp.all {
+      function()
+        ctx:info("from thread %d", 1)
+        ctx:sleep(0.01)
+        return "slept"
+      end,
+      function()
+        ctx:progress(1, 2, "half")
+        return "progressed"
+      end,
+      function()
+        local ok, err = pcall(ctx.elicit, ctx, { message = "name?", schema = { name = mcp.string() } })
+        return ok and "no error" or err
+      end,
+    }
+    return { a = a, b = b, asked = asked }
+  end,
+}
