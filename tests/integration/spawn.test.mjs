@@ -404,7 +404,7 @@ test('mcp.redis, mcp.store and mcp.db from threads; a transaction stays the hand
   }
 });
 
-test('ctx from threads: log, progress and sleep work; questions to the client are refused', opts, () =>
+test('ctx from threads: log, progress and sleep work (a thread waits for a thread; mcp.all stops a 30 s sleep); questions to the client are refused', opts, () =>
   withRaw(['--no-watch', APP], async (srv) => {
     await srv.initialize();
     srv.send({ jsonrpc: '2.0', id: 'lv', method: 'logging/setLevel', params: { level: 'info' } });
@@ -414,6 +414,9 @@ test('ctx from threads: log, progress and sleep work; questions to the client ar
     const got = r.result.structuredContent;
     assert.equal(got.a, 'slept');
     assert.equal(got.b, 'progressed');
+    assert.equal(got.chain, 'inner+outer');
+    assert.equal(got.all_ok, false);
+    assert.match(got.all_err, /spawn\.lua:\d+: woke and failed$/);
     assert.match(got.asked, /ctx:elicit must be called from the handler itself \(not a coroutine it made, nor a thread of mcp\.spawn\)/);
     assert.ok(srv.lines.some((l) => l.includes('notifications/message') && l.includes('from thread 1')), srv.lines.join('\n'));
     assert.ok(srv.lines.some((l) => l.includes('notifications/progress') && l.includes('"half"')), srv.lines.join('\n'));

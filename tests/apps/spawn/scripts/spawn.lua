@@ -198,6 +198,16 @@ mcp.tool {
         return ok and "no error" or err
       end,
     }
-    return { a = a, b = b, asked = asked }
+    -- a thread waits for a thread it started (both resumed by the loop)
+    local chain = mcp.spawn(function()
+      local inner = mcp.spawn(function() ctx:sleep(0); return "inner" end)
+      return inner:wait() .. "+outer"
+    end):wait()
+    -- mcp.all stops a thread asleep for 30 s when another fails
+    local ok, err = pcall(mcp.all, {
+      function() ctx:sleep(30) end,
+      function() ctx:sleep(0); error("woke and failed") end,
+    })
+    return { a = a, b = b, asked = asked, chain = chain, all_ok = ok, all_err = err }
   end,
 }
