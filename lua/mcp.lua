@@ -96,8 +96,8 @@ M.db = { query = core.db.query, one = core.db.one, exec = core.db.exec, tx = db_
 --- mcp.spawn(fn, ...) -> handle; handle:wait() -> fn's results (or its error raised
 --- again); mcp.all{ f, g, ... } -> the first result of each, in order: light threads
 --- of the call, so one handler waits on several things at once (core/reactor/call_threads.c)
-M.spawn = core.threads.spawn
-M.all = core.threads.all
+M.spawn = core.spawn
+M.all = core.all
 -- }======
 --- mcp.now() -> wall-clock milliseconds since the Unix epoch, a float with a fraction (µs)
 M.now = core.now

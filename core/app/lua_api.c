@@ -724,6 +724,5 @@ void lua_api_push_core(lua_State *L) {
   db_push(L);
   lua_setfield(L, -2, "db");
   /* }====== */
-  call_threads_push(L); /* mcp.spawn, mcp.all (core/reactor/call_threads.c) */
-  lua_setfield(L, -2, "threads");
+  call_threads_register(L); /* core.spawn, core.all (core/reactor/call_threads.c) */
 }

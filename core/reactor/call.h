@@ -99,9 +99,11 @@ size_t call_memory_room(const call *c);
 #define TIMEOUT_MSG_MAX 64
 void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
 
-/* {====== light threads (call_threads.c): mcp.spawn, mcp.all, and the
-   handle's methods, as a table of functions pushed on L */
-void call_threads_push(lua_State *L);
+/* {====== light threads (call_threads.c): mcp.spawn and mcp.all set in the
+   table on top of L; the handles' metatable ("mcp.thread", made by the
+   first spawn, or now) */
+void call_threads_register(lua_State *L);
+void call_threads_metatable(lua_State *L);
 /* ctx:sleep from a thread (call_in_thread(L)): park it alone for `seconds`
    (returns lua_yieldk's value). */
 int call_threads_sleep(lua_State *L, call *c, double seconds);
