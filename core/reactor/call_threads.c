@@ -337,9 +337,9 @@ static int wait_done(lua_State *L, int status, lua_KContext k) {
 /* h:wait() -> the thread's results, or its error raised here. */
 static int l_wait(lua_State *L) {
   strand *s = check_handle(L, 1);
+  if (s->c != call_current(L)) return luaL_error(L, "h:wait: the thread belongs to another call");
   if (s->state != STRAND_RUN) return outcome(L, s);
   call *c = waiting_call(L, "h:wait");
-  if (s->c != c) return luaL_error(L, "h:wait: the thread belongs to another call");
   if (L == s->co) return luaL_error(L, "h:wait: a thread cannot wait for itself");
   if (s->waiter) return luaL_error(L, "h:wait: something else waits for this thread already");
   lua_settop(L, 1);
