@@ -55,18 +55,17 @@ static void unlink_join(join *j) {
 
 static void join_abort(call_wait *w) { unlink_join((join *)w); }
 
-/* s ended (done, failed): wake whoever waits for it, if that is all it
-   waited for. From the loop only (it resumes the waiter): after it, c and
-   s may be gone. */
-static void tell_waiter(strand *s) {
+/* s ended (done, failed): the join of whoever waits for it, if that was
+   all it waited for (unlinked from its targets), or NULL. */
+static join *ready_waiter(strand *s) {
   join *j = s->waiter;
-  if (!j) return;
+  if (!j) return NULL;
   if (j->all && s->state == STRAND_DONE)
     for (int i = 0; i < j->n; i++)
-      if (j->targets[i]->state == STRAND_RUN) return;
+      if (j->targets[i]->state == STRAND_RUN) return NULL;
   unlink_join(j);
   j->woke = s;
-  call_wake_wait(&j->w, 0);
+  return j;
 }
 
 /* A thread's error object as text for a log line (no allocation on co). */
@@ -120,17 +119,30 @@ static bool call_over(engine *e, call *c, strand *s) {
   return false;
 }
 
+/* A loop, not a recursion: a thread whose end wakes a thread whose end
+   wakes another (a chain of h:wait()) runs here one after the other, on
+   one C frame. Waking the handler ends it (call_start may end the call:
+   nothing of c or s is touched after). */
 void call_threads_wake(engine *e, call *c, strand *s, int nvalues) {
-  uncount(s);
-  s->wait = NULL;
-  strand *outer = c->cur;
-  c->cur = s;
-  int nres = 0;
-  int status = call_resume(e, c, s->co, nvalues, &nres);
-  c->cur = outer;
-  settle(c, s, status, nres);
-  if (s->state == STRAND_RUN || call_over(e, c, s)) return;
-  tell_waiter(s);
+  for (;;) {
+    uncount(s);
+    s->wait = NULL;
+    strand *outer = c->cur;
+    c->cur = s;
+    int nres = 0;
+    int status = call_resume(e, c, s->co, nvalues, &nres);
+    c->cur = outer;
+    settle(c, s, status, nres);
+    if (s->state == STRAND_RUN || call_over(e, c, s)) return;
+    join *j = ready_waiter(s);
+    if (!j) return;
+    if (!j->w.strand) {
+      call_wake(c, 0); /* the handler waited for it */
+      return;
+    }
+    s = j->w.strand;
+    nvalues = 0;
+  }
 }
 
 /* Close s's pending <close> variables (a parked thread, or one that failed

@@ -355,6 +355,18 @@ test('the memory limit holds for the call across its threads', opts, () =>
   ),
 );
 
+test('2000 threads asleep at once; a chain of 2000 threads each waiting for the one before; spawns nested past Lua\'s C limit are an error', opts, () =>
+  withRaw(['--no-watch', APP], async (srv) => {
+    await srv.initialize();
+    const r = await srv.call('many', 'tools/call', { name: 'many', arguments: { n: 2000 } });
+    const got = r.result.structuredContent;
+    assert.equal(got.sum, (2000 * 2001) / 2, JSON.stringify(r).slice(0, 300));
+    assert.equal(got.depth, 2000);
+    assert.match(got.nested, /spawn\.lua:\d+: C stack overflow/);
+    assert.deepEqual((await srv.call('after', 'ping')).result, {});
+  }),
+);
+
 test('what threads refuse, and mcp.now()', opts, () =>
   withRaw(['--no-watch', APP], async (srv) => {
     await srv.initialize();

@@ -211,3 +211,26 @@ mcp.tool {
     return { a = a, b = b, asked = asked, chain = chain, all_ok = ok, all_err = err }
   end,
 }
+
+mcp.tool {
+  name = "many",
+  description = "n threads asleep at once; a chain of n threads each waiting for the one before",
+  input = { n = mcp.integer() },
+  handler = function(a, ctx)
+    local fns = {}
+    for i = 1, a.n do fns[i] = function() ctx:sleep(0); return i end end
+    local got = { mcp.all(fns) }
+    local sum = 0
+    for i = 1, a.n do sum = sum + got[i] end
+    -- thread i waits for thread i-1; the first sleeps: its end wakes the chain
+    local prev = mcp.spawn(function() ctx:sleep(0); return 0 end)
+    for _ = 1, a.n do
+      local p = prev
+      prev = mcp.spawn(function() return p:wait() + 1 end)
+    end
+    -- spawns inside spawns before any wait nest C calls: Lua's limit (about 200) is an error
+    local function nest(k) if k == 0 then return 0 end return mcp.spawn(nest, k - 1):wait() + 1 end
+    local ok, err = pcall(nest, 1000)
+    return { sum = sum, depth = prev:wait(), nested = ok and "no error" or err }
+  end,
+}
