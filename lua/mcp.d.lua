@@ -469,7 +469,8 @@ function Context:error(fmt, ...) end
 ---@return boolean sent
 function Context:progress(done, total, message) end
 
----Park this call for seconds; other calls are served meanwhile.
+---Park this call (or, in a thread of mcp.spawn, that thread) for seconds;
+---other calls are served meanwhile.
 ---@param seconds number
 function Context:sleep(seconds) end
 
@@ -805,6 +806,45 @@ function mcp.db.exec(sql, ...) end
 ---@param fn fun(): T
 ---@return T
 function mcp.db.tx(fn) end
+---(A transaction belongs to the handler: refused in a thread of mcp.spawn, and
+---while it is open a thread's mcp.db statements are refused.)
+
+-- {=== several waits at once: light threads of the call
+
+---A light thread of the call (mcp.spawn). Bound by the call's --timeout,
+---cancellation and --memory-limit; stopped when the call ends.
+---@class mcp.Thread
+local Thread = {}
+---Wait for the thread: its results, or its error raised here as it was
+---(a string keeps the thread's FILE:LINE). May be called again (the same
+---results); one waiter at a time.
+---@return any ...
+function Thread:wait() end
+
+---Run fn(...) as a thread of the call: at once, until it first waits (mcp.http,
+---mcp.exec, mcp.socket, mcp.store, mcp.redis, mcp.db, ctx:sleep, h:wait()),
+---then the caller goes on while it waits. From the handler or another thread
+---only (not a coroutine either made). Threads not waited for are stopped when
+---the handler returns (their waits aborted, their <close> variables closed).
+---@param fn function
+---@param ... any its arguments
+---@return mcp.Thread
+function mcp.spawn(fn, ...) end
+
+---Run every function as a thread of the call at once and wait for all: the
+---first result of each, in order (nil for one that returned nothing). The
+---first to fail stops the others and its error is raised here.
+---    local user, cart = mcp.all{ function() return get_user(id) end, function() return get_cart(id) end }
+---@param fns function[]
+---@return any ...
+function mcp.all(fns) end
+
+---Wall-clock milliseconds since the Unix epoch: a float with a fraction
+---(microseconds), e.g. 1764668400123.456 (math.floor for an integer).
+---Under luamcp test: the virtual clock.
+---@return number
+function mcp.now() end
+-- }===
 
 -- }======
 

@@ -106,7 +106,14 @@ M.store.update = function(key, fn, ttl)
   end
   raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
 end
+--- mcp.spawn(fn, ...) -> handle; handle:wait() -> fn's results (or its error raised
+--- again); mcp.all{ f, g, ... } -> the first result of each, in order: light threads
+--- of the call, so one handler waits on several things at once (core/reactor/call_threads.c)
+M.spawn = core.spawn
+M.all = core.all
 -- }======
+--- mcp.now() -> wall-clock milliseconds since the Unix epoch, a float with a fraction (µs)
+M.now = core.now
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
 M.as_array = I.as_array

@@ -313,6 +313,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   runner *r = ud;
   lua_api_push_ctx(L, NULL); /* its metatable, whose sleep test.lua replaces */
   lua_pop(L, 1);
+  call_threads_metatable(L); /* the threads' handles: test.lua wraps their wait */
   size_t len;
   const char *src = embedded_source("test", &len);
   if (!src || luaL_loadbufferx(L, src, len, "=test.lua", "t") != LUA_OK) {

@@ -13,7 +13,7 @@
 #include "log.h"
 
 /* Does s begin with a position ("file:line: "), as error("...") makes? */
-static bool has_position(const char *s, size_t n) {
+bool call_has_position(const char *s, size_t n) {
   const char *end = s + (n < 400 ? n : 400);
   const char *colon = memchr(s, ':', (size_t)(end - s));
   if (!colon || colon == s || memchr(s, '\n', (size_t)(colon - s))) return false;
@@ -109,7 +109,7 @@ void call_error_text(engine *e, call *c, buf *out) {
   } else {
     buf_printf(&m, "error raised with a %s value", lua_typename(co, t));
   }
-  if (!has_position(m.p ? m.p : "", m.len)) call_script_position(co, out);
+  if (!call_has_position(m.p ? m.p : "", m.len)) call_script_position(co, out);
   buf_put(out, m.p ? m.p : "", m.len);
   buf_free(&m);
 }

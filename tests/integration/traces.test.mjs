@@ -236,6 +236,37 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
   }
 });
 
+test('the waits of threads (mcp.all) are CLIENT spans under the call\'s span, as the handler\'s are', opts, async () => {
+  const rx = await startReceiver();
+  const up = await startUpstream();
+  try {
+    await withHttp(APP, ['--otlp', rx.url], async (srv) => {
+      const client = new Client({ name: 'traces-test', version: '0.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      const traceId = crypto.randomBytes(16).toString('hex'), clientSpan = crypto.randomBytes(8).toString('hex');
+      try {
+        const r = await client.callTool({ name: 'fetch_two', arguments: { url: up.url }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(r.content[0].text, '200 200');
+      } finally {
+        await client.close();
+      }
+      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 3, 'the spans exported', WAIT);
+      const mine = rx.spans.filter((s) => s.traceId === traceId);
+      const server = mine.find((s) => s.name === 'tools/call fetch_two');
+      assert.ok(server, JSON.stringify(mine.map((s) => s.name)));
+      const outs = mine.filter((s) => s.kind === SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(outs.length, 2, JSON.stringify(mine.map((s) => s.name)));
+      for (const out of outs) {
+        assert.equal(out.parentSpanId, server.spanId, 'a thread\'s wait hangs under the call\'s span');
+        assert.ok(out.start >= server.start && out.end <= server.end);
+      }
+    });
+  } finally {
+    await rx.close();
+    await up.close();
+  }
+});
+
 test('OTEL_* variables: the endpoint, the service name, sampling off; a collector down or silent costs the calls nothing, the misses are counted', opts, async () => {
   const rx = await startReceiver();
   const silent = http.createServer(() => {}); // accepts, never answers
