@@ -5,7 +5,8 @@
 // servers give none), then T ms of think time (default 50). Over HTTP/1.1
 // keep-alive, one connection per user.
 //   node driver.mjs URL [--vus V] [--think MS] [--warmup S] [--secs S] [--pid PID]
-// Prints one line `TMDEV_JSON {...}` with, over the measured window (after the
+// Prints one line `TMDEV_JSON {...}` with, over the measured window (answers
+// that arrive in it, after the
 // warm-up): tool calls answered per second, HTTP requests per second, p50/p99
 // of the tools/call round trip and of a whole iteration (ms), errors, and for
 // the server (PID and every process under it): CPU seconds per 1,000 tool
@@ -95,36 +96,35 @@ const measureFrom = t0 + WARMUP * 1000, measureTo = measureFrom + SECS * 1000;
 let calls = 0, httpReqs = 0, errors = 0, firstError = null;
 const callLat = [], iterLat = [];
 const fail = (what) => { errors++; firstError ??= what; };
+// what counts is when an answer arrived: inside the window or not
+const answered = () => { const t = performance.now(); if (t >= measureFrom && t <= measureTo) httpReqs++; };
 
 async function vu(id) {
   for (let n = 0; ; n++) {
     const start = performance.now();
     if (start >= measureTo) return;
-    const inWindow = start >= measureFrom;
     const tool = TOOLS[(id + n) % 3];
-    let reqs = 0;
     try {
       const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize",
         params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "tmdev-driver", version: "1" } } }, {});
-      reqs++;
+      answered();
       const im = init.status === 200 ? message(init) : null;
       if (!im?.result) throw new Error(`initialize: ${init.status} ${init.text.slice(0, 200)}`);
       const sid = init.headers["mcp-session-id"];
       const h = { "mcp-protocol-version": im.result.protocolVersion, ...(sid ? { "mcp-session-id": sid } : {}) };
       const ack = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, h);
-      reqs++;
+      answered();
       if (ack.status !== 202 && ack.status !== 200) throw new Error(`initialized: ${ack.status} ${ack.text.slice(0, 200)}`);
       const c0 = performance.now();
       const call = await post({ jsonrpc: "2.0", id: 2, method: "tools/call",
         params: { name: tool, arguments: argsFor(tool, id, n) } }, h);
       const c1 = performance.now();
-      reqs++;
+      answered();
       const cm = call.status === 200 ? message(call) : null;
       if (!cm?.result || cm.result.isError) throw new Error(`${call.status} ${call.text.slice(0, 300)}`);
-      if (sid) { await post(null, h, "DELETE"); reqs++; }
-      if (inWindow && c1 <= measureTo) { calls++; callLat.push(c1 - c0); iterLat.push(c1 - start); }
+      if (sid) { await post(null, h, "DELETE"); answered(); }
+      if (c1 >= measureFrom && c1 <= measureTo) { calls++; callLat.push(c1 - c0); iterLat.push(c1 - start); }
     } catch (e) { fail(`${tool}: ${e.message}`); }
-    finally { if (inWindow) httpReqs += reqs; }
     if (THINK > 0) await new Promise((r) => setTimeout(r, THINK));
   }
 }
