@@ -5,10 +5,10 @@
 // servers give none), then T ms of think time (default 50). Over HTTP/1.1
 // keep-alive, one connection per user.
 //   node driver.mjs URL [--vus V] [--think MS] [--warmup S] [--secs S] [--pid PID]
-// Prints one line `TMDEV_JSON {...}` with, over the measured window (answers
-// that arrive in it, after the
-// warm-up): tool calls answered per second, HTTP requests per second, p50/p99
-// of the tools/call round trip and of a whole iteration (ms), errors, and for
+// Prints one line `TMDEV_JSON {...}` with, over the measured window (after the
+// warm-up; what counts is when an answer arrives): tool calls answered per
+// second, HTTP requests per second, p50/p99 of the tools/call round trip and of
+// a whole iteration (ms), errors, and for
 // the server (PID and every process under it): CPU seconds per 1,000 tool
 // calls (utime + stime from /proc over the window), RSS at the end (sum of
 // VmRSS) and the sum of each process's peak (VmHWM), in KiB.
@@ -52,8 +52,11 @@ const memKiB = (pids, key) => pids.reduce((sum, p) => {
 }, 0);
 // }======
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: VUS });
-const post = (body, headers, method = "POST") => new Promise((resolve, reject) => {
+// an agent per user: one keep-alive connection each, used every iteration (a
+// shared pool reuses the last freed socket first, leaving others idle past the
+// server's keep-alive timeout, and a reuse racing its close is an error)
+const agents = Array.from({ length: VUS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+const post = (agent, body, headers, method = "POST") => new Promise((resolve, reject) => {
   const data = body === null ? null : JSON.stringify(body);
   const req = http.request(url, {
     method, agent, timeout: 30000,
@@ -105,24 +108,24 @@ async function vu(id) {
     if (start >= measureTo) return;
     const tool = TOOLS[(id + n) % 3];
     try {
-      const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize",
+      const init = await post(agents[id], { jsonrpc: "2.0", id: 1, method: "initialize",
         params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "tmdev-driver", version: "1" } } }, {});
       answered();
       const im = init.status === 200 ? message(init) : null;
       if (!im?.result) throw new Error(`initialize: ${init.status} ${init.text.slice(0, 200)}`);
       const sid = init.headers["mcp-session-id"];
       const h = { "mcp-protocol-version": im.result.protocolVersion, ...(sid ? { "mcp-session-id": sid } : {}) };
-      const ack = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, h);
+      const ack = await post(agents[id], { jsonrpc: "2.0", method: "notifications/initialized" }, h);
       answered();
       if (ack.status !== 202 && ack.status !== 200) throw new Error(`initialized: ${ack.status} ${ack.text.slice(0, 200)}`);
       const c0 = performance.now();
-      const call = await post({ jsonrpc: "2.0", id: 2, method: "tools/call",
+      const call = await post(agents[id], { jsonrpc: "2.0", id: 2, method: "tools/call",
         params: { name: tool, arguments: argsFor(tool, id, n) } }, h);
       const c1 = performance.now();
       answered();
       const cm = call.status === 200 ? message(call) : null;
       if (!cm?.result || cm.result.isError) throw new Error(`${call.status} ${call.text.slice(0, 300)}`);
-      if (sid) { await post(null, h, "DELETE"); answered(); }
+      if (sid) { await post(agents[id], null, h, "DELETE"); answered(); }
       if (c1 >= measureFrom && c1 <= measureTo) { calls++; callLat.push(c1 - c0); iterLat.push(c1 - start); }
     } catch (e) { fail(`${tool}: ${e.message}`); }
     if (THINK > 0) await new Promise((r) => setTimeout(r, THINK));
@@ -148,4 +151,4 @@ console.log("TMDEV_JSON " + JSON.stringify({
   p50_ms: q(callLat, 0.5), p99_ms: q(callLat, 0.99), iter_p50_ms: q(iterLat, 0.5), iter_p99_ms: q(iterLat, 0.99),
   cpu_s: cpuS, cpu_s_per_1k: calls ? cpuS / calls * 1000 : null, rss_kib: s.rss, hwm_kib: s.hwm, procs: s.procs,
 }));
-agent.destroy();
+for (const a of agents) a.destroy();
