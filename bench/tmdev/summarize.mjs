@@ -65,9 +65,11 @@ if (servers.includes("ts")) {
   console.log("transitive: our ratio times the published node figure, as if our ts server stood where the");
   console.log("published node server does; a placement estimate, not a measurement.");
 }
-const ceiling = Number(vus) * 1000 / Number(think);
-console.log(`ceiling: ${vus} users × 1 call per (${think} ms + an iteration) is < ${fmtNum(ceiling)} calls/s whatever the server;`);
-console.log("a server near it is held by the think time, and the ratios then understate the gap (see bench/README.md).");
+if (Number(think) > 0) {
+  const ceiling = Number(vus) * 1000 / Number(think);
+  console.log(`ceiling: ${vus} users × 1 call per (${think} ms + an iteration) is < ${fmtNum(ceiling)} calls/s whatever the server;`);
+  console.log("a server near it is held by the think time, and the ratios then understate the gap (see bench/README.md).");
+}
 
 const loads = runs.map((r) => `${r.load_before}`);
 fs.writeFileSync(outFile, JSON.stringify({
