@@ -86,7 +86,6 @@ redis_url=redis://127.0.0.1:$rport/0
 seed() { node bench/tmdev/seed.mjs | redis-cli -p "$rport" --pipe >/dev/null; }
 "$api_bin" >"$tmp/api.out" 2>&1 &
 pids+=($!)
-api_pid=$!
 for _ in $(seq 100); do grep -q '^PORT ' "$tmp/api.out" && break; sleep 0.05; done
 api=http://127.0.0.1:$(awk '/^PORT /{print $2}' "$tmp/api.out")
 curl -sf "$api/products/1" >/dev/null || { echo "bench/tmdev: the product API does not answer" >&2; exit 1; }

@@ -9,6 +9,7 @@ local mcp = require "mcp"
 assert(mcp.all, "this app needs mcp.all")
 local redis = mcp.redis
 local api = os.getenv("PRODUCT_API") or "http://127.0.0.1:8081"
+local function escape(s) return (s:gsub("[^%w%-_.~]", function(c) return ("%%%02X"):format(c:byte()) end)) end
 
 mcp.tool {
   name = "search_products",
@@ -17,7 +18,7 @@ mcp.tool {
   handler = function(args)
     local r, top
     mcp.all {
-      function() r = mcp.http.get(api .. "/products/search?q=" .. args.query .. "&limit=" .. (args.limit or 10)) end,
+      function() r = mcp.http.get(api .. "/products/search?q=" .. escape(args.query) .. "&limit=" .. (args.limit or 10)) end,
       function() top = redis("ZREVRANGE", "bench:top", 0, 9, "WITHSCORES") end,
     }
     local best = {}

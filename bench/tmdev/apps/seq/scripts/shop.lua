@@ -7,13 +7,14 @@
 local mcp = require "mcp"
 local redis = mcp.redis
 local api = os.getenv("PRODUCT_API") or "http://127.0.0.1:8081"
+local function escape(s) return (s:gsub("[^%w%-_.~]", function(c) return ("%%%02X"):format(c:byte()) end)) end
 
 mcp.tool {
   name = "search_products",
   description = "Searches the catalogue and lists the ten best sellers.",
   input = { query = mcp.string {}, limit = mcp.optional(mcp.integer { min = 1, max = 50 }) },
   handler = function(args)
-    local r = mcp.http.get(api .. "/products/search?q=" .. args.query .. "&limit=" .. (args.limit or 10))
+    local r = mcp.http.get(api .. "/products/search?q=" .. escape(args.query) .. "&limit=" .. (args.limit or 10))
     local top = redis("ZREVRANGE", "bench:top", 0, 9, "WITHSCORES")
     local best = {}
     for i = 1, #top, 2 do best[#best + 1] = { product_id = tonumber(top[i]), sold = tonumber(top[i + 1]) } end
