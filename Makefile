@@ -137,6 +137,7 @@ bench: deps-bench npm build
 	@bench/io/run.sh
 	@bench/cluster/run.sh
 	@bench/soak/run.sh
+	@bench/tmdev/run.sh
 	@node bench/report.mjs
 
 # the binary, the TLS shim (PREFIX/lib/luamcp: luamcp looks there when it is
