@@ -286,6 +286,9 @@ static const struct {
      "the manifest names (_meta \"luamcp/bundle\", long_description). Without\n"
      "patchelf it warns and bundles the binary alone (it then needs the libraries\n"
      "installed). compatibility.platforms is [\"linux\"]: not macOS nor Windows.\n"
+     "An installation's data never ships: data/ goes in empty, database files\n"
+     "(*.sqlite*, *.db, *.db3 and their -wal, -shm, -journal) are left out, each\n"
+     "named on stderr.\n"
      "Exit status: 0 written, 1 the app did not load or the bundle could not be\n"
      "made, 2 a usage error.\n"},
     {"test",
