@@ -253,7 +253,9 @@ static const struct {
      "offers, or every problem as file:line: message on stderr. Warnings name\n"
      "what a tool's schemas say that is not enforced. With --auth-resource and\n"
      "the other --auth-* options of serve, also check them as serve would and\n"
-     "fetch each issuer's keys once (a line each).\n"
+     "fetch each issuer's keys once (a line each). The scopes the app declares\n"
+     "(its items' and app.lua's scopes = { ... }: what the metadata publishes)\n"
+     "are listed on stderr.\n"
      "Exit status: 0 ok, 1 a problem, 2 a usage error.\n"},
     {"new",
      "Usage: luamcp new [--widget] [--auth] DIR\n"
