@@ -323,7 +323,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     }
     console.log(hashPassword(password));
   } else if (!arg('resource') || argv.includes('--help')) {
-    console.error(USAGE);
+    if (argv.includes('--help')) console.log(USAGE);
+    else console.error(USAGE);
     process.exit(argv.includes('--help') ? 0 : 2);
   } else {
     const as = await startProvider({ port: Number(arg('port', 4000)), host: arg('host', '127.0.0.1'),

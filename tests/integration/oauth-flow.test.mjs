@@ -33,6 +33,9 @@ import { HttpServer, freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { NGINX, startNginx, stopChild } from './services.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
+if (!existsSync(path.join(REPO_ROOT, 'examples', 'oauth', 'node_modules', 'oidc-provider'))) {
+  throw new Error('examples/oauth is not installed: run `make npm` (it installs it from its own lockfile)');
+}
 const APP = path.join(APPS, 'auth');
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the code is read from the redirect
 
