@@ -38,6 +38,9 @@ export function hashPassword(password) {
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
+let dummy;
+const dummyHash = () => (dummy ??= hashPassword(crypto.randomBytes(16).toString('hex')));
+
 export function verifyPassword(password, stored) {
   const [kind, N, r, p, salt, hash] = String(stored).split('$');
   if (kind !== 'scrypt' || !salt || !hash) return false;
@@ -276,8 +279,8 @@ async function interaction(provider, req, res, { account, accounts }) {
     } else {
       const form = await formBody(req);
       const who = readAccounts(accounts).get(form.get('login'));
-      // a missing account costs the same hash as a wrong password
-      const ok = verifyPassword(form.get('password') ?? '', who?.password ?? hashPassword('-')) && who;
+      // a missing account costs the same one hash as a wrong password
+      const ok = verifyPassword(form.get('password') ?? '', who?.password ?? dummyHash()) && who;
       if (!ok) return loginPage(res, uid, form.get('login'), 'Wrong name or password.');
       result = { login: { accountId: form.get('login') } };
     }
