@@ -866,6 +866,7 @@ function mcp.now() end
 ---@field license? string
 ---@field user_config? table<string, mcp.UserConfigEntry> what the bundle's installer asks
 ---@field registry? mcp.RegistryInfo server.json (luamcp pack --server-json)
+---@field scopes? string[] scopes the code checks (ctx.auth:has) besides the items' own: published in the metadata's scopes_supported, listed by check
 
 ---@class mcp.SchemaPolicy
 ---@field format? "assert"|"annotate"

@@ -256,7 +256,9 @@ static const struct {
      "offers, or every problem as file:line: message on stderr. Warnings name\n"
      "what a tool's schemas say that is not enforced. With --auth-resource and\n"
      "the other --auth-* options of serve, also check them as serve would and\n"
-     "fetch each issuer's keys once (a line each).\n"
+     "fetch each issuer's keys once (a line each). The scopes the app declares\n"
+     "(its items' and app.lua's scopes = { ... }: what the metadata publishes)\n"
+     "are listed on stderr.\n"
      "Exit status: 0 ok, 1 a problem, 2 a usage error.\n"},
     {"new",
      "Usage: luamcp new [--widget] [--auth] DIR\n"
@@ -289,6 +291,9 @@ static const struct {
      "the manifest names (_meta \"luamcp/bundle\", long_description). Without\n"
      "patchelf it warns and bundles the binary alone (it then needs the libraries\n"
      "installed). compatibility.platforms is [\"linux\"]: not macOS nor Windows.\n"
+     "An installation's data never ships: data/ goes in empty, database files\n"
+     "(*.sqlite*, *.db, *.db3 and their -wal, -shm, -journal) are left out, each\n"
+     "named on stderr.\n"
      "Exit status: 0 written, 1 the app did not load or the bundle could not be\n"
      "made, 2 a usage error.\n"},
     {"test",

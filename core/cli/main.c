@@ -712,9 +712,13 @@ static int cmd_check(options *o) {
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets\n", o->args[0],
          r->ntools, r->nresources - r->nwidgets, r->ntemplates, r->nprompts, r->nwidgets);
   skills_check_report(a->skills, o->args[0]);
+  /* the scopes the metadata publishes (besides --auth-scopes): items' and app.lua's */
   if (r->scopes && !o->h.auth_resource)
-    fprintf(stderr, "%s: note: items declare scopes (%s); they apply once the HTTP server has "
-            "--auth-resource\n", o->args[0], r->scopes);
+    fprintf(stderr, "%s: note: items %sdeclare scopes (%s); they apply once the HTTP server has "
+            "--auth-resource\n", o->args[0], r->app_scopes ? "and app.lua " : "", r->scopes);
+  else if (r->scopes)
+    fprintf(stderr, "%s: scopes (the metadata's scopes_supported, after --auth-scopes): %s\n",
+            o->args[0], r->scopes);
   app_free(a);
   return transport_http_check_auth(&o->h);
 }
