@@ -82,7 +82,7 @@ bool db_placeholders_translate(const char *s, size_t n, db_placeholders *out, ch
   while (i < n && !fail) {
     unsigned char c = (unsigned char)s[i];
     if (c == '\'') {
-      bool e = i > 0 && (s[i - 1] == 'E' || s[i - 1] == 'e') &&
+      bool e = i > copied && (s[i - 1] == 'E' || s[i - 1] == 'e') && /* not a :name's last letter */
                !in_ident(s, i - 1);
       i = skip_quoted(s, i, n, '\'', e);
     } else if (c == '"') {
@@ -110,7 +110,7 @@ bool db_placeholders_translate(const char *s, size_t n, db_placeholders *out, ch
         i++;
       } else {
         size_t j = i + 1;
-        while (j < n && ident_char((unsigned char)s[j]) && s[j] != '$') j++;
+        while (j < n && ident_char((unsigned char)s[j])) j++;
         size_t len = j - i - 1;
         number = 0;
         for (int k = 0; k < count && !number; k++)
@@ -142,7 +142,10 @@ bool db_placeholders_translate(const char *s, size_t n, db_placeholders *out, ch
         if (kind == DB_PH_NAMED) count--;
         break;
       }
+      /* $n glued to a word would be read as part of it (a$1 is a name) */
+      if (b.len && ident_char((unsigned char)b.p[b.len - 1])) buf_putc(&b, ' ');
       buf_printf(&b, "$%d", number);
+      if (i < n && ident_char((unsigned char)s[i])) buf_putc(&b, ' ');
       copied = i;
     } else if (c == ':' && i + 1 < n && s[i + 1] == ':') {
       i += 2;
@@ -170,4 +173,29 @@ void db_placeholders_free(db_placeholders *p) {
   free(p->sql);
   if (p->names) free_names(p->names, p->n);
   memset(p, 0, sizeof *p);
+}
+
+size_t db_placeholders_statement_end(const char *s, size_t n, size_t i) {
+  size_t start = i;
+  while (i < n) {
+    char c = s[i];
+    if (c == ';') return i + 1;
+    if (c == '\'') {
+      bool e = i > start && (s[i - 1] == 'E' || s[i - 1] == 'e') && !in_ident(s, i - 1);
+      i = skip_quoted(s, i, n, '\'', e);
+    } else if (c == '"') {
+      i = skip_quoted(s, i, n, '"', false);
+    } else if (c == '-' && i + 1 < n && s[i + 1] == '-') {
+      const char *nl = memchr(s + i, '\n', n - i);
+      i = nl ? (size_t)(nl - s) + 1 : n;
+    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+      i = skip_block_comment(s, i, n);
+    } else if (c == '$' && !in_ident(s, i)) {
+      size_t tag = dollar_tag(s, i, n);
+      i = tag ? skip_dollar(s, i, n, tag) : i + 1;
+    } else {
+      i++;
+    }
+  }
+  return n;
 }

@@ -28,4 +28,8 @@ bool db_placeholders_translate(const char *sql, size_t len, db_placeholders *out
                                size_t cap);
 void db_placeholders_free(db_placeholders *p);
 
+/* Where the statement that begins at s[i] ends: just past its ';' (one
+   outside strings, identifiers, comments and dollar quotes), or n. */
+size_t db_placeholders_statement_end(const char *s, size_t n, size_t i);
+
 #endif

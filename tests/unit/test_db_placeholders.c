@@ -51,6 +51,9 @@ int main(void) {
   CHECK_STR(tr("SELECT '?", &n, NULL), "SELECT '?");
   CHECK_STR(tr("SELECT /* ?", &n, NULL), "SELECT /* ?");
   CHECK_STR(tr("SELECT $t$ ?", &n, NULL), "SELECT $t$ ?");
+  /* a placeholder glued to a word stays apart from it */
+  CHECK_STR(tr("SELECT a?b", &n, NULL), "SELECT a $1 b");
+  CHECK_STR(tr("SELECT :a$b$ + 1", &n, NULL), "SELECT $1 + 1");
   /* errors */
   CHECK(!tr("SELECT ?, :a", NULL, NULL));
   CHECK(strstr(why, "mixes") != NULL);
@@ -64,6 +67,14 @@ int main(void) {
   CHECK(db_placeholders_translate(many, big - 2, &p, why, sizeof why) && p.n == 65535);
   db_placeholders_free(&p);
   free(many);
+  /* statements: a ; inside quotes, comments or a function's body does not end one */
+  const char *script = "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql; -- a;\n"
+                       "INSERT INTO t VALUES ('a;b', \"c;\"); /* ; */ SELECT 2";
+  size_t len = strlen(script), e1 = db_placeholders_statement_end(script, len, 0);
+  CHECK(e1 == strlen("CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;"));
+  size_t e2 = db_placeholders_statement_end(script, len, e1);
+  CHECK(strncmp(script + e2 - 3, "\");", 3) == 0);
+  CHECK(db_placeholders_statement_end(script, len, e2) == len);
   tr("", NULL, NULL);
   db_placeholders_free(&(db_placeholders){0});
   return check_report("test_db_placeholders");
