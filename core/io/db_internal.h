@@ -122,6 +122,8 @@ bool db_pg_configure(const char *url, const char *password, int pool, char *why,
 /* A blocking connection of its own (migrations, luamcp db): NULL with why. */
 struct pg_conn;
 struct pg_conn *db_pg_connect_blocking(char *why, size_t cap);
+/* The URL (no password in it), for messages. */
+const char *db_pg_url(void);
 /* }====== */
 
 #endif

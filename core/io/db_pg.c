@@ -471,6 +471,8 @@ static void start_job(pgc *k) {
 /* }====== */
 
 /* {====== connecting */
+static void quiet(void *ud, const char *msg) { (void)ud, (void)msg; } /* NOTICEs are not ours to print */
+
 static void connect_start(pgc *k) {
   const char *keys[6], *vals[6];
   int n = 0;
@@ -488,6 +490,7 @@ static void connect_start(pgc *k) {
     finish_job(k);
     return;
   }
+  PQsetNoticeProcessor(k->pg, quiet, NULL);
   k->state = PC_CONNECTING;
   watch(k, UV_WRITABLE);
 }
@@ -627,6 +630,8 @@ const db_backend db_backend_pg = {
     .abort = pg_abort,
     .stop = pg_stop,
 };
+
+const char *db_pg_url(void) { return P.url ? P.url : "(none)"; }
 
 PGconn *db_pg_connect_blocking(char *why, size_t cap) {
   if (!P.url) {
