@@ -179,10 +179,14 @@ static void finish_job(pgc *k) {
 static void lost(pgc *k, const char *msg) {
   char m[512];
   trimmed(msg, m, sizeof m);
-  if (k->cur) {
-    if (atomic_load(&k->cur->aborted)) set_err(k->cur, "interrupted");
-    set_err(k->cur, "the connection to PostgreSQL %s was lost (%s); it is made again at the next "
-            "statement", P.url, m);
+  db_job *j = k->cur;
+  if (j) { /* the server's own last word (a FATAL error) comes first when it gave one */
+    char *said = j->err;
+    j->err = NULL;
+    if (atomic_load(&j->aborted)) set_err(j, "interrupted");
+    set_err(j, "the connection to PostgreSQL %s was lost (%s); it is made again at the next statement",
+            P.url, said ? said : m);
+    free(said);
   }
   drop(k);
   finish_job(k);
