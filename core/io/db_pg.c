@@ -500,6 +500,10 @@ static void connect_start(pgc *k) {
 }
 
 static void connect_step(pgc *k) {
+  /* a poll of its own for each step: libpq may close the socket and open
+     another (the next address, SSL refused) with the same number, which
+     epoll would no longer watch under the old registration */
+  unwatch(k);
   switch (PQconnectPoll(k->pg)) {
   case PGRES_POLLING_READING: watch(k, UV_READABLE); return;
   case PGRES_POLLING_WRITING: watch(k, UV_WRITABLE); return;
