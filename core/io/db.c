@@ -120,9 +120,9 @@ static void dispatch(void) {
       b->run(j, 0); /* its thread runs (ensure_started) */
     }
   }
-  /* PostgreSQL: [0] takes others' statements too while no transaction
-     wants it */
-  int first = b->any_conn && !D.owner && !D.w.head ? 0 : 1, n = b->conns();
+  /* PostgreSQL: [0] is the transactions' (a long read there would hold
+     every mcp.db.tx up), unless it is the only one and none is open */
+  int n = b->conns(), first = b->any_conn && n == 1 && !D.owner && !D.w.head ? 0 : 1;
   for (int i = first; i < n && D.r.head; i++) {
     if (D.busy[i]) continue;
     db_job *j = D.r.head;

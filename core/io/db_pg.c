@@ -15,6 +15,10 @@
  * float4/8 numbers, bool 0/1, bytea bytes, NULL mcp.null, anything else
  * its text.
  *
+ * db.c hands the transactions to connection 0 and everything else to the
+ * others (any_conn: each runs anything), so a long read never holds a
+ * transaction up.
+ *
  * mcp.db.tx's BEGIN is `BEGIN; SELECT pg_advisory_xact_lock(K)`: one
  * transaction of mcp.db.tx at a time in the database, across instances,
  * as SQLite's BEGIN IMMEDIATE gives — code that is right on SQLite (read,

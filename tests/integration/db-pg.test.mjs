@@ -184,6 +184,8 @@ test('a pg_sleep parks its call: a ping is answered while it runs; a cancel stop
     assert.ok(!answered(srv, 'slow1'), 'the ping was answered while the slow call was still pending');
     const w = await tool(srv, 'sql', { op: 'exec', sql: "INSERT INTO kv(id, k, v) VALUES (1, 'during', 'x')" });
     assert.equal(w.value.changes, 1, 'another connection of the pool writes meanwhile');
+    assert.equal(await tool(srv, 'rmw', {}, false), '1', 'a transaction runs meanwhile (the first connection is the transactions\')');
+    assert.ok(!answered(srv, 'slow1'), 'the slow call is still pending');
     srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow1', reason: 'test' } });
     await until(() => sleeping(name) === 0, 'the cancelled statement to stop on the server');
     // in a transaction: cancelled, rolled back, the pool goes on
@@ -193,7 +195,7 @@ test('a pg_sleep parks its call: a ping is answered while it runs; a cancel stop
     assert.deepEqual((await srv.call('ping-tx', 'ping')).result, {});
     srv.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slowtx', reason: 'test' } });
     await until(() => sleeping(name) === 0, 'the cancelled transaction\'s statement to stop');
-    assert.equal(await tool(srv, 'rmw', {}, false), '1', 'a new transaction runs after it');
+    assert.equal(await tool(srv, 'rmw', {}, false), '2', 'a new transaction runs after it');
     const left = await tool(srv, 'sql', { op: 'query', sql: "SELECT v FROM kv WHERE k = 'cancelled'" });
     assert.deepEqual(left.value, [], 'the cancelled call\'s transaction rolled back');
     assert.ok(!answered(srv, 'slow1') && !answered(srv, 'slowtx'), 'no answer to a cancelled call');
