@@ -11,7 +11,7 @@
 // rolling back; a backend killed mid-query (pg_terminate_backend); the
 // password never in argv; migrations (order, migrations/postgres/ over the
 // portable file, a failure at FILE:LINE with nothing half-applied, an edited
-// one refused); two instances on one PostgreSQL keeping 20 of 20
+// one refused; a new one saved while serving applied on that reload); two instances on one PostgreSQL keeping 20 of 20
 // read-modify-writes in mcp.db.tx.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, WAIT, command, removeTemp, saveFile, watchLines, within, withRaw } from './helpers.mjs';
 import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
 import { needs, postgresBin, startPostgres, until } from './services.mjs';
 
@@ -316,4 +316,30 @@ test('two instances on one PostgreSQL: 20 concurrent read-modify-writes in mcp.d
     const n = answerOf(await post(a, callMsg('sql', { op: 'one', sql: 'SELECT n FROM counter WHERE id = 1' }), { session: sa }));
     assert.deepEqual(JSON.parse(n.result.content[0].text).value, { n: 20 });
   }));
+});
+
+test('a migration saved in migrations/postgres/ while serving is applied on that reload; a failing one keeps the last good version serving', opts, async () => {
+  const { url } = freshDb();
+  const app = await mkdtemp(path.join(tmpdir(), 'luamcp-pgapp-'));
+  try {
+    await cp(APP, app, { recursive: true });
+    await withRaw(['--db', url, app], async (srv) => {
+      const log = watchLines(srv.child.stderr, srv.stderr);
+      await srv.initialize();
+      const good = () => log.count(/^luamcp: info: reloaded /);
+      const failed = () => log.count(/^luamcp: error: reload failed/);
+      const f0 = failed();
+      await saveFile(path.join(app, 'migrations/postgres/003_more.sql'), 'CREATE TABLE more(x int);\nINSERT INTO more VALUES (1);\nINSERT INTO nope VALUES (2);\n');
+      await log.until(() => failed() > f0, 'the failed reload of 003_more.sql');
+      assert.match(log.lines.join('\n'), /migrations\/postgres\/003_more\.sql:3: relation "nope" does not exist/);
+      const gone = await tool(srv, 'sql', { op: 'one', sql: "SELECT to_regclass('more') IS NULL AS gone" });
+      assert.deepEqual(gone.value, { gone: 1 }, 'nothing of it, and the last good version serves');
+      const g0 = good();
+      await saveFile(path.join(app, 'migrations/postgres/003_more.sql'), 'CREATE TABLE more(x int);\nINSERT INTO more VALUES (1);\n');
+      await log.until(() => good() > g0, 'the reload that applies 003_more.sql');
+      assert.deepEqual((await tool(srv, 'sql', { op: 'one', sql: 'SELECT x FROM more' })).value, { x: 1 });
+    });
+  } finally {
+    await removeTemp(app);
+  }
 });
