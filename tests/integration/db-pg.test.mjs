@@ -11,8 +11,8 @@
 // rolling back; a backend killed mid-query (pg_terminate_backend); the
 // password never in argv; migrations (order, migrations/postgres/ over the
 // portable file, a failure at FILE:LINE with nothing half-applied, an edited
-// one refused; a new one saved while serving applied on that reload); two instances on one PostgreSQL keeping 20 of 20
-// read-modify-writes in mcp.db.tx.
+// one refused, a new one saved while serving applied on that reload); two
+// instances on one PostgreSQL keeping 20 of 20 read-modify-writes in mcp.db.tx.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cp, mkdtemp, writeFile } from 'node:fs/promises';
