@@ -64,7 +64,8 @@ typedef struct pgc {
   int fd, events;
   db_job *cur;
   size_t used;     /* result bytes taken */
-  bool lost;       /* the connection failed under the job */
+  bool cancelling; /* a PQcancel is on its way: nothing new runs here before it is done */
+  db_job *held;    /* a job finished meanwhile, handed back when it is */
 } pgc;
 
 static struct {
@@ -169,15 +170,21 @@ static void drop(pgc *k) {
 /* }====== */
 
 /* {====== a job's end */
+static void hand_back(db_job *j) {
+  j->next = P.done;
+  P.done = j;
+  P.notify();
+}
+
 static void finish_job(pgc *k) {
   db_job *j = k->cur;
   k->cur = NULL;
   if (!j) return;
   j->autocommit = !k->pg || PQtransactionStatus(k->pg) == PQTRANS_IDLE;
   j->opened = k->pg != NULL;
-  j->next = P.done;
-  P.done = j;
-  P.notify();
+  /* a cancel still on its way would stop the next statement run here */
+  if (k->cancelling) k->held = j;
+  else hand_back(j);
 }
 
 static void lost(pgc *k, const char *msg) {
@@ -585,6 +592,7 @@ static db_job *pg_done(void) {
 typedef struct cancel_req {
   uv_work_t w;
   PGcancel *cancel;
+  pgc *k;
 } cancel_req;
 
 static void cancel_work(uv_work_t *w) {
@@ -597,7 +605,11 @@ static void cancel_after(uv_work_t *w, int status) {
   (void)status;
   cancel_req *c = w->data;
   PQfreeCancel(c->cancel);
+  pgc *k = c->k;
   free(c);
+  k->cancelling = false;
+  if (k->held) hand_back(k->held);
+  k->held = NULL;
 }
 
 static void pg_abort(db_job *j) {
@@ -611,10 +623,15 @@ static void pg_abort(db_job *j) {
     return;
   }
   if (k->state != PC_BUSY) return;
+  if (k->cancelling) return;
   cancel_req *c = calloc(1, sizeof *c);
   if (c && (c->cancel = PQgetCancel(k->pg))) {
     c->w.data = c;
-    if (uv_queue_work(P.loop, &c->w, cancel_work, cancel_after) == 0) return;
+    c->k = k;
+    if (uv_queue_work(P.loop, &c->w, cancel_work, cancel_after) == 0) {
+      k->cancelling = true;
+      return;
+    }
     PQfreeCancel(c->cancel);
   }
   free(c);
@@ -628,7 +645,10 @@ static void pg_stop(void) {
     pgc *k = &P.c[i];
     if (k->cur) set_err(k->cur, "interrupted");
     drop(k); /* a transaction still open rolls back */
+    k->cancelling = false; /* its cancel_after finds nothing held */
     finish_job(k);
+    if (k->held) hand_back(k->held);
+    k->held = NULL;
   }
 }
 
