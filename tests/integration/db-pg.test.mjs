@@ -12,17 +12,18 @@
 // password never in argv; migrations (order, migrations/postgres/ over the
 // portable file, a failure at FILE:LINE with nothing half-applied, an edited
 // one refused, a new one saved while serving applied on that reload); two
-// instances on one PostgreSQL keeping 20 of 20 read-modify-writes in mcp.db.tx.
+// instances behind nginx on one PostgreSQL keeping 20 of 20 read-modify-writes in mcp.db.tx.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { APPS, TEST_TIMEOUT, WAIT, command, removeTemp, saveFile, watchLines, within, withRaw } from './helpers.mjs';
-import { answerOf, post, rawInitialize, withHttp } from './http-helpers.mjs';
-import { needs, postgresBin, startPostgres, until } from './services.mjs';
+import { HttpServer, answerOf, post, rawInitialize } from './http-helpers.mjs';
+import { NGINX, needs, postgresBin, startNginx, startPostgres, stopChild, until } from './services.mjs';
 
 needs(path.join(postgresBin(), 'initdb'), path.join(postgresBin(), 'postgres'));
 
@@ -301,21 +302,34 @@ test('migrations: in order, each recorded; a failure at FILE:LINE with nothing h
   }
 });
 
-test('two instances on one PostgreSQL: 20 concurrent read-modify-writes in mcp.db.tx keep 20 of 20', opts, () => {
+test('two instances behind nginx on one PostgreSQL: 20 concurrent read-modify-writes in mcp.db.tx keep 20 of 20', { ...opts, skip: !existsSync(NGINX) && 'nginx is not installed' }, async () => {
   const { url } = freshDb();
-  return withHttp(APP, ['--no-watch', '--db', url], (a) => withHttp(APP, ['--no-watch', '--db', url], async (b) => {
-    const sa = (await rawInitialize(a)).session, sb = (await rawInitialize(b)).session;
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      post(i % 2 ? b : a, callMsg('rmw', {}), { session: i % 2 ? sb : sa })));
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-pgnginx-'));
+  await chmod(dir, 0o755);
+  const instances = [];
+  let nginx;
+  try {
+    for (const name of ['a', 'b']) instances.push(await new HttpServer(APP, ['--instance', name, '--db', url, '--no-watch']).start());
+    await mkdir(path.join(dir, 'nginx'));
+    nginx = await startNginx(path.join(dir, 'nginx'), instances.map((s) => s.port));
+    const front = { url: nginx.url, host: `127.0.0.1:${nginx.port}`, port: nginx.port };
+    const sessions = [];
+    for (let i = 0; i < 20; i++) sessions.push((await rawInitialize(front)).session); // round-robin: both instances
+    assert.deepEqual(new Set(sessions.map((s) => s.split('.')[0])), new Set(['a', 'b']), 'sessions on both instances');
+    const answers = await Promise.all(sessions.map((session) => post(front, callMsg('rmw', {}), { session })));
     const seen = answers.map((ex) => {
       const r = answerOf(ex).result;
       assert.ok(r && !r.isError, ex.body);
       return Number(r.content[0].text);
     }).sort((x, y) => x - y);
     assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i + 1), 'each saw the one before it');
-    const n = answerOf(await post(a, callMsg('sql', { op: 'one', sql: 'SELECT n FROM counter WHERE id = 1' }), { session: sa }));
+    const n = answerOf(await post(front, callMsg('sql', { op: 'one', sql: 'SELECT n FROM counter WHERE id = 1' }), { session: sessions[0] }));
     assert.deepEqual(JSON.parse(n.result.content[0].text).value, { n: 20 });
-  }));
+  } finally {
+    for (const s of instances) await s.stopClean();
+    if (nginx) await stopChild(nginx.child);
+    await removeTemp(dir);
+  }
 });
 
 test('a migration saved in migrations/postgres/ while serving is applied on that reload; a failing one keeps the last good version serving', opts, async () => {
