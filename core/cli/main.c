@@ -380,6 +380,9 @@ static void check_options(options *o) {
   if ((o->db_password_file || o->db_pool) && !o->db)
     cli_die_usage("%s needs --db", o->db_pool ? "--db-pool" : "--db-password-file");
   if (o->db && o->data) cli_die_usage("%s: --data is SQLite's folder, --db PostgreSQL: one or the other", "--db");
+  if (o->db && (!strcmp(cmd, "test") || !strcmp(cmd, "new") || !strcmp(cmd, "pack") || !strcmp(cmd, "list")))
+    cli_die_usage("%s is an option of serve, call, read, prompt, check and db (luamcp test gives each test "
+                  "file a SQLite database of its own)", "--db");
   if (o->db && !strcmp(cmd, "check")) cli_use_postgres(o, false); /* the URL checked; migrations on scratch SQLite */
   if (o->access_log && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--access-log");
   if (o->otlp && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--otlp");
