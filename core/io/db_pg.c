@@ -10,7 +10,7 @@
  * dropped at once and the next job connects again.
  *
  * ? and :name become $n (db_placeholders.c); values go as text with a type
- * (int8, float8; strings as unknown, so the column decides), blobs as
+ * (int4 or int8, float8; strings as unknown, so the column decides), blobs as
  * binary bytea. Cells come back by type: int2/4/8 and oid integers,
  * float4/8 numbers, bool 0/1, bytea bytes, NULL mcp.null, anything else
  * its text.
@@ -376,7 +376,9 @@ static bool bind_one(db_job *j, params *p, int i, const db_value *v, const char 
   case DBV_NULL: p->values[i] = NULL; return true;
   case DBV_INT:
     snprintf(p->nums[i], sizeof p->nums[i], "%" PRId64, v->i);
-    p->values[i] = p->nums[i], p->types[i] = OID_INT8;
+    /* int4 when it fits: it widens to bigint where one is wanted, while an
+       int8 would not narrow to a function's integer (repeat, left, ...) */
+    p->values[i] = p->nums[i], p->types[i] = v->i >= INT32_MIN && v->i <= INT32_MAX ? OID_INT4 : OID_INT8;
     return true;
   case DBV_REAL:
     if (isnan(v->d)) snprintf(p->nums[i], sizeof p->nums[i], "NaN");

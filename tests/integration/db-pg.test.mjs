@@ -4,7 +4,7 @@
 // initdb + postgres as nobody when root, a free loopback port, a temp dir)
 // for the file, a database of its own per test. The same cases as
 // db.test.mjs where they apply: types, parameters and injection attempts,
-// errors at FILE:LINE, transactions (commit, rollback on error, savepoints,
+// errors at FILE:LINE, --memory-limit, transactions (commit, rollback on error, savepoints,
 // a caught SQL error), a pg_sleep that parks its call while a ping is
 // answered (by event: the ping's answer comes while the slow call has
 // none), cancel and --timeout stopping the statement on the server and
@@ -149,6 +149,17 @@ test('errors: PostgreSQL\'s message (and position) at the author\'s FILE:LINE; v
     }
     // the connection that ran BEGIN was not left inside it
     assert.deepEqual((await tool(srv, 'sql', { op: 'one', sql: 'SELECT 1 AS one' })).value, { one: 1 });
+  });
+});
+
+test('a result larger than --memory-limit leaves room for is an error, the pool goes on', opts, () => {
+  const { url } = freshDb();
+  return withRaw(serve(url, ['--memory-limit', '16']), async (srv) => {
+    await srv.initialize();
+    const big = await tool(srv, 'sql', { op: 'query', sql: "SELECT repeat('x', ?) AS s FROM generate_series(1, ?)", params: '[200000, 200]' });
+    assert.match(big.error, /db\.lua:\d+: mcp\.db\.query: the result is larger than the call's memory limit/);
+    const small = await tool(srv, 'sql', { op: 'query', sql: "SELECT repeat('x', ?) AS s FROM generate_series(1, ?)", params: '[1000, 10]' });
+    assert.equal(small.value.length, 10);
   });
 });
 
