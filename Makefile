@@ -19,10 +19,16 @@ LIBDIR     := $(PREFIX)/lib/luamcp
 SHAREDIR   := $(PREFIX)/share/luamcp
 MANDIR     := $(PREFIX)/share/man/man1
 DOCDIR     := $(PREFIX)/share/doc/luamcp
+# make image: the container image (deploy/container/Containerfile), podman or docker
+VERSION    := $(shell sed -n 's/^project.luamcp VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+CONTAINER  ?= podman
+IMAGE      ?= luamcp:$(VERSION)
+BASE       ?= debian:bookworm-slim
+APP        ?= .
 # the reference README links to (docs/DESIGN.md is the developers')
 USER_DOCS  := lua-api widgets http protocol cli shipping SCALING PERFORMANCE auth observability testing skills deploy
 
-.PHONY: all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
+.PHONY: image deb test-deploy all build asan tsan fuzz-build fuzz run test bench deps-run deps-test deps-bench npm clean install uninstall
 
 all: build
 
@@ -92,7 +98,36 @@ test: deps-test npm asan tsan
 	  -DLUAMCP_ASAN_DIR=$(CURDIR)/$(ASAN_BUILD) -DLUAMCP_TSAN_DIR=$(CURDIR)/$(TSAN_BUILD) \
 	  -DLUAMCP_FUZZ_DIR=$$fuzz_dir >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
-	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -LE deploy-heavy
+
+# the slow deploy tests (ctest label deploy-heavy: the container image, the
+# Debian package, the bundle in a bare Debian root), one after the other;
+# root, and they install podman, mmdebstrap, debhelper, lintian, patchelf
+test-deploy: deps-test npm build
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR) >/dev/null
+	@cd $(BUILD) && ctest --output-on-failure -L deploy-heavy
+
+# luamcp_VERSION_ARCH.deb in $(BUILD)/deb (debian/: debhelper), checked by
+# lintian when it is installed: dpkg-buildpackage writes its files beside the
+# checkout unless told, so they are sent to $(BUILD)/deb
+DEB_DIR     = $(CURDIR)/$(BUILD)/deb
+DEB_ARCH    = $(shell dpkg --print-architecture)
+deb:
+	@dpkg-checkbuilddeps
+	@mkdir -p $(DEB_DIR)
+	LUAMCP_DEB_DIR=$(DEB_DIR) dpkg-buildpackage -us -uc -b \
+	  --changes-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).changes --changes-option=-u$(DEB_DIR) \
+	  --buildinfo-file=$(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).buildinfo --buildinfo-option=-u$(DEB_DIR)
+	@debian/rules clean >/dev/null   # obj-*/ and debian/luamcp/ gone: the checkout as it was
+	@if command -v lintian >/dev/null; then lintian --fail-on error,warning $(DEB_DIR)/luamcp_$(VERSION)_$(DEB_ARCH).deb; \
+	  else echo "no lintian: the package is not checked"; fi
+	@echo "$(BUILD)/deb/luamcp_$(VERSION)_$(DEB_ARCH).deb"
+
+# the app APP (a folder under the checkout; default the example app) served
+# by luamcp in an image on BASE; the docker format keeps its HEALTHCHECK
+image:
+	$(CONTAINER) build --format docker --build-arg BASE=$(BASE) --build-arg APP=$(APP) \
+	  -f deploy/container/Containerfile -t $(IMAGE) .
 
 bench: deps-bench npm build
 	@bench/run.sh

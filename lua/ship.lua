@@ -121,7 +121,8 @@ local function author_of(s)
   return { name = s }
 end
 
--- ctx: { name =, version =, platform =, binary =, shim = (or nil) }
+-- ctx: { name =, version =, platform =, binary =, shim = (or nil),
+--        glibc =, arch =, libraries = { soname, ... } (when pack bundled them) }
 -- Returns the manifest's JSON text; what it had to make up is said on stderr.
 function S.manifest(reg, info, ctx)
   info = info or {}
@@ -163,13 +164,23 @@ function S.manifest(reg, info, ctx)
     description = ctx.name .. ", an MCP server written in Lua"
     warnings[#warnings + 1] = "app.lua has no description: the manifest says \"" .. description .. "\""
   end
+  -- the bundle format has no field for a minimum glibc or a machine: say
+  -- them in long_description (people) and _meta (programs)
+  local long_description, meta = info.instructions, nil
+  if ctx.glibc then
+    local runs = ("Runs on Linux %s with glibc %s or newer: the %d shared libraries it needs besides "
+      .. "glibc are in the bundle."):format(ctx.arch, ctx.glibc, #ctx.libraries)
+    long_description = long_description and (long_description .. "\n\n" .. runs) or runs
+    meta = { ["luamcp/bundle"] = { os = ctx.platform, arch = ctx.arch, glibc_min = ctx.glibc,
+                                   libraries = as_array(ctx.libraries) } }
+  end
   local m = {
     manifest_version = "0.3",
     name = ctx.name,
     display_name = info.title,
     version = ctx.version,
     description = description,
-    long_description = info.instructions,
+    long_description = long_description,
     author = author,
     license = info.license,
     homepage = info.websiteUrl,
@@ -188,6 +199,7 @@ function S.manifest(reg, info, ctx)
     prompts_generated = true,
     compatibility = { platforms = as_array { ctx.platform } },
     user_config = user_config,
+    _meta = meta,
   }
   if info.registry and info.registry.repository then
     m.repository = { type = "git", url = info.registry.repository }

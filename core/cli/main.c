@@ -104,6 +104,16 @@ static void defaults(options *o) {
                         .auth_issuers = o->issuers, .auth_skew = 60};
   o->h.token = getenv("LUAMCP_TOKEN");
   if (o->h.token && !*o->h.token) o->h.token = NULL;
+  /* a bundle's user_config reaches luamcp as environment variables only
+     (app.lua's user_config = { data = { ..., env = "LUAMCP_DATA" } }): these
+     stand for --data and --store when set and not empty (the option wins) */
+  const char *data = getenv("LUAMCP_DATA"), *store = getenv("LUAMCP_STORE");
+  if (data && *data) o->data = data;
+  if (store && *store) {
+    char why[128];
+    if (!redis_url_parse(store, NULL, why, sizeof why)) cli_die_usage("LUAMCP_STORE: %s", why);
+    o->store = store;
+  }
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
   if (lv && log_level_from_name(lv, strlen(lv)) >= 0) log_set_threshold(log_level_from_name(lv, strlen(lv)));
   /* a handler's failure is a test's result, shown with it: stderr stays quiet */
@@ -331,6 +341,44 @@ static void load_client_secret(options *o) {
   o->h.auth_client_secret = secret;
 }
 
+/* systemd's LoadCredential= (luamcp@.service): secrets a unit hands over as
+   files in $CREDENTIALS_DIRECTORY, readable by this service alone, never in
+   argv or the environment. Each is used only when nothing else gave it:
+   auth-client-secret (--auth-client-secret-file), token (--token), tls-key
+   (--key, with --cert), state-key (--state-key). */
+static const char *credential(const char *name) {
+  const char *dir = getenv("CREDENTIALS_DIRECTORY");
+  if (!dir || !*dir) return NULL;
+  static char paths[4][PATH_MAX];
+  static int next;
+  char *p = paths[next++ % 4];
+  if ((size_t)snprintf(p, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX || access(p, R_OK) != 0) return NULL;
+  return p;
+}
+
+static void from_credentials(options *o) {
+  const char *env = getenv("LUAMCP_AUTH_CLIENT_SECRET"), *f;
+  if (!o->client_secret_file && !(env && *env) && (f = credential("auth-client-secret")))
+    o->client_secret_file = f;
+  if (!o->state_key_file && !getenv("LUAMCP_STATE_KEY") && (f = credential("state-key")))
+    o->state_key_file = f;
+  if (o->h.cert && !o->h.key && (f = credential("tls-key"))) o->h.key = f;
+  if (!o->h.token && (f = credential("token"))) {
+    buf b;
+    buf_init(&b);
+    if (!buf_read_file(&b, f)) cli_die_usage("%s: cannot be read", f);
+    size_t n = 0;
+    while (n < b.len && b.p[n] != '\n' && b.p[n] != '\r') n++;
+    if (!n) cli_die_usage("%s: the first line holds no token", f);
+    static char token[512];
+    if (n >= sizeof token) cli_die_usage("%s: the token is too long", f);
+    memcpy(token, b.p, n);
+    token[n] = '\0';
+    buf_free(&b);
+    o->h.token = token;
+  }
+}
+
 /* The options of one command only, and values in range. */
 static void check_options(options *o) {
   const char *cmd = o->command;
@@ -362,6 +410,7 @@ static void check_options(options *o) {
   if (o->server.app.load_timeout <= 0) cli_die_usage("%s must be more than 0", "--load-timeout");
   if (o->server.state_ttl <= 0) cli_die_usage("%s must be more than 0", "--state-ttl");
   if (o->server.task_ttl < 1) cli_die_usage("%s must be at least 1", "--task-ttl");
+  from_credentials(o);
   load_state_keys(o->state_key_file);
   if (o->server.engine.queue_cap == 0) cli_die_usage("%s must be at least 1", "--queue");
   if (o->h.threads < 2) cli_die_usage("%s must be at least 2", "--threads");
@@ -379,7 +428,7 @@ static void check_options(options *o) {
   if (o->metrics && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--metrics");
   if ((o->db_password_file || o->db_pool) && !o->db)
     cli_die_usage("%s needs --db", o->db_pool ? "--db-pool" : "--db-password-file");
-  if (o->db && o->data) cli_die_usage("%s: --data is SQLite's folder, --db PostgreSQL: one or the other", "--db");
+  /* --db wins over --data (and LUAMCP_DATA, which a bundle's settings may set) */
   if (o->db && (!strcmp(cmd, "test") || !strcmp(cmd, "new") || !strcmp(cmd, "pack") || !strcmp(cmd, "list")))
     cli_die_usage("%s is an option of serve, call, read, prompt, check and db (luamcp test gives each test "
                   "file a SQLite database of its own)", "--db");

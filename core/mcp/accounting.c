@@ -54,7 +54,7 @@ void accounting_record(server *srv, const account *a) {
                                      a->who ? a->who->subject : NULL,
                                      a->version ? proto_name(a->version) : "unsupported", a->method,
                                      a->item, outcome, a->id.p, a->id.n, took, a->bytes,
-                                     a->span ? trace_id : NULL});
+                                     a->span ? trace_id : NULL, 0, NULL});
 }
 
 /* The request's server span (OpenTelemetry's MCP conventions): a child of

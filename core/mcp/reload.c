@@ -350,6 +350,7 @@ typedef struct reload_job {
   app *fresh; /* what app_load_end made: NULL when it failed (errors say why) */
   buf errors;
   double t0;
+  unsigned long runs; /* the serving version's handler runs when the load began */
   atomic_bool stop;
   pthread_t thread;
   pthread_mutex_t mu; /* over the three flags below */
@@ -381,6 +382,30 @@ static void *load_main(void *arg) {
   return NULL;
 }
 
+/* mcp.state was copied when the load began; a handler that ran on the
+   serving version since may have changed it, and publishing would lose
+   that. Then load once more here, on the engine's thread, where no handler
+   runs meanwhile: the load just made shows the scripts load (and in how
+   long), and its migrations are applied. False: that load failed (job's
+   errors say why). */
+static bool carry_again(server *srv, reload_job *job) {
+  app *old = engine_app(srv->e);
+  if (old->vm.runs == job->runs) return true;
+  app_config cfg = srv->opt.app;
+  cfg.migrate = APP_MIGRATE_NONE;
+  double t = clock_now();
+  buf_free(&job->errors);
+  buf_init(&job->errors);
+  app_loading *begun = app_load_begin(old->dir, &cfg, old, &job->errors);
+  app *again = begun ? app_load_end(begun, NULL, &job->errors) : NULL;
+  if (!again) return false;
+  log_msg(LOG_DEBUG, "reload: handlers ran while it loaded: loaded again in %.1f ms to carry their mcp.state",
+          (clock_now() - t) * 1000.0);
+  app_free(job->fresh);
+  job->fresh = again;
+  return true;
+}
+
 /* The load of job ended (its thread is joined): publish it, or say why not. */
 static void job_end(server *srv, reload_job *job) {
   if (engine_finishing(srv->e)) {
@@ -392,6 +417,8 @@ static void job_end(server *srv, reload_job *job) {
     int n = (int)(nl ? (size_t)(nl - p) : strlen(p));
     log_msg(LOG_INFO, "reload: a newer change came while loading%s%.*s%s: loading again",
             n ? " (" : "", n, p, n ? ")" : "");
+  } else if (job->fresh && !carry_again(srv, job)) {
+    report_failure(srv, &job->errors);
   } else if (job->fresh) {
     publish(srv, job->fresh, job->t0);
     job->fresh = NULL; /* the engine's now */
@@ -434,6 +461,7 @@ void reload_now(server *srv) {
   atomic_init(&job->stop, false);
   pthread_mutex_init(&job->mu, NULL);
   pthread_cond_init(&job->cv, NULL);
+  job->runs = old->vm.runs;
   job->begun = app_load_begin(old->dir, &srv->opt.app, old, &job->errors);
   if (!job->begun) {
     job_end(srv, job);

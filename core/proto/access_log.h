@@ -2,7 +2,7 @@
  * line per request answered (time, instance, peer, session, subject,
  * revision, method, name, id, outcome, duration, bytes, trace). Written by the
  * engine's run-lock holder into a buffer, handed to the file at the end of
- * each round; SIGUSR1 has it reopened there (logrotate's convention), so a
+ * each round (a refusal by the transport: at once, from its thread); SIGUSR1 has it reopened there (logrotate's convention), so a
  * rotation loses no line. */
 #ifndef LUAMCP_ACCESS_LOG_H
 #define LUAMCP_ACCESS_LOG_H
@@ -25,10 +25,16 @@ typedef struct access_entry {
   double duration; /* seconds */
   size_t bytes;    /* of the answer */
   const unsigned char *trace_id; /* 16 bytes: the request's trace (--otlp); NULL: not traced */
+  int status;          /* a request the transport refused: its HTTP status (else 0) */
+  const char *refused; /* ... and why, a fixed word (no_token, expired, ...) */
 } access_entry;
 
 /* One line (the run-lock holder). */
 void access_log_write(const access_entry *e);
+/* One line written at once, from any thread: a request the transport
+   refused before it reached the engine (a bad token), so a flood of them
+   shows here, one line each, and not in the server's own log. */
+void access_log_write_now(const access_entry *e);
 /* The round's lines to the file (the run-lock holder; output_flush_all). */
 void access_log_flush(void);
 

@@ -392,6 +392,7 @@ void call_start(engine *e, call *c, int nargs) {
   }
   int nres = 0;
   e->running = c;
+  a->runs++;
   watchdog_begin(e, c);
   int status = lua_resume(c->co, a->L, nargs, &nres);
   watchdog_end(e, c);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "http_internal.h"
+#include "access_log.h"
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -327,14 +328,21 @@ static bool jwt_shaped(const char *tok, size_t n) {
   return dots == 2;
 }
 
-/* mcp_server_auth_refusals_total{reason} (a fixed word, never the client's) */
-static void count_refusal(const char *reason) {
+/* mcp_server_auth_refusals_total{reason} (a fixed word, never the client's),
+   and a line of the access log (the request never reaches the engine,
+   which writes the others) */
+static void count_refusal(http_server *srv, struct mg_connection *conn, int status, const char *reason) {
   if (metrics_on) metric_add(metric_at(M_AUTH_REFUSALS, (const char *const[]){reason}), 1);
+  if (!access_log_on()) return;
+  char peer[48];
+  http_peer_address(srv, conn, peer, sizeof peer);
+  access_log_write_now(&(access_entry){.instance = srv->opt.instance, .peer = peer,
+                                       .outcome = "refused", .status = status, .refused = reason});
 }
 
 static int auth_refused(http_server *srv, struct mg_connection *conn, const char *why,
                    const char *reason) {
-  count_refusal(reason);
+  count_refusal(srv, conn, 401, reason);
   char peer[48];
   http_peer_address(srv, conn, peer, sizeof peer);
   /* per request: debug, or a client sending bad tokens floods the log (the
@@ -347,7 +355,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
   *who = NULL;
   if (!srv->auth.on) {
     if (!http_token_ok(srv, conn)) {
-      count_refusal(mg_get_header(conn, "Authorization") ? "wrong_token" : "no_token");
+      count_refusal(srv, conn, 401, mg_get_header(conn, "Authorization") ? "wrong_token" : "no_token");
       return http_respond_error(conn, 401, JSONRPC_INVALID_REQUEST, "Unauthorized",
                                 "WWW-Authenticate: Bearer realm=\"luamcp\"\r\n");
     }
@@ -355,17 +363,17 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return 0;
   }
   if (token_in_query(mg_get_request_info(conn)->query_string)) {
-    count_refusal("token_in_url");
+    count_refusal(srv, conn, 400, "token_in_url");
     return challenge(srv, conn, 400, "invalid_request",
                      "a token goes in the Authorization header, never in the URL");
   }
   const char *h = mg_get_header(conn, "Authorization");
   if (!h) {
-    count_refusal("no_token");
+    count_refusal(srv, conn, 401, "no_token");
     return challenge(srv, conn, 401, NULL, NULL);
   }
   if (strncasecmp(h, "Bearer ", 7) != 0) {
-    count_refusal("not_bearer");
+    count_refusal(srv, conn, 401, "not_bearer");
     return challenge(srv, conn, 401, "invalid_request", "the Authorization header is not Bearer");
   }
   const char *tok = h + 7;
@@ -373,7 +381,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
   size_t n = strlen(tok);
   while (n && tok[n - 1] == ' ') n--;
   if (n > AUTH_HEADER_MAX) {
-    count_refusal("too_large");
+    count_refusal(srv, conn, 401, "too_large");
     return challenge(srv, conn, 401, "invalid_token", "the token is too large");
   }
   long long now = (long long)time(NULL);
@@ -389,7 +397,7 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
       return 0;
     }
     if (unavailable) {
-      count_refusal("unavailable");
+      count_refusal(srv, conn, 503, "unavailable");
       return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
                                 "Service Unavailable: the token cannot be checked now",
                                 "Retry-After: 5\r\n");
@@ -397,13 +405,15 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
     return auth_refused(srv, conn, why, "introspection");
   }
   jwt_claims c;
-  jwt_status st = http_keys_verify(srv, tok, n, now, &c, &unavailable);
+  char peer[48];
+  http_peer_address(srv, conn, peer, sizeof peer);
+  jwt_status st = http_keys_verify(srv, tok, n, now, peer, &c, &unavailable);
   if (unavailable) { /* never an open door: the client tries again */
-    count_refusal("unavailable");
+    count_refusal(srv, conn, 503, "unavailable");
     jwt_claims_free(&c);
     return http_respond_error(conn, 503, JSONRPC_INTERNAL_ERROR,
-                              "Service Unavailable: the authorization server's keys are not "
-                              "available yet", "Retry-After: 5\r\n");
+                              "Service Unavailable: the keys that signed the token are being "
+                              "fetched: try again shortly", "Retry-After: 1\r\n");
   }
   if (st == JWT_OK) {
     *who = principal_from_claims(&c);

@@ -107,7 +107,6 @@ typedef struct hsession {
 
 struct http_server {
   server *srv; /* where messages go */
-  atomic_bool stopped; /* mg_stop is over (the nudger's signal) */
   engine *e;
   http_options opt;
   char instance[SESSION_ID_LEN + 1]; /* opt.instance when none was given */
@@ -134,6 +133,7 @@ struct http_server {
   pthread_cond_t reaper_cond;
   pthread_mutex_t body_lock; /* body_reads */
   struct body_read *body_reads;
+#define AUTH_KEY_WAITERS 4
   struct {                 /* --auth-resource (http_auth.c); on false: off */
     bool on;
     char *metadata_url;    /* where the Protected Resource Metadata is, as the challenge names it */
@@ -149,6 +149,11 @@ struct http_server {
     pthread_mutex_t fetch_lock; /* the rest of each issuer's state */
     pthread_cond_t fetch_cv;    /* the fetcher waits on it */
     pthread_cond_t fetched_cv;  /* requests wait on it for a refetch */
+    /* requests waiting for a refetch (under fetch_lock), and whose: a few,
+       one per address; the rest are answered 503 at once, never holding a
+       worker */
+    int key_waiters;
+    char key_waiter[AUTH_KEY_WAITERS][48];
     pthread_t fetcher;
     bool fetcher_started;
     atomic_bool stop;
@@ -303,9 +308,12 @@ int http_auth_check(http_server *srv, struct mg_connection *conn, principal **wh
 bool http_keys_init(http_server *srv, char *why, size_t cap);
 void http_keys_free(http_server *srv);
 /* jwt_verify with the current keys, after one refetch when the token names
-   a key not (yet) known. *unavailable: its issuer has no keys at all (503). */
+   a key not (yet) known. *unavailable (503): its issuer has no keys at all,
+   or the refetch it would wait for already has every waiter it may (a few,
+   one per address: tokens with made-up key ids never hold the workers that
+   serve the others). peer: the client's address. */
 jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long long now,
-                            jwt_claims *c, bool *unavailable);
+                            const char *peer, jwt_claims *c, bool *unavailable);
 /* luamcp check: wait for each issuer's first fetch and print what it gave;
    false when an issuer has no keys. */
 bool http_keys_probe(http_server *srv, FILE *out);

@@ -283,12 +283,32 @@ static void *fetcher_main(void *arg) {
   return NULL;
 }
 
+/* Room for peer's request to wait for a refetch (fetch_lock held): taken. */
+static bool take_wait(http_server *srv, const char *peer) {
+  if (srv->auth.key_waiters >= AUTH_KEY_WAITERS) return false;
+  for (int i = 0; i < srv->auth.key_waiters; i++)
+    if (strcmp(srv->auth.key_waiter[i], peer) == 0) return false;
+  snprintf(srv->auth.key_waiter[srv->auth.key_waiters++], sizeof srv->auth.key_waiter[0], "%s", peer);
+  return true;
+}
+
+static void give_wait(http_server *srv, const char *peer) {
+  for (int i = 0; i < srv->auth.key_waiters; i++)
+    if (strcmp(srv->auth.key_waiter[i], peer) == 0) {
+      int last = --srv->auth.key_waiters;
+      if (i != last) memcpy(srv->auth.key_waiter[i], srv->auth.key_waiter[last], sizeof srv->auth.key_waiter[0]);
+      return;
+    }
+}
+
 /* Ask for issuer is's keys again and wait (AUTH_KEY_WAIT at most) until
    the fetch is over. False when it is too soon after the last one asked
    (the answer stays what it was): a stream of tokens with made-up kids
    costs one fetch per AUTH_REFETCH_MIN; while there are no keys, one per
-   AUTH_RETRY_NO_KEYS. */
-static bool refetch(http_server *srv, struct auth_issuer *is, bool have_keys) {
+   AUTH_RETRY_NO_KEYS. False with *full when there is no room to wait. */
+static bool refetch(http_server *srv, struct auth_issuer *is, bool have_keys, const char *peer,
+                    bool *full) {
+  *full = false;
   if (is->from_file) return false;
   pthread_mutex_lock(&srv->auth.fetch_lock);
   double t = now_s();
@@ -299,6 +319,11 @@ static bool refetch(http_server *srv, struct auth_issuer *is, bool have_keys) {
     pthread_mutex_unlock(&srv->auth.fetch_lock);
     return false;
   }
+  if (!take_wait(srv, peer)) {
+    pthread_mutex_unlock(&srv->auth.fetch_lock);
+    *full = true;
+    return false;
+  }
   if (have_keys && !busy) is->last_asked = t;
   unsigned gen = is->gen;
   is->wanted = true;
@@ -307,6 +332,7 @@ static bool refetch(http_server *srv, struct auth_issuer *is, bool have_keys) {
   while (is->gen == gen && !atomic_load(&srv->auth.stop))
     if (pthread_cond_timedwait(&srv->auth.fetched_cv, &srv->auth.fetch_lock, &until) != 0) break;
   bool done = is->gen != gen;
+  give_wait(srv, peer);
   pthread_mutex_unlock(&srv->auth.fetch_lock);
   return done;
 }
@@ -334,7 +360,7 @@ static jwt_status verify_now(http_server *srv, const char *tok, size_t n, long l
 }
 
 jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long long now,
-                            jwt_claims *c, bool *unavailable) {
+                            const char *peer, jwt_claims *c, bool *unavailable) {
   *unavailable = false;
   struct auth_issuer *is;
   bool had_keys = false;
@@ -342,8 +368,9 @@ jwt_status http_keys_verify(http_server *srv, const char *tok, size_t n, long lo
   /* a key the issuer may have published since (rotation), or none yet */
   bool unknown = st == JWT_UNKNOWN_KID || (st == JWT_NO_KEY && !had_keys) ||
                  (!c->kid && (st == JWT_SIGNATURE || st == JWT_NO_KEY));
-  if (!is || !unknown || !refetch(srv, is, had_keys)) {
-    *unavailable = is && st == JWT_NO_KEY && !had_keys;
+  bool full = false;
+  if (!is || !unknown || !refetch(srv, is, had_keys, peer, &full)) {
+    *unavailable = full || (is && st == JWT_NO_KEY && !had_keys);
     return st;
   }
   jwt_claims_free(c);

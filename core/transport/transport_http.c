@@ -28,6 +28,7 @@
  * take the rest as a second request). */
 #include "http_internal.h"
 #include "health.h"
+#include "http_stop.h"
 #include "clock.h"
 
 #include <dlfcn.h>
@@ -624,28 +625,6 @@ bool transport_http_instance_ok(const char *name) {
          strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
 }
 
-/* Connect to our own listening port until mg_stop is over (20 ms apart):
-   each connection wakes civetweb's master thread from its poll. */
-static void *nudge_main(void *arg) {
-  http_server *srv = arg;
-  struct mg_server_port sp[1];
-  if (mg_get_server_ports(srv->ctx, 1, sp) != 1 || sp[0].protocol != 1) return NULL; /* IPv4 */
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sp[0].port)};
-  const char *host = strcmp(srv->opt.host, "0.0.0.0") == 0 || strcmp(srv->opt.host, "localhost") == 0
-                         ? "127.0.0.1" : srv->opt.host;
-  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) return NULL;
-  for (int i = 0; i < 250 && !atomic_load(&srv->stopped); i++) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-      connect(fd, (struct sockaddr *)&a, sizeof a);
-      close(fd);
-    }
-    struct timespec pause = {0, 20000000};
-    nanosleep(&pause, NULL);
-  }
-  return NULL;
-}
-
 int transport_http_check_auth(const http_options *o) {
   if (!o->auth_resource) return 0;
   http_server *srv = calloc(1, sizeof *srv);
@@ -818,15 +797,7 @@ static void stop_listening(http_server *srv) {
   pthread_mutex_unlock(&srv->reaper_lock);
   pthread_join(srv->reaper, NULL);
   wake_streams(srv); /* whatever still waits returns now */
-  /* civetweb's master thread sees the stop only when its poll of the
-     listening socket returns: up to half a second, then as much again for
-     each worker. A connection of our own ends that poll at once. */
-  pthread_t nudger;
-  atomic_store(&srv->stopped, false);
-  bool nudging = pthread_create(&nudger, NULL, nudge_main, srv) == 0;
-  mg_stop(srv->ctx);
-  atomic_store(&srv->stopped, true);
-  if (nudging) pthread_join(nudger, NULL);
+  http_stop_listener(srv->ctx, srv->opt.host);
 }
 
 int transport_http_serve(server *core, const http_options *o) {

@@ -29,6 +29,9 @@ typedef struct vm {
      they may reach (0 = no ceiling) */
   size_t mem_used, mem_ceiling;
   int refs;    /* calls in flight on this state (the engine's count) */
+  /* handlers resumed on it (call_start): a reload learns whether one ran
+     while the next version loaded, and so may have changed mcp.state */
+  unsigned long runs;
   void *owner; /* what the layer above loaded into it (an app) */
   double load_deadline; /* while loading under vm_limit_load (monotonic s); 0: not */
   double load_seconds;  /* ... what it was given (named when it runs out) */

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""systemd.py — deploy/systemd/luamcp.service and the notify protocol (ctest deploy.systemd).
+"""systemd.py — deploy/systemd/luamcp.service, luamcp@.service and the notify protocol (ctest deploy.systemd).
 
   systemd.py SOURCE_DIR LUAMCP_BINARY
 
-The unit passes `systemd-analyze verify` with nothing on stderr, and its
-exposure (`systemd-analyze security --offline=yes`) stays at most 2.0. Served
+Each unit (luamcp.service, and the template luamcp@.service through an
+instance) passes `systemd-analyze verify` with nothing on stderr, and its
+exposure (`systemd-analyze security --offline=yes`) stays at most 2.0 (the
+figures are printed). A token handed over as a systemd credential
+($CREDENTIALS_DIRECTORY/token, LoadCredential=) is required and never logged,
+and the data folder is $STATE_DIRECTORY. Served
 with $NOTIFY_SOCKET (a datagram socket of this test's) and $WATCHDOG_USEC,
 luamcp sends READY=1 once listening, WATCHDOG=1 pings, none while a call
 holds the engine past --unhealthy-after (the call waits for a flag file: an
@@ -12,6 +16,7 @@ event, not a clock), pings again once it moves, and STOPPING=1 on SIGTERM,
 then exits 0. Exit 77 (skipped) without systemd-analyze."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -47,18 +52,67 @@ def wait_for(pred, what, limit=60):
 
 
 try:
-    # {====== the unit
-    unit = open(os.path.join(src, 'deploy', 'systemd', 'luamcp.service'), encoding='utf-8').read()
-    check('/usr/local/bin/luamcp' in unit, 'the unit runs /usr/local/bin/luamcp')
-    mine = os.path.join(tmp, 'luamcp.service')  # the binary it names must exist to verify
-    open(mine, 'w', encoding='utf-8').write(unit.replace('/usr/local/bin/luamcp', binary))
-    v = subprocess.run(['systemd-analyze', 'verify', '--man=no', mine], capture_output=True, text=True)
-    check(v.returncode == 0 and v.stderr.strip() == '', f'systemd-analyze verify: rc {v.returncode}: {v.stderr}')
-    sec = subprocess.run(['systemd-analyze', 'security', '--offline=yes', '--threshold=20', mine],
-                         capture_output=True, text=True)
-    check(sec.returncode == 0, f'exposure above 2.0: {sec.stdout[-300:]}{sec.stderr}')
-    for key in ('Type=notify', 'WatchdogSec=', 'StateDirectory=luamcp', 'DynamicUser=yes'):
-        check(key in unit, f'the unit sets {key}')
+    # {====== the units: luamcp.service, and the template luamcp@.service (one app per instance)
+    def verify(name, keys):
+        unit = open(os.path.join(src, 'deploy', 'systemd', name), encoding='utf-8').read()
+        check('/usr/local/bin/luamcp' in unit, f'{name} runs /usr/local/bin/luamcp')
+        mine = os.path.join(tmp, name)  # the binary it names must exist to verify
+        open(mine, 'w', encoding='utf-8').write(unit.replace('/usr/local/bin/luamcp', binary))
+        # a template is verified through an instance of it (an absolute path: the file beside it)
+        path = mine.replace('@.service', '@demo.service')
+        v = subprocess.run(['systemd-analyze', 'verify', '--man=no', path], capture_output=True, text=True)
+        check(v.returncode == 0 and v.stderr.strip() == '', f'systemd-analyze verify {name}: rc {v.returncode}: {v.stderr}')
+        sec = subprocess.run(['systemd-analyze', 'security', '--offline=yes', '--threshold=20', path],
+                             capture_output=True, text=True)
+        check(sec.returncode == 0, f'{name}: exposure above 2.0: {sec.stdout[-300:]}{sec.stderr}')
+        figure = re.search(r'Overall exposure level for \S+: ([0-9.]+)', sec.stdout)
+        print(f'{name}: exposure {figure.group(1) if figure else "?"}')
+        for key in keys:
+            check(key in unit, f'{name} sets {key}')
+        return unit
+
+    common = ('Type=notify', 'WatchdogSec=', 'DynamicUser=yes', 'MemoryMax=', 'SystemCallFilter=@system-service')
+    verify('luamcp.service', common + ('StateDirectory=luamcp\n',))
+    template = verify('luamcp@.service', common + ('StateDirectory=luamcp/%i\n', 'EnvironmentFile=/etc/luamcp/%i.conf',
+                                                   'LoadCredential='))
+    # }======
+
+    # {====== secrets as systemd credentials ($CREDENTIALS_DIRECTORY, LoadCredential=)
+    creds = os.path.join(tmp, 'credentials')
+    os.makedirs(creds)
+    open(os.path.join(creds, 'token'), 'w').write('credential-token-0123456789\n')
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        cport = s.getsockname()[1]
+    state = os.path.join(tmp, 'state', 'demo')
+    os.makedirs(state)
+    cenv = dict(os.environ, CREDENTIALS_DIRECTORY=creds, STATE_DIRECTORY=state)
+    cenv.pop('LUAMCP_TOKEN', None)
+    served = subprocess.Popen([binary, 'serve', '--http', f'127.0.0.1:{cport}', '--no-watch',
+                               os.path.join(src, 'tests', 'apps', 'db')],
+                              env=cenv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        def status(headers):
+            req = urllib.request.Request(f'http://127.0.0.1:{cport}/mcp', data=json.dumps(
+                {'jsonrpc': '2.0', 'id': 1, 'method': 'ping'}).encode(), method='POST', headers={
+                'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream', **headers})
+            try:
+                return urllib.request.urlopen(req, timeout=10).status
+            except urllib.error.HTTPError as e:
+                return e.code
+            except OSError:
+                return None
+
+        wait_for(lambda: status({}) is not None, 'the server with credentials to listen')
+        check(status({}) == 401, 'the token credential is required')
+        ok = status({'Authorization': 'Bearer credential-token-0123456789'})
+        check(ok not in (401, 403, None),
+              f'the token credential lets its bearer in: {ok}')
+    finally:
+        served.terminate()
+        err = served.communicate(timeout=60)[1]
+    check('credential-token' not in err, 'the token is never logged')
+    check(f'data folder: {state}' in err, f'the data folder is $STATE_DIRECTORY: {err[-500:]}')
     # }======
 
     # {====== the notify protocol

@@ -69,6 +69,42 @@ test('a line per request: ok, tool_error, error, timeout, cancelled; peer, sessi
   });
 });
 
+// issue 33, item 9: a request refused before it reaches the engine (its
+// token) was in no access-log line; each is one now, with the status and a
+// fixed word for why, never the token
+test('refused requests: a line each (status, reason), never the token', opts, async () => {
+  const log = path.join(dir, 'refused.log');
+  const { publicKey, privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwks = path.join(dir, 'jwks-refused.json');
+  writeFileSync(jwks, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k' }] }));
+  const RESOURCE = 'https://mcp.test.example/mcp', ISSUER = 'https://as.test.example';
+  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const sign = (claims) => {
+    const signed = `${b64({ alg: 'ES256', typ: 'at+jwt', kid: 'k' })}.${b64(claims)}`;
+    return `${signed}.${crypto.sign('sha256', Buffer.from(signed), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+  };
+  const now = Math.floor(Date.now() / 1000);
+  const expired = sign({ iss: ISSUER, aud: RESOURCE, sub: 'ada', exp: now - 3600, iat: now - 7200 });
+  const forged = `${expired.slice(0, expired.lastIndexOf('.'))}.${'A'.repeat(86)}`;
+  await withHttp(APP, ['--access-log', log, '--instance', 'east-1',
+    '--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', jwks], async (srv) => {
+    const statuses = [];
+    for (const extra of [{}, { Authorization: 'Basic YWRhOnNlY3JldA==' }, { Authorization: `Bearer ${expired}` },
+      { Authorization: `Bearer ${forged}` }])
+      statuses.push((await post(srv, INIT(), { version: null, extra })).status);
+    assert.deepEqual(statuses, [401, 401, 401, 401]);
+    await until(() => lines(log).length >= 4, 'the access log lines of the refusals');
+    const got = lines(log);
+    assert.deepEqual(got.map((l) => [l.outcome, l.status, l.instance, l.peer]),
+      Array(4).fill(['refused', 401, 'east-1', '127.0.0.1']), JSON.stringify(got));
+    assert.deepEqual(got.map((l) => l.refused).slice(0, 2), ['no_token', 'not_bearer']);
+    assert.ok(got.slice(2).every((l) => /^[a-z_]+$/.test(l.refused)), JSON.stringify(got));
+    const text = readFileSync(log, 'utf8');
+    for (const secret of [expired.split('.')[2], 'YWRhOnNlY3JldA', 'A'.repeat(86)])
+      assert.ok(!text.includes(secret), 'a token reached the access log');
+  });
+});
+
 test('SIGUSR1 reopens the file: a rotation under load loses no line', opts, async () => {
   const log = path.join(dir, 'rotate.log');
   await withHttp(APP, ['--access-log', log], async (srv) => {

@@ -38,7 +38,7 @@ function jwt(issuer, k, claims = {}) {
 // of `keys`, an introspection endpoint answering `answers[token]` to the
 // client `rs`:`secret`; `broken` answers 500 everywhere; hits counts each path.
 async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) {
-  const as = { keys: [], broken: false, hits: {}, answers: {}, hold: null, held: 0 };
+  const as = { keys: [], broken: false, hits: {}, answers: {}, hold: null, held: 0, holdJwks: null, jwksHeld: 0 };
   const server = http.createServer(async (req, res) => {
     as.hits[req.url] = (as.hits[req.url] || 0) + 1;
     if (as.broken) return res.writeHead(500).end();
@@ -61,6 +61,10 @@ async function startIssuer({ tenant = '', oidcOnly = false, claimIssuer } = {}) 
     if (req.url === `/.well-known/oauth-authorization-server${tenant}` && !oidcOnly) return meta();
     if (req.url === `${tenant}/.well-known/openid-configuration` && oidcOnly) return meta();
     if (req.url === `${tenant}/jwks`) {
+      if (as.holdJwks) { // answered when the test lets go
+        as.jwksHeld++;
+        await as.holdJwks;
+      }
       return res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=600' })
         .end(JSON.stringify({ keys: as.keys.map((k) => k.jwk) }));
     }
@@ -114,6 +118,34 @@ test('keys found through the metadata; a rotated key is fetched once on its unkn
       assert.ok(!/Bearer ey/.test(srv.stderr), 'a token reached the log');
     });
   } finally {
+    await as.close();
+  }
+});
+
+// issue 33, item 4: while a refetch for an unknown kid is on its way (a slow
+// issuer), every request naming an unknown kid waited for it, each holding a
+// worker; now a few wait (one per address) and the rest are answered 503 at once
+test('unknown kids while a refetch is on its way: one waits per address, the others are 503 at once; known keys pass meanwhile', opts, async () => {
+  const as = await startIssuer();
+  const a = key('a1'), r = key('r1');
+  as.keys = [a];
+  let release;
+  try {
+    await withHttp(APP, args(as.issuer), async (srv) => {
+      assert.equal((await post2026(srv, jwt(as.issuer, a))).status, 200);
+      as.holdJwks = new Promise((resolve) => { release = resolve; });
+      as.keys = [a, r]; // the rotation the held refetch will find
+      const waiting = post2026(srv, jwt(as.issuer, r));
+      await until(() => as.jwksHeld === 1, 'the refetch the rotated key asked for');
+      const others = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => post2026(srv, jwt(as.issuer, key(`made-up-${i}`)))));
+      assert.deepEqual(others.map((ex) => ex.status), [503, 503, 503, 503, 503, 503]);
+      assert.ok(others.every((ex) => ex.headers['retry-after']), 'a 503 without Retry-After');
+      assert.equal((await post2026(srv, jwt(as.issuer, a))).status, 200, 'a known key waited for the refetch');
+      release();
+      assert.equal((await waiting).status, 200, 'the rotated key after its refetch');
+    });
+  } finally {
+    release?.();
     await as.close();
   }
 });

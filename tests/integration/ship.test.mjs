@@ -20,6 +20,8 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 
 import { REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, run, withSdk } from './helpers.mjs';
+// pack copies the shared libraries in too (about 10 MB to compress, with patchelf)
+const pack = (args, opts = {}) => run(args, { limit: 4 * WAIT, ...opts });
 
 const opts = { timeout: TEST_TIMEOUT };
 const sh = promisify(execFile);
@@ -198,7 +200,7 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     await writeFile(path.join(dir, 'migrations', '001_cities.sql'), 'CREATE TABLE cities(name TEXT);\n');
     // ... which apply, as check says, or nothing is packed
     await writeFile(path.join(dir, 'migrations', '002_broken.sql'), '\nCREATE TABL towns(name TEXT);\n');
-    const broken = await run(['pack', '--out', path.join(root, 'nope'), dir]);
+    const broken = await pack(['pack', '--out', path.join(root, 'nope'), dir]);
     exits(broken, 1);
     assert.match(broken.stderr, /migrations\/002_broken\.sql:2: near "TABL": syntax error/);
     assert.ok(!existsSync(path.join(root, 'nope')));
@@ -206,11 +208,11 @@ test('luamcp pack: the .mcpb passes mcpb validate, unpacks, and serves the SDK c
     // --out is made with its parents, as mkdir -p would (issue 24 rough edge 3)...
     const out = path.join(root, 'dist', 'new');
     await writeFile(path.join(root, 'afile'), 'x');
-    const notDir = await run(['pack', '--out', path.join(root, 'afile', 'x'), dir]);
+    const notDir = await pack(['pack', '--out', path.join(root, 'afile', 'x'), dir]);
     exits(notDir, 1); // ...and a path through a file is named, not libzip's temp-file message
     assert.match(notDir.stderr, /pack: --out .*afile\/x: .*afile is not a folder/);
     assert.doesNotMatch(notDir.stderr, /temporary file/);
-    const ok = await run(['pack', '--out', out, dir]);
+    const ok = await pack(['pack', '--out', out, dir]);
     exits(ok, 0);
     const file = path.join(out, 'weather-1.2.3.mcpb');
     assert.match(ok.stdout, /weather-1\.2\.3\.mcpb: \d+ files, \d+ bytes/);
@@ -276,7 +278,7 @@ test('luamcp pack --server-json: valid against the registry schema 2025-12-11, w
   const root = await tmp();
   try {
     const dir = await packableApp(root);
-    const r = await run(['pack', '--server-json', '--out', root, dir]);
+    const r = await pack(['pack', '--server-json', '--out', root, dir]);
     exits(r, 0);
     const file = path.join(root, 'weather-1.2.3.mcpb');
     const sha = createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -293,7 +295,7 @@ test('luamcp pack --server-json: valid against the registry schema 2025-12-11, w
     // the schema would catch what pack refuses: a description past 100 characters
     assert.ok(!validate({ ...doc, description: 'x'.repeat(101) }));
     // --url overrides app.lua's
-    const r2 = await run(['pack', '--server-json', '--url', 'https://example.com/w.mcpb', '--out', root, dir]);
+    const r2 = await pack(['pack', '--server-json', '--url', 'https://example.com/w.mcpb', '--out', root, dir]);
     exits(r2, 0);
     assert.equal(JSON.parse(readFileSync(path.join(root, 'server.json'), 'utf8')).packages[0].identifier, 'https://example.com/w.mcpb');
   } finally {
@@ -309,7 +311,7 @@ test('luamcp pack --server-json refuses what the registry would: long descriptio
       .replace('Forecasts for a city, from a Lua app.', 'y'.repeat(101))
       .replace('io.github.ada/weather', 'weather');
     await writeFile(path.join(dir, 'app.lua'), text);
-    const r = await run(['pack', '--server-json', '--out', root, dir]);
+    const r = await pack(['pack', '--server-json', '--out', root, dir]);
     exits(r, 1);
     assert.match(r.stderr, /description has 101 characters; the registry takes at most 100/);
     assert.match(r.stderr, /registry\.name 'weather' must be reverse-DNS/);
@@ -335,7 +337,7 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
     for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm', 'db.sqlite.lock', 'db.sqlite.before-restore']) await writeFile(path.join(dir, 'data', f), 'x');
     // cycles: three links back to folders already packed
     for (const [link, to] of [['data/up', '.'], ['data/sub/root', '..'], ['data/sub/self', '.']]) await symlink(to, path.join(dir, link));
-    const cyc = await run(['pack', '--out', out, dir], { limit: WAIT });
+    const cyc = await pack(['pack', '--out', out, dir], { limit: WAIT });
     exits(cyc, 0);
     const listing = await sh('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
       path.join(out, 'weather-1.2.3.mcpb')]);
@@ -343,13 +345,13 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
     assert.ok(!/db\.sqlite/.test(listing.stdout), `mcp.db's files packed: ${listing.stdout}`);
     // a link out of the folder: refused, its target never read
     await symlink('/etc/passwd', path.join(dir, 'data', 'secret'));
-    const out1 = await run(['pack', '--out', out, dir]);
+    const out1 = await pack(['pack', '--out', out, dir]);
     exits(out1, 1);
     assert.match(out1.stderr, /data\/secret: leads out of the app folder \(to \/etc\/passwd\): not packed/);
     await unlink(path.join(dir, 'data', 'secret'));
     // a Windows separator in a name: a\..\..\evil.txt would land outside the bundle there
     await writeFile(path.join(dir, 'data', 'a\\..\\..\\evil.txt'), 'x');
-    const out2 = await run(['pack', '--out', out, dir]);
+    const out2 = await pack(['pack', '--out', out, dir]);
     exits(out2, 1);
     assert.match(out2.stderr, /a name an unzip elsewhere would not take as one file name/);
   } finally {

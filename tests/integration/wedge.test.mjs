@@ -206,6 +206,36 @@ test('a fix saved over a script that loops at its top level loads at once: the l
   }
 });
 
+// the state is copied when the load begins; a handler that changes it on
+// the version serving meanwhile must not see its change lost when the new
+// version is published (a counter in mcp.state counted twice the same)
+const BUMP_SCRIPT = 'local mcp = require "mcp"\nmcp.tool { name = "bump", description = "bump", handler = function()\n' +
+  '  mcp.state.n = (mcp.state.n or 0) + 1\n  return tostring(mcp.state.n)\nend }\n';
+// makes `marker` (the load has begun), then waits at its top level for `release`
+const waitingScript = (marker, release) =>
+  `assert(io.open(${JSON.stringify(marker)}, "w")):close()\nwhile not io.open(${JSON.stringify(release)}) do end\n`;
+
+test('mcp.state changed by a handler while a reload loads is carried into the new version', opts, async () => {
+  const dir = await tempApp({ 'scripts/bump.lua': BUMP_SCRIPT });
+  const marker = path.join(dir, 'loading');
+  const release = path.join(dir, 'release');
+  try {
+    await withRaw(['--load-timeout', '600', '--log-level', 'info', dir], async (srv) => {
+      await srv.initialize();
+      assert.equal(textOf(await srv.call(2, 'tools/call', { name: 'bump', arguments: {} })), '1');
+      await writeFile(path.join(dir, 'scripts', 'wait.lua'), waitingScript(marker, release));
+      await until(() => existsSync(marker), 'the reload to begin loading');
+      // the version serving answers, and counts
+      assert.equal(textOf(await srv.call(3, 'tools/call', { name: 'bump', arguments: {} })), '2');
+      await writeFile(release, '');
+      await until(() => /reloaded /.test(srv.stderr), 'the reload');
+      assert.equal(textOf(await srv.call(4, 'tools/call', { name: 'bump', arguments: {} })), '3', srv.stderr);
+    });
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('the first load: a loop at a script\'s top level fails at its line past --load-timeout; SIGTERM ends it at once', opts, async () => {
   const dir = await tempApp({});
   const marker = path.join(dir, 'loading');

@@ -283,14 +283,14 @@ mcp.tool {
 -- change, and notifications/tools/list_changed reach the streams that asked
 -- for toolsListChanged (and only those). In luamcp a list changes when the
 -- app does: this saves scripts/zz_trigger_tools.lua with a new tool each time
--- (the counter lives in mcp.state, which survives the reload), and hot reload
+-- (the counter lives in mcp.store, which every instance shares), and hot reload
 -- publishes it and says tools/list_changed.
 mcp.tool {
   name = "test_trigger_tool_change",
   description = "Changes the tool list (saves a script that hot reload adds)",
   handler = function()
-    local n = (mcp.state.tool_changes or 0) + 1
-    mcp.state.tool_changes = n
+    -- a count every instance shares (one app behind nginx): each save differs
+    local n = mcp.store.incr("tool_changes")
     fixtures.save_script("zz_trigger_tools.lua", ([[
 -- written by test_trigger_tool_change (tools_mrtr.lua) at run time; not in git
 local mcp = require "mcp"
@@ -310,8 +310,8 @@ mcp.tool {
   name = "test_trigger_prompt_change",
   description = "Changes the prompt list (saves a script that hot reload adds)",
   handler = function()
-    local n = (mcp.state.prompt_changes or 0) + 1
-    mcp.state.prompt_changes = n
+    -- a count every instance shares (one app behind nginx): each save differs
+    local n = mcp.store.incr("prompt_changes")
     fixtures.save_script("zz_trigger_prompts.lua", ([[
 -- written by test_trigger_prompt_change (tools_mrtr.lua) at run time; not in git
 local mcp = require "mcp"
