@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
+#include "pq_dl.h"
 
 #include "cli.h"
 #include "db_internal.h"

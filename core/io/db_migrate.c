@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <libpq-fe.h>
+#include "pq_dl.h"
 #include <nettle/sha2.h>
 #include <sqlite3.h>
 

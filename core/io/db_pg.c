@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
+#include "pq_dl.h"
 
 #include "db_placeholders.h"
 
@@ -101,6 +101,10 @@ static void trimmed(const char *msg, char *out, size_t cap) {
 }
 
 bool db_pg_configure(const char *url, const char *password, int pool, char *why, size_t cap) {
+  if (!pq_dl_ready()) {
+    snprintf(why, cap, "%s", pq_dl_why());
+    return false;
+  }
   char *err = NULL;
   PQconninfoOption *opts = PQconninfoParse(url, &err);
   if (!opts) {
@@ -668,7 +672,7 @@ const db_backend db_backend_pg = {
 const char *db_pg_url(void) { return P.url ? P.url : "(none)"; }
 
 PGconn *db_pg_connect_blocking(char *why, size_t cap) {
-  if (!P.url) {
+  if (!P.url || !pq_dl_ready()) {
     snprintf(why, cap, "no PostgreSQL URL");
     return NULL;
   }
