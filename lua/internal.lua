@@ -19,7 +19,8 @@ local math = { type = math.type }
 -- {===================================================== errors and fields
 
 -- the chunks of the runtime: a raise names the first line outside them
-local internal_chunks = { ["=mcp.lua"] = true, ["=internal.lua"] = true }
+local internal_chunks = { ["=mcp.lua"] = true, ["=internal.lua"] = true, ["=client.lua"] = true,
+                         ["=store_db.lua"] = true }
 -- Raise msg at the first stack level outside these chunks: the script line
 -- that called mcp.xxx, however deep inside them the mistake was found.
 local getinfo = debug.getinfo -- a local: under --sandbox scripts have no debug.getinfo

@@ -578,6 +578,72 @@ function mcp.http.post(url, body, opts) end
 ---@return mcp.ExecResult
 function mcp.exec(opts) end
 
+---`mcp.upstream{...}`: another MCP server the app's handlers call (docs/lua-api.md,
+---"Other MCP servers"). Give url or command, not both.
+---@class mcp.UpstreamDef
+---@field name string letters, digits, `_`, `.`, `-`; what mcp.client(name) takes
+---@field url? string a Streamable HTTP endpoint (http:// or https://)
+---@field command? string[] a stdio server: the argv (no shell), started on first use
+---@field env? table<string, string|false> command only: over the server's environment (false unsets)
+---@field cwd? string command only
+---@field headers? table<string, string> url only: sent with every request (static credentials)
+---@field revision? "2025-11-25"|"2026-07-28" default: what the upstream offers
+---@field max_message? integer command only: bytes of one message (default 16 MiB)
+
+---Declare an upstream MCP server (load time only). Returns its name.
+---@param def mcp.UpstreamDef
+---@return string
+function mcp.upstream(def) end
+
+---`c:call(name, args, opts)`'s options.
+---@class mcp.ClientCallOptions
+---@field progress? fun(progress: number, total?: number, message?: string) the upstream's progress
+---@field timeout? number seconds, HTTP upstreams (never past the call's own deadline)
+
+---What a failed upstream request raises (a table; tostring gives message).
+---@class mcp.ClientError
+---@field message string "upstream NAME: METHOD: ..."
+---@field upstream string
+---@field code? integer the JSON-RPC error code, when the upstream answered one
+---@field data? any the JSON-RPC error's data
+
+---The client of an upstream: each method parks the call until the answer.
+---A result is returned as it came (isError ones too); anything else raises a mcp.ClientError.
+---@class mcp.Client
+local Client = {}
+---@param name string
+---@param args? table
+---@param opts? mcp.ClientCallOptions
+---@return table result the CallToolResult
+function Client:call(name, args, opts) end
+---@param kind "tools"|"resources"|"resourceTemplates"|"prompts"
+---@return table[] items every item of every page
+function Client:list(kind) end
+---@param uri string
+---@return table result the ReadResourceResult
+function Client:read(uri) end
+---@param name string
+---@param args? table<string, string>
+---@return table result the GetPromptResult
+function Client:prompt(name, args) end
+---@param ref {type: "ref/prompt"|"ref/resource", name?: string, uri?: string}
+---@param arg {name: string, value: string}
+---@param context? table
+---@return table result the CompleteResult
+function Client:complete(ref, arg, context) end
+
+---`mcp.client{...}`: an ad-hoc client of a Streamable HTTP server (nothing kept after the call).
+---@class mcp.ClientDef
+---@field url string
+---@field headers? table<string, string>
+---@field revision? "2025-11-25"|"2026-07-28"
+---@field name? string default: the URL's host
+
+---The client of an upstream declared with mcp.upstream (its name), or an ad-hoc one.
+---@param name string|mcp.ClientDef
+---@return mcp.Client
+function mcp.client(name) end
+
 ---A cosocket with luasocket's client API.
 ---@class mcp.Socket
 local Socket = {}
@@ -632,9 +698,12 @@ function mcp.socket.gettime() end
 ---@type fun(): mcp.Socket
 mcp.socket.unix = nil
 
----Data the instances of a service share (a counter, a rate limit, a cache
----entry): this process's memory by default, Redis with --store. Values are
----strings (numbers are kept as their decimal text). Only inside a handler.
+---Keys and values that last (a counter, a rate limit, a flag, a cache entry):
+---by default in the app's database (the table luamcp_store of mcp.db's file:
+---durable, this machine's); with --store memory this process's memory (lost on
+---restart); with --store redis://HOST:PORT/N Redis, shared by the instances.
+---Values are strings (numbers are kept as their decimal text). Only inside a
+---handler.
 ---@class mcp.store
 mcp.store = {}
 ---@param key string
@@ -669,16 +738,19 @@ function mcp.store.add(key, value, ttl) end
 ---@return boolean
 function mcp.store.cas(key, old, new, ttl) end
 ---Read-modify-write without a lost update: fn(old) returns the new value
----(nil deletes); it is written only if the key still holds old, else fn runs
----again on what it holds now (at most 64 times). Returns the new value.
+---(nil deletes). On the database fn runs inside one transaction (keep it short:
+---other writes wait); in memory and on Redis the value is written only if the
+---key still holds old, else fn runs again on what it holds now (at most 64
+---times). Returns the new value.
 ---@param key string
 ---@param fn fun(old: string?): (string|number|nil)
 ---@param ttl? number seconds
 ---@return string?
 function mcp.store.update(key, fn, ttl) end
----A page of the keys that start with prefix, and the cursor of the next page
----(nil after the last). A key there the whole time is on some page; one may
----come twice.
+---A page of the keys that start with prefix (no character of it is special),
+---and the cursor of the next page (nil after the last). A key there the whole
+---time is on some page; one may come twice (Redis, memory). On the database,
+---pages are in key order and the cursor is the last key given.
 ---@param prefix string
 ---@param cursor? string
 ---@return string[] keys

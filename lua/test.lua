@@ -11,6 +11,7 @@
 --   bridge.schemas()                      lua/mcp-results.json: the MCP schema's
 --                                         result definitions of each revision
 --   bridge.test_begin(), test_end()       a test's time limit (--test-timeout)
+--   bridge.db_exec, db_query, db_one      test.db (core/cli/test_db.h)
 -- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store,
 -- mcp.redis and ctx:sleep (the scripts capture them as they load), and keeps the tests a
 -- file declares; cmd_test.c runs them with T._run.
@@ -531,6 +532,17 @@ T.store = {
     return out
   end,
 }
+
+-- }===
+
+-- {=== test.db: the test file's database (mcp.db's), from the test's code
+
+-- core/cli/test_db.c: a connection of its own, outside any call; errors at
+-- the test's line
+T.db = {}
+function T.db.exec(sql, ...) return bridge.db_exec(sql, ...) end
+function T.db.query(sql, ...) return bridge.db_query(sql, ...) end
+function T.db.one(sql, ...) return bridge.db_one(sql, ...) end
 
 -- }===
 

@@ -19,6 +19,7 @@
 #include "ctx_client.h"
 #include "io_http.h"
 #include "io_exec.h"
+#include "mcp_client.h"
 #include "io_socket.h"
 #include "store.h"
 #include "io_redis.h"
@@ -711,5 +712,16 @@ void lua_api_push_core(lua_State *L) {
   lua_setfield(L, -2, "redis");
   db_push(L);
   lua_setfield(L, -2, "db");
+  mcp_client_push(L);
+  lua_setfield(L, -2, "client");
+  {
+    size_t n;
+    const char *src = embedded_source("client", &n); /* lua/client.lua, run by lua/mcp.lua */
+    if (src) lua_pushlstring(L, src, n), lua_setfield(L, -2, "client_lua");
+    src = embedded_source("mcp-results", &n); /* what its answers are checked against */
+    if (src) lua_pushlstring(L, src, n), lua_setfield(L, -2, "results_json");
+    lua_pushstring(L, LUAMCP_VERSION);
+    lua_setfield(L, -2, "version");
+  }
   /* }====== */
 }

@@ -88,6 +88,13 @@ static struct family {
     [M_OTLP_SPANS] = {.name = "mcp_otlp_spans_total",
         .help = "Spans sent to the OTLP collector, or dropped (it was slow, "
                       "down, or refused them)", .type = T_COUNTER, .label = {"result"}},
+    [M_CLIENT] = {.name = "mcp_client_requests_total",
+        .help = "Requests to upstream MCP servers (mcp.client), by upstream, method and outcome "
+                "(ok, error: a JSON-RPC error, failed: no valid answer, ended: the call ended first)",
+        .type = T_COUNTER, .label = {"upstream", "mcp_method_name", "outcome"}},
+    [M_CLIENT_DURATION] = {.name = "mcp_client_request_duration_seconds",
+        .help = "Duration of requests to upstream MCP servers (mcp.client)", .type = T_HISTOGRAM,
+        .label = {"upstream", "mcp_method_name"}},
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

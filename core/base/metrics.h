@@ -38,6 +38,8 @@ typedef enum metric_id {
   M_BUS,               /* mcp_bus_messages_total{direction} */
   M_AUTH_REFUSALS,     /* mcp_server_auth_refusals_total{reason} */
   M_OTLP_SPANS,        /* mcp_otlp_spans_total{result} */
+  M_CLIENT,            /* mcp_client_requests_total{upstream,mcp_method_name,outcome} */
+  M_CLIENT_DURATION,   /* mcp_client_request_duration_seconds{upstream,mcp_method_name} */
   M_NFAMILIES
 } metric_id;
 

@@ -32,6 +32,8 @@
 #include "server.h"
 #include "call.h"
 #include "db.h"
+#include "store.h"
+#include "test_db.h"
 
 #define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
 
@@ -313,6 +315,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   lua_newtable(L);
   lua_pushlightuserdata(L, r);
   luaL_setfuncs(L, fns, 1);
+  test_db_register(L); /* db_exec, db_query, db_one: test.db */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_getfield(L, -1, "mcp");
   lua_remove(L, -2);
@@ -513,6 +516,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   buf_free(&src);
   buf_free(&errors);
   db_close();
+  test_db_close();
   server_free(r.srv); /* and the app */
   if (own_data) {
     static const char *const files[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal", "db.sqlite.lock"};
@@ -791,6 +795,9 @@ int cmd_test(options *o) {
   }
   pthread_t guard;
   if (pthread_create(&guard, NULL, guard_main, NULL) == 0) pthread_detach(guard);
+  /* mcp.store is lua/test.lua's fake (TTLs on the virtual clock): update's
+     cas loop must reach it, not the database */
+  store_use_memory();
   for (;;) {
     results rs = {0};
     double t0 = clock_now();

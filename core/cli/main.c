@@ -111,7 +111,8 @@ static void defaults(options *o) {
   if (data && *data) o->data = data;
   if (store && *store) {
     char why[128];
-    if (!redis_url_parse(store, NULL, why, sizeof why)) cli_die_usage("LUAMCP_STORE: %s", why);
+    if (strcmp(store, "memory") != 0 && !redis_url_parse(store, NULL, why, sizeof why))
+      cli_die_usage("LUAMCP_STORE: %s (nor memory)", why);
     o->store = store;
   }
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -146,10 +147,12 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--max-message")) return o->max_message = MB(v), 2;
   if (IS("--restart-on-stall")) return o->restart_on_stall = number_arg(a, v), 2;
   if (IS("--unhealthy-after")) return o->unhealthy_after = number_arg(a, v), 2;
+  if (IS("--store") && v && strcmp(v, "memory") == 0) return o->store = v, 2;
   if (IS("--bus") || IS("--store")) {
     char why[128];
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
-      cli_die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
+      cli_die_usage(a[2] == 'b' ? "--bus: %s" : v ? "--store: %s (nor memory)" : "--store: %s",
+                    v ? why : a[2] == 'b' ? "needs redis://HOST:PORT[/N]" : "needs memory or redis://HOST:PORT[/N]");
     return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
   }
   if (IS("--data")) {
@@ -622,7 +625,8 @@ static int cmd_serve(options *o) {
   }
   server *srv = server_new(a, &o->server);
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
-  if (o->store) store_use_redis(server_engine(srv), o->store);
+  if (o->store && strcmp(o->store, "memory") == 0) store_use_memory();
+  else if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   health_use(srv, o->unhealthy_after);
   sd_notify_watchdog(srv, o->unhealthy_after);

@@ -40,6 +40,9 @@ void db_set_path(const char *file);
 bool db_set_postgres(const char *url, const char *password, int pool, char *why, size_t cap);
 bool db_is_postgres(void);
 
+/* The file db_set_path gave, or NULL (luamcp test's test.db opens it too:
+   core/cli/test_db.c). */
+const char *db_path_set(void);
 /* After serving, before the engine is freed: the thread stops, the file is
    closed (a transaction still open rolls back), nothing stays on the
    engine's loop. A later use opens it again. */

@@ -537,27 +537,28 @@ static int make_pipe(int fds[2]) {
   return 0;
 }
 
-/* Start the child in its own session, signals as after a fresh exec (the
+/* (io_exec.h) Start the child in its own session, signals as after a fresh exec (the
    server blocks some and ignores SIGPIPE), stdin a pipe or /dev/null
    (never the server's: that is the protocol), stdout and stderr pipes. The
    server's ends go to mine[0..2] (-1: none). 0 or an errno. */
-static int spawn_child(const exec_args *a, pid_t *pid, int mine[3]) {
+int io_exec_spawn(const char *const *argv, char *const *envp, const char *cwd, bool with_stdin,
+                  pid_t *pid, int mine[3]) {
   int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
   const int theirs[3] = {0, 1, 1}; /* the child reads stdin's end 0, writes the others' end 1 */
   int err = 0;
   for (int i = 0; i < 3 && !err; i++)
-    if (i > 0 || a->input) err = make_pipe(pipes[i]);
+    if (i > 0 || with_stdin) err = make_pipe(pipes[i]);
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
   bool have_fa = false, have_attr = false;
   if (!err) have_fa = (err = posix_spawn_file_actions_init(&fa)) == 0;
   if (!err) have_attr = (err = posix_spawnattr_init(&attr)) == 0;
   if (!err)
-    err = a->input ? posix_spawn_file_actions_adddup2(&fa, pipes[0][0], 0)
+    err = with_stdin ? posix_spawn_file_actions_adddup2(&fa, pipes[0][0], 0)
                    : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   if (!err) err = posix_spawn_file_actions_adddup2(&fa, pipes[1][1], 1);
   if (!err) err = posix_spawn_file_actions_adddup2(&fa, pipes[2][1], 2);
-  if (!err && a->cwd) err = posix_spawn_file_actions_addchdir_np(&fa, a->cwd);
+  if (!err && cwd) err = posix_spawn_file_actions_addchdir_np(&fa, cwd);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -567,8 +568,7 @@ static int spawn_child(const exec_args *a, pid_t *pid, int mine[3]) {
     err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                               POSIX_SPAWN_SETSIGDEF);
   if (!err)
-    err = posix_spawnp(pid, a->argv[0], &fa, &attr, (char *const *)a->argv,
-                       a->envp ? a->envp : environ);
+    err = posix_spawnp(pid, argv[0], &fa, &attr, (char *const *)argv, envp ? envp : environ);
   if (have_fa) posix_spawn_file_actions_destroy(&fa);
   if (have_attr) posix_spawnattr_destroy(&attr);
   for (int i = 0; i < 3; i++) {
@@ -635,7 +635,7 @@ static int exec_fn(lua_State *L) {
 
   pid_t pid;
   int mine[3];
-  int err = spawn_child(&a, &pid, mine);
+  int err = io_exec_spawn(a.argv, a.envp, a.cwd, a.input != NULL, &pid, mine);
   if (err) {
     free_op(op);
     return luaL_error(L, "mcp.exec: cannot run '%s': %s", a.argv[0],

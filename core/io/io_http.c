@@ -311,6 +311,54 @@ static bool retry_fresh(http_op *op, CURLcode rc) {
   return curl_multi_add_handle(H.multi, e) == CURLM_OK;
 }
 
+/* A request nobody waits for (io_http_send): its answer is dropped. It
+   begins as an op does, with what set to this. */
+static const char fire_what[] = "io_http_send";
+typedef struct fire {
+  call_wait wait; /* only wait.what: tells it from an op */
+  struct curl_slist *hdrs;
+} fire;
+
+static size_t fire_drop(char *p, size_t size, size_t n, void *ud) {
+  (void)p, (void)ud;
+  return size * n;
+}
+
+bool io_http_send(uv_loop_t *loop, const char *url, const char *const *headers, const char *body,
+                  size_t len, long timeout_ms) {
+  if (curl_dl_why() || !http_init(loop)) return false;
+  fire *f = calloc(1, sizeof *f);
+  CURL *e = f ? easy_get() : NULL;
+  if (!e) {
+    free(f);
+    return false;
+  }
+  f->wait.what = fire_what;
+  for (const char *const *h = headers; h && *h; h++) {
+    struct curl_slist *l = curl_slist_append(f->hdrs, *h);
+    if (l) f->hdrs = l;
+  }
+  struct curl_slist *l = curl_slist_append(f->hdrs, "Expect:");
+  if (l) f->hdrs = l;
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)f);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "luamcp/" LUAMCP_VERSION);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->hdrs);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fire_drop);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+  if (curl_multi_add_handle(H.multi, e) != CURLM_OK) {
+    curl_slist_free_all(f->hdrs);
+    easy_put(e);
+    free(f);
+    return false;
+  }
+  return true;
+}
+
 /* Finished transfers: out of the multi handle, their calls resumed. */
 static void drain(void) {
   CURLMsg *m;
@@ -323,6 +371,13 @@ static void drain(void) {
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &p);
     http_op *op = (http_op *)p;
     curl_multi_remove_handle(H.multi, easy);
+    if (op->wait.what == fire_what) { /* sent, and nobody waits */
+      fire *f = (fire *)p;
+      curl_slist_free_all(f->hdrs);
+      easy_put(easy);
+      free(f);
+      continue;
+    }
     if (retry_fresh(op, rc)) continue;
     if (metrics_on) {
       long code = 0;

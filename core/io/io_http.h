@@ -10,7 +10,16 @@
 
 typedef struct lua_State lua_State;
 
+#include <uv.h>
+
 /* Push the module table: request, get, post. */
 void io_http_push(lua_State *L);
+
+/* POST body to url with headers ("Name: value", NULL-terminated) on the
+   same multi handle, and drop the answer: for a message nobody waits for
+   (mcp.client's notifications/cancelled to an HTTP upstream). False if it
+   could not be started. */
+bool io_http_send(uv_loop_t *loop, const char *url, const char *const *headers, const char *body,
+                  size_t len, long timeout_ms);
 
 #endif

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "store.h"
 #include "log.h"
+#include "mcp_client.h"
 #include "metrics.h"
 #include "lua_api.h"
 #include "listen.h"
@@ -381,6 +382,7 @@ void server_free(server *srv) {
   }
   free(srv->sessions);
   reload_close(srv);
+  mcp_client_close_all(); /* the upstreams' children, whose handles are on the engine's loop */
   engine_free(srv->e);
   pthread_mutex_destroy(&srv->facts_lock);
   free(srv->facts_scopes), free(srv->facts_name);

@@ -18,7 +18,7 @@ const opts = { timeout: TEST_TIMEOUT };
 const read = (rel) => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
 const DLUA = read('lua/mcp.d.lua');
 // the runtime's two chunks: the author's API and its machinery (app.lua's checks)
-const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua');
+const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua') + '\n' + read('lua/client.lua');
 
 /** ---@class NAME followed by ---@field lines (and `function NAME:method`). */
 function classes(text) {
@@ -109,6 +109,8 @@ const fieldChecks = {
   'mcp.UserConfigEntry': () => keysOf(luaTableKeys('user_config_fields').replace(/\{[^}]*\}/g, '0')),
   'mcp.HttpRequest': () => cList('core/io/io_http.c', 'option_names'),
   'mcp.ExecOptions': () => cList('core/io/io_exec.c', 'option_names'),
+  'mcp.UpstreamDef': () => luaSet('upstream_keys'),
+  'mcp.ClientDef': () => luaSet('adhoc_keys'),
 };
 
 for (const [cls, accepted] of Object.entries(fieldChecks)) {
@@ -211,7 +213,7 @@ test('mcp.test.d.lua names exactly what lua/test.lua offers', () => {
   assert.match(dts, /^---@meta mcp\.test$/m, 'require "mcp.test" resolves to it');
   const names = (re, text) => new Set([...text.matchAll(re)].map((m) => m[1]).filter((n) => !n.startsWith('_')));
   const fnRe = /^function (?:test|T)\.([\w.]+)\(/gm;
-  const containers = ['http', 'exec', 'socket', 'store', 'redis', 'clock'];
+  const containers = ['http', 'exec', 'socket', 'store', 'redis', 'clock', 'db'];
   const ours = new Set([...names(fnRe, code), ...names(/^T\.(\w+) = /gm, code)].filter((n) => !containers.includes(n)));
   // members of the tables T.clock and T.store
   for (const [table, member] of [['clock', 'now'], ['clock', 'advance'], ['store', 'dump']]) {

@@ -553,19 +553,24 @@ mcp.tool {
   }
 });
 
+// The slow call's wake-up comes due while the quick call runs; the quick
+// call's worker must send its answer before it runs the slow call on. The
+// test lets the slow call go only once it has the quick answer: held behind
+// it, the slow call would spin to its max_ms and say so (events, not clocks).
 test('an answer is sent when it is ready, not after other clients\' resumed calls', opts, () =>
   withHttp(BUSY_APP, ['--stateless'], async (srv) => {
-    const t0 = Date.now();
-    const slow = post(srv, call('nap_then_busy', { nap: 0.1, ms: 1500 })).then((ex) => ({ ex, t: Date.now() - t0 }));
-    await delay(30);
-    // still running when the slow call's timer comes due: its worker must
-    // not go on to run that call's busy part before sending this answer
-    const quick = await post(srv, call('busy', { ms: 200 }));
-    const tQuick = Date.now() - t0;
-    assert.equal(textOf(answerOf(quick)), 'busy done');
-    const s = await slow;
-    assert.equal(textOf(answerOf(s.ex)), 'nap and busy done');
-    assert.ok(tQuick < s.t / 2, `the quick answer came at ${tQuick} ms, the slow one at ${s.t} ms`);
+    const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-hol-'));
+    const [started, go, flag] = ['started', 'go', 'flag'].map((f) => path.join(dir, f));
+    try {
+      const slow = post(srv, call('nap_until_go_then_hold', { started, go, flag, max_ms: ms(20000) }));
+      await until(() => existsSync(started), 'the slow call to park');
+      const quick = await post(srv, call('go_then_busy', { go, ms: 200 }));
+      assert.equal(textOf(answerOf(quick)), 'busy done');
+      await writeFile(flag, '');
+      assert.equal(textOf(answerOf(await slow)), 'released', 'the quick answer waited for the slow call');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }));
 
 /** A temporary folder for a busy_until_flag call: {started, flag, release(), done()}. */

@@ -34,11 +34,11 @@ test('the fixture app: every fake, both revisions, questions and identities: all
   assert.doesNotMatch(r.stdout, /FAIL/);
 });
 
-test('the example apps ship tests that pass: the gift app, examples/weather', opts, async () => {
-  for (const dir of [REPO_ROOT, path.join(REPO_ROOT, 'examples', 'weather')]) {
+test('the example apps ship tests that pass: the gift app, examples/weather, examples/tickets', opts, async () => {
+  for (const [dir, n] of [[REPO_ROOT, 5], [path.join(REPO_ROOT, 'examples', 'weather'), 5], [path.join(REPO_ROOT, 'examples', 'tickets'), 4]]) {
     const r = await run(['test', dir]);
     exits(r, 0);
-    assert.match(r.stdout, /\n5 passed, 0 failed/, dir);
+    assert.match(r.stdout, new RegExp(`\\n${n} passed, 0 failed`), dir);
   }
 });
 
@@ -367,6 +367,55 @@ end }
     const stuck = await run(['test', '--test-timeout', '1', dir, 'g_test'], { limit: 60000 });
     assert.equal(stuck.code, 75, stuck.stderr);
     assert.match(stuck.stderr, /a test of tests\/g_test\.lua has not returned 5 s past --test-timeout/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// Issue 29, item 8: test.db reaches the test file's own database (fresh,
+// migrations applied) from the test's code: seed rows, read what a tool
+// wrote; each file gets another; errors name the test's line.
+test('test.db: seeds and reads the file\'s own database (migrations applied, fresh per file); errors at the test\'s line', opts, async () => {
+  const tool = 'local mcp = require "mcp"\nmcp.tool { name = "add", description = "Adds an item.", input = { name = mcp.string() },\n'
+    + '  handler = function(a) return tostring(mcp.db.exec("INSERT INTO items(name) VALUES (?)", a.name).last_id) end }\n'
+    + 'mcp.tool { name = "names", description = "Every item.", handler = function()\n'
+    + '  local out = {}\n  for _, r in ipairs(mcp.db.query("SELECT name FROM items ORDER BY id")) do out[#out + 1] = r.name end\n'
+    + '  return table.concat(out, ",") end }\n';
+  const a = `local test = require "mcp.test"
+local mcp = require "mcp"
+local app = test.app()
+test("seed, call, read", function()
+  test.eq(test.db.query("SELECT name FROM items"), {})
+  local r = test.db.exec("INSERT INTO items(name, note) VALUES (:name, :note)", { name = "seeded", note = mcp.null })
+  test.eq(r, { changes = 1, last_id = 1 })
+  test.eq(app:call("add", { name = "called" }).content[1].text, "2")
+  test.eq(app:call("names").content[1].text, "seeded,called")
+  test.eq(test.db.one("SELECT name, note, 7 AS n, 1.5 AS f FROM items WHERE id = ?", 1), { name = "seeded", note = mcp.null, n = 7, f = 1.5 })
+  test.eq(test.db.one("SELECT name FROM items WHERE id = ?", 99), nil)
+  test.eq(test.db.exec("UPDATE items SET note = 'x'; UPDATE items SET note = 'y' WHERE id = 1").changes, 3)
+end)
+test("mistakes", function()
+  test.raises(function() test.db.query("SELECT nme FROM items") end, "a_test%.lua:%d+: test%.db%.query: no such column: nme")
+  test.raises(function() test.db.one("SELECT ?", {}) end, "parameter 1 has no name")
+  test.raises(function() test.db.exec("SELECT ?", print) end, "parameter 1 is a function")
+  test.raises(function() test.db.exec("SELECT ?") end, "has 1 parameter%(s%), 0 value%(s%) given")
+end)
+`;
+  const b = `local test = require "mcp.test"
+test("another file: a fresh database", function()
+  test.eq(test.db.one("SELECT count(*) AS n FROM items").n, 0)
+end)
+`;
+  const dir = await tempApp({
+    'scripts/items.lua': tool,
+    'migrations/001_items.sql': 'CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT);\n',
+    'tests/a_test.lua': a,
+    'tests/b_test.lua': b,
+  });
+  try {
+    const r = await run(['test', dir]);
+    exits(r, 0);
+    assert.match(r.stdout, /\n3 passed, 0 failed/);
   } finally {
     await removeTemp(dir);
   }

@@ -118,11 +118,12 @@ test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers'
       exits(nobody, 1);
       assert.match(JSON.parse(nobody.stdout).content[0].text, /notes are kept per user and this request names no one/);
     }
-    // the scaffold's own tests: two users' notes apart, no identity no notes
+    // the scaffold's own tests: two users' notes apart, no identity no notes, test.db
     const tests = await run(['test', dir]);
     exits(tests, 0);
     assert.match(tests.stdout, /tests\/notes_test\.lua\n {2}ok {4}two users' notes stay apart/);
     assert.match(tests.stdout, /ok {4}no identity, no notes/);
+    assert.match(tests.stdout, /ok {4}each row is its owner's \(test\.db seeds and reads the table\)/);
     assert.match(readFileSync(path.join(dir, 'README.md'), 'utf8'), /docs\/auth\.md/);
   } finally {
     await removeTemp(root);

@@ -98,3 +98,37 @@ mcp.tool {
     return "never released"
   end,
 }
+
+-- Head-of-line by events: nap_until_go_then_hold parks (ctx:sleep, 10 ms at a
+-- time) until the file go exists, then holds the engine until the file flag
+-- exists; go_then_busy makes go and keeps the CPU busy for ms. The slow
+-- call's wake-up comes due while the quick one runs; the client makes flag
+-- only once it has the quick call's answer, so the slow call ends "released"
+-- only if that answer was sent before the slow call ran on (else, after
+-- max_ms of CPU, "never released").
+mcp.tool {
+  name = "nap_until_go_then_hold",
+  description = "Makes started, sleeps until go exists, then holds the engine until flag exists.",
+  input = { started = mcp.string(), go = mcp.string(), flag = mcp.string(), max_ms = mcp.number() },
+  handler = function(args, ctx)
+    assert(io.open(args.started, "w")):close()
+    while not exists(args.go) do ctx:sleep(0.01) end
+    local t0 = os.clock()
+    while (os.clock() - t0) * 1000 < args.max_ms do
+      spin(2)
+      if exists(args.flag) then return "released" end
+    end
+    return "never released"
+  end,
+}
+
+mcp.tool {
+  name = "go_then_busy",
+  description = "Makes the file go, then keeps the CPU busy for ms milliseconds.",
+  input = { go = mcp.string(), ms = mcp.number() },
+  handler = function(args)
+    assert(io.open(args.go, "w")):close()
+    spin(args.ms)
+    return "busy done"
+  end,
+}
