@@ -12,7 +12,8 @@
 // password never in argv; migrations (order, migrations/postgres/ over the
 // portable file, a failure at FILE:LINE with nothing half-applied, an edited
 // one refused, a new one saved while serving applied on that reload); two
-// instances behind nginx on one PostgreSQL keeping 20 of 20 read-modify-writes in mcp.db.tx.
+// instances behind nginx on one PostgreSQL keeping 20 of 20 read-modify-writes in mcp.db.tx;
+// mcp.store on the database on PostgreSQL (two instances, 20 of 20).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,7 +23,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { APPS, TEST_TIMEOUT, WAIT, command, removeTemp, saveFile, watchLines, within, withRaw } from './helpers.mjs';
-import { HttpServer, answerOf, post, rawInitialize } from './http-helpers.mjs';
+import { HttpServer, answerOf, post, rawInitialize, rpc } from './http-helpers.mjs';
 import { NGINX, needs, postgresBin, startNginx, startPostgres, stopChild, until } from './services.mjs';
 
 needs(path.join(postgresBin(), 'initdb'), path.join(postgresBin(), 'postgres'));
@@ -366,5 +367,31 @@ test('a migration saved in migrations/postgres/ while serving is applied on that
     });
   } finally {
     await removeTemp(app);
+  }
+});
+
+test('mcp.store on the database (its default) on PostgreSQL: two instances, 20 concurrent comments keep 20', opts, async () => {
+  const { url } = freshDb();
+  const STORE = path.join(APPS, 'store');
+  const REV = '2026-07-28';
+  const META = { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} };
+  const call = async (front, name, args) => {
+    const ex = await post(front, rpc('tools/call', { name, arguments: args, _meta: META }),
+      { version: REV, extra: { 'Mcp-Method': 'tools/call', 'Mcp-Name': name } });
+    assert.equal(ex.status, 200, ex.body);
+    const r = JSON.parse(ex.body).result;
+    assert.ok(!r.isError, ex.body);
+    return r.content[0].text;
+  };
+  const instances = [];
+  try {
+    for (const name of ['a', 'b']) instances.push(await new HttpServer(STORE, ['--instance', name, '--db', url, '--no-watch']).start());
+    const seen = await Promise.all(Array.from({ length: 20 }, (_, i) => call(instances[i % 2], 'comment', { ticket: 't', text: `c${i}` })));
+    assert.deepEqual(seen.map(Number).sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1), 'each update saw the ones before it');
+    assert.equal(await call(instances[1], 'count', { ticket: 't' }), '20');
+    const r = JSON.parse(await call(instances[0], 'atomics', { key: 't:k' }));
+    assert.deepEqual([r.add_new, r.add_again, r.cas_wrong, r.cas_right, r.value], [true, false, false, true, 'c']);
+  } finally {
+    for (const s of instances) await s.stopClean();
   }
 });
