@@ -776,7 +776,9 @@ mcp.redis = {}
 function mcp.redis.pipeline(commands) end
 
 ---The app's SQLite database (one file in its data folder: --data DIR, else
----~/.local/share/luamcp/NAME), made at its first use. Only inside a handler;
+---~/.local/share/luamcp/NAME), made at its first use, or PostgreSQL with
+-----db postgres://USER@HOST:PORT/DB (a pool of connections; types other than
+---integers, floats, text, bytea and bool come back as their text). Only inside a handler;
 ---each statement parks the call, the server answering others meanwhile.
 ---The values after sql bind its ? in order, or one table binds its :name
 ---parameters; nil and mcp.null bind NULL, booleans 1/0. NULL comes back as
@@ -793,13 +795,15 @@ function mcp.db.query(sql, ...) end
 ---@param ... any
 ---@return table?
 function mcp.db.one(sql, ...) end
----Rows changed and the last inserted rowid. Without parameters, sql may be
----several statements (a schema).
+---Rows changed and the last inserted rowid (PostgreSQL: 0, or the first
+---integer column of the last row INSERT … RETURNING gave). Without
+---parameters, sql may be several statements (a schema).
 ---@param sql string
 ---@param ... any
 ---@return {changes: integer, last_id: integer}
 function mcp.db.exec(sql, ...) end
----fn, atomically: BEGIN IMMEDIATE … COMMIT (nested: a savepoint). An error
+---fn, atomically: BEGIN IMMEDIATE … COMMIT (PostgreSQL: BEGIN and an advisory
+---lock every instance's tx takes, one at a time) (nested: a savepoint). An error
 ---rolls back and is raised again; a call that ends inside rolls back. Its
 ---statements and no other call's run until it ends.
 ---@generic T

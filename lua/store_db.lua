@@ -57,9 +57,13 @@ return function(cstore, db, raise, null)
 
   local function ready(op)
     if made then return end
-    run(op, exec, ("CREATE TABLE IF NOT EXISTS luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires BIGINT);"
-      .. "CREATE INDEX IF NOT EXISTS luamcp_store_expires ON luamcp_store(expires);"
-      .. "DELETE FROM luamcp_store WHERE expires <= %d"):format(now()))
+    -- in a tx: on PostgreSQL two instances' CREATE TABLE IF NOT EXISTS at
+    -- once can collide (a duplicate key in pg_type); tx's lock makes them wait
+    run(op, tx, function()
+      exec(("CREATE TABLE IF NOT EXISTS luamcp_store(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires BIGINT);"
+        .. "CREATE INDEX IF NOT EXISTS luamcp_store_expires ON luamcp_store(expires);"
+        .. "DELETE FROM luamcp_store WHERE expires <= %d"):format(now()))
+    end)
     made = true
   end
 

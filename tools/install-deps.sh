@@ -6,14 +6,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 build=(cmake make gcc pkg-config liblua5.4-dev lua-cjson-dev libcivetweb-dev libssl-dev libuv1-dev nettle-dev libpcre2-dev
-       libcurl4-openssl-dev libzip-dev libhiredis-dev libsqlite3-dev ca-certificates
+       libcurl4-openssl-dev libzip-dev libhiredis-dev libsqlite3-dev libpq-dev ca-certificates
        patchelf)  # patchelf: luamcp pack bundles the shared libraries
 mode=${1:-run}
 case "$mode" in
   run) pkgs=("${build[@]}") ;;
   test) pkgs=("${build[@]}" valgrind json-schema-test-suite chromium openssl redis-server nginx-light lua-redis python3 prometheus libxml2-utils
+        postgresql
         clang-14 libclang-rt-14-dev mandoc man-db systemd mmdebstrap) ;;
-  bench) pkgs=("${build[@]}" wrk redis-server nginx-light python3) ;;
+  bench) pkgs=("${build[@]}" wrk redis-server nginx-light python3 postgresql) ;;
   npm) pkgs=() ;;
   *) echo "usage: $0 {run|test|bench|npm}" >&2; exit 2 ;;
 esac

@@ -1,7 +1,9 @@
 // bench/db/run.mjs — mcp.db calls per second over stdio (bench/apps/notes):
 // `note` (an INSERT and a SELECT on the writer), then `get` (a SELECT by id on
-// the readers), each N calls with C in flight, on a fresh data folder.
-//   node bench/db/run.mjs [BINARY] [N] [C]     (default build/luamcp 20000 64)
+// the readers), each N calls with C in flight, on a fresh data folder; with
+// --pg on a PostgreSQL of its own instead (initdb + postgres in a temp
+// folder, tests/integration/services.mjs), served with --db.
+//   node bench/db/run.mjs [BINARY] [N] [C] [--pg]   (default build/luamcp 20000 64)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +11,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const [bin = path.join(root, 'build', 'luamcp'), n = '20000', c = '64'] = process.argv.slice(2);
+const pgWanted = process.argv.includes('--pg');
+const [bin = path.join(root, 'build', 'luamcp'), n = '20000', c = '64'] = process.argv.slice(2).filter((a) => a !== '--pg');
 const data = mkdtempSync(path.join(tmpdir(), 'luamcp-bench-db-'));
+const pg = pgWanted ? await (await import('../../tests/integration/services.mjs')).startPostgres(data) : null;
+const pool = process.env.BENCH_DB_POOL ? ['--db-pool', process.env.BENCH_DB_POOL] : []; // PostgreSQL's connections
+const where = pg ? ['--db', pg.url(), ...pool] : ['--data', path.join(data, 'data')];
 
 function run(tool, N, C) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--no-watch', '--data', data, path.join(root, 'bench', 'apps', 'notes')],
+    const child = spawn(bin, ['serve', '--no-watch', ...where, path.join(root, 'bench', 'apps', 'notes')],
       { stdio: ['pipe', 'pipe', 'ignore'] });
     let buf = '', got = 0, sent = 0, t0;
     const send = (o) => child.stdin.write(JSON.stringify(o) + '\n');
@@ -51,8 +57,9 @@ function run(tool, N, C) {
 try {
   for (const tool of ['note', 'get']) {
     const rate = await run(tool, Number(n), Number(c));
-    console.log(`${tool}: ${n} calls, ${c} in flight: ${rate.toFixed(0)} calls/s`);
+    console.log(`${pg ? 'PostgreSQL' : 'SQLite'} ${tool}: ${n} calls, ${c} in flight: ${rate.toFixed(0)} calls/s`);
   }
 } finally {
+  await pg?.stop();
   rmSync(data, { recursive: true, force: true });
 }

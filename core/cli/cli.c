@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "db.h"
 #include "log.h"
 
@@ -84,7 +85,33 @@ bool cli_data_dir(const options *o, const app *a, const char *dir, char *out, si
   return n < cap;
 }
 
+void cli_use_postgres(const options *o, bool announce) {
+  char password[1024] = "";
+  if (o->db_password_file) {
+    buf b;
+    buf_init(&b);
+    if (!buf_read_file(&b, o->db_password_file)) cli_die_usage("--db-password-file %s: cannot be read", o->db_password_file);
+    size_t n = 0;
+    while (n < b.len && b.p[n] != '\n' && b.p[n] != '\r') n++;
+    if (!n || n >= sizeof password) {
+      buf_free(&b);
+      cli_die_usage("--db-password-file %s: its first line must hold the password (under 1 KiB)", o->db_password_file);
+    }
+    memcpy(password, b.p, n);
+    password[n] = 0;
+    memset(b.p, 0, b.len);
+    buf_free(&b);
+  }
+  int pool = o->db_pool ? o->db_pool : CLI_DB_POOL;
+  char why[300];
+  bool ok = db_set_postgres(o->db, o->db_password_file ? password : NULL, pool, why, sizeof why);
+  memset(password, 0, sizeof password);
+  if (!ok) cli_die_usage("--db: %s", why);
+  if (announce) log_msg(LOG_INFO, "mcp.db: PostgreSQL %s (a pool of %d connections, made at first use)", o->db, pool);
+}
+
 void cli_use_data(const options *o, const app *a, const char *dir, bool announce) {
+  if (o->db) return cli_use_postgres(o, announce);
   char folder[PATH_MAX], file[PATH_MAX + 16];
   if (!cli_data_dir(o, a, dir, folder, sizeof folder)) {
     db_set_path(NULL);

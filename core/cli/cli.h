@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "app.h"
 #include "server.h"
@@ -39,6 +40,9 @@ typedef struct options {
   const char *client_secret_file; /* --auth-client-secret-file */
   const char *bus, *store;     /* --bus, --store: redis://HOST:PORT/N */
   const char *data;            /* --data DIR: the app's data folder (mcp.db) */
+  const char *db;              /* --db postgres://USER@HOST:PORT/DB: mcp.db on PostgreSQL */
+  const char *db_password_file; /* --db-password-file FILE: its password */
+  int db_pool;                 /* --db-pool N: its connections (0: the default) */
   char host_buf[256];
   const char *access_log;     /* --access-log FILE|- */
   const char *otlp;           /* --otlp URL: OTLP/HTTP traces */
@@ -84,6 +88,12 @@ bool cli_data_dir(const options *o, const app *a, const char *dir, char *out, si
 /* mcp.db's file is DATA/db.sqlite from now on (nothing is made before its
    first use); announce: log where. */
 void cli_use_data(const options *o, const app *a, const char *dir, bool announce);
+/* --db: mcp.db on PostgreSQL (db_set_postgres), the password from
+   --db-password-file; exits with a usage error when refused. */
+void cli_use_postgres(const options *o, bool announce);
+#define CLI_DB_POOL 4 /* --db-pool's default */
+/* luamcp db --db URL query (cmd_db_pg.c): the exit code. */
+int cmd_db_pg_query(FILE *out, bool write, bool as_table, const char *sql, const char **args, int nargs);
 /* The app's migrations on the file cli_use_data chose (db_migrate); false:
    they failed, the problems printed. */
 bool cli_migrate(const app *a);

@@ -17,7 +17,12 @@
  *                     lines (or aligned columns);
  *                     read-only unless --write (SQLITE_OPEN_READONLY)
  *   shell [--write]   Debian's sqlite3 on the file (-readonly unless --write)
- * Read-only subcommands never make the data folder. */
+ * Read-only subcommands never make the data folder.
+ *
+ * --db postgres://…: migrate and query on PostgreSQL (query: cmd_db_pg.c);
+ * backup, restore and shell are pg_dump's, pg_restore's and psql's, which
+ * do them better than we would (consistent dumps of a live database,
+ * parallel restores): the error says so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -260,7 +265,7 @@ static int db_migrate_cmd(const char *appdir, const char *data, const char *live
     if (!ok) fprintf(stderr, "%.*s", (int)errors.len, errors.p), code = 1;
   } else {
     (void)data;
-    db_set_path(live);
+    if (live) db_set_path(live); /* else PostgreSQL's, set already */
     if (!db_migrate(appdir, false, NULL, &errors)) {
       fprintf(stderr, "%.*s", (int)errors.len, errors.p ? errors.p : "");
       code = 1;
@@ -452,6 +457,12 @@ int cmd_db(int argc, char **argv) {
     } else if (strcmp(a, "--data") == 0) {
       if (i + 1 >= argc || !*argv[i + 1]) cli_die_usage("%s needs a DIR", a);
       o.data = argv[++i];
+    } else if (strcmp(a, "--db") == 0 || strcmp(a, "--db-password-file") == 0 || strcmp(a, "--db-pool") == 0) {
+      if (i + 1 >= argc || !*argv[i + 1]) cli_die_usage("%s needs a value", a);
+      const char *v = argv[++i];
+      if (a[4] == 0) o.db = v;
+      else if (a[5] == 'p' && a[6] == 'a') o.db_password_file = v;
+      else o.db_pool = atoi(v);
     } else if (strcmp(a, "--write") == 0) {
       write = true;
     } else if (strcmp(a, "--table") == 0) {
@@ -481,6 +492,23 @@ int cmd_db(int argc, char **argv) {
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     fprintf(stderr, "luamcp db: %s: not an app folder\n", dir);
     return 1;
+  }
+  if (o.db && o.data) cli_die_usage("%s: --data is SQLite's folder, --db PostgreSQL: one or the other", "--db");
+  if (o.db) {
+    if (!strcmp(sub, "backup") || !strcmp(sub, "restore") || !strcmp(sub, "shell")) {
+      fprintf(stderr, "luamcp db: %s on PostgreSQL: use %s (luamcp db does %s only on its SQLite file)\n", sub,
+              !strcmp(sub, "backup") ? "pg_dump, e.g. pg_dump -Fc -f FILE URL"
+              : !strcmp(sub, "restore") ? "pg_restore, e.g. pg_restore --clean -d URL FILE"
+                                        : "psql URL",
+              sub);
+      return 1;
+    }
+    cli_use_postgres(&o, false);
+    out = fdopen(cli_protect_stdout(), "w");
+    int code = !strcmp(sub, "migrate") ? db_migrate_cmd(dir, NULL, NULL, status)
+                                       : cmd_db_pg_query(out, write, as_table, pos[2], pos + 3, npos - 3);
+    fclose(out);
+    return code;
   }
   out = fdopen(cli_protect_stdout(), "w");
   /* the data folder is named after the app: loaded only when its name is needed */

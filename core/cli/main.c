@@ -159,6 +159,20 @@ static int app_option(options *o, const char *a, const char *v) {
     if (!v || !*v) cli_die_usage("%s needs a DIR", a);
     return o->data = v, 2;
   }
+  if (IS("--db")) {
+    if (!v || (strncmp(v, "postgres://", 11) != 0 && strncmp(v, "postgresql://", 13) != 0))
+      cli_die_usage("%s needs postgres://USER@HOST:PORT/DB", a);
+    return o->db = v, 2;
+  }
+  if (IS("--db-password-file")) {
+    if (!v || !*v) cli_die_usage("%s needs a FILE", a);
+    return o->db_password_file = v, 2;
+  }
+  if (IS("--db-pool")) {
+    double n = number_arg(a, v);
+    if (n < 1 || n > 64 || n != (int)n) cli_die_usage("%s takes 1 to 64 connections", a);
+    return o->db_pool = (int)n, 2;
+  }
   if (IS("--log-level")) {
     int l = v ? log_level_from_name(v, strlen(v)) : -1;
     if (l < 0) cli_die_usage("--log-level: unknown level '%s'", v ? v : "");
@@ -415,6 +429,13 @@ static void check_options(options *o) {
   if (o->h.key && !o->h.cert) cli_die_usage("%s needs --cert too", "--key");
   if (o->h.dev && !o->http) cli_die_usage("%s needs --http", "--dev");
   if (o->metrics && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--metrics");
+  if ((o->db_password_file || o->db_pool) && !o->db)
+    cli_die_usage("%s needs --db", o->db_pool ? "--db-pool" : "--db-password-file");
+  /* --db wins over --data (and LUAMCP_DATA, which a bundle's settings may set) */
+  if (o->db && (!strcmp(cmd, "test") || !strcmp(cmd, "new") || !strcmp(cmd, "pack") || !strcmp(cmd, "list")))
+    cli_die_usage("%s is an option of serve, call, read, prompt, check and db (luamcp test gives each test "
+                  "file a SQLite database of its own)", "--db");
+  if (o->db && !strcmp(cmd, "check")) cli_use_postgres(o, false); /* the URL checked; migrations on scratch SQLite */
   if (o->access_log && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--access-log");
   if (o->otlp && strcmp(cmd, "serve") != 0) cli_die_usage("%s is an option of serve", "--otlp");
   /* over stdio the client is the user's own process: no tokens (the

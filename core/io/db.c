@@ -57,11 +57,12 @@ typedef struct queue {
 } queue;
 
 static struct {
-  char *path;
+  char *path;          /* the SQLite file, or PostgreSQL's URL */
+  const db_backend *be;
   uv_loop_t *loop;
   uv_async_t *async;
   queue w, r;          /* waiting for the writer, for a reader */
-  bool busy[DB_CONNS]; /* a job is on that connection */
+  bool busy[DB_CONNS_MAX]; /* a job is on that connection */
   bool writer_ready;   /* the writer has the file open: readers may open it */
   call *owner;         /* holds the transaction, or NULL */
   call *lost;          /* its transaction ended under it (an error of SQLite's rolled
@@ -103,7 +104,10 @@ static bool unlink_from(queue *q, db_job *j) {
 
 static bool unlink_job(db_job *j) { return unlink_from(&D.w, j) || unlink_from(&D.r, j); }
 
+static const db_backend *be(void) { return D.be ? D.be : &db_backend_sqlite; }
+
 static void dispatch(void) {
+  const db_backend *b = be();
   if (!D.busy[0]) {
     db_job *j = D.w.head;
     while (j && !(j->detached || !D.owner || j->c == D.owner)) j = j->next;
@@ -111,16 +115,20 @@ static void dispatch(void) {
       unlink_from(&D.w, j);
       if (j->begins_tx) D.owner = j->c, D.depth = 1, j->gen = ++D.gen;
       else if (D.owner && j->c == D.owner) j->expect_tx = true;
+      j->depth = D.depth;
       D.busy[0] = true;
-      db_sqlite_run(j, 0); /* its thread runs (ensure_started) */
+      b->run(j, 0); /* its thread runs (ensure_started) */
     }
   }
-  for (int i = 1; i < DB_CONNS && D.r.head; i++) {
+  /* PostgreSQL: [0] is the transactions' (a long read there would hold
+     every mcp.db.tx up), unless it is the only one and none is open */
+  int n = b->conns(), first = b->any_conn && n == 1 && !D.owner && !D.w.head ? 0 : 1;
+  for (int i = first; i < n && D.r.head; i++) {
     if (D.busy[i]) continue;
     db_job *j = D.r.head;
     unlink_from(&D.r, j);
     D.busy[i] = true;
-    if (!db_sqlite_run(j, i)) { /* the writer reads too */
+    if (!b->run(j, i)) { /* the writer reads too */
       D.busy[i] = false;
       push(&D.w, j, false);
     }
@@ -181,7 +189,7 @@ static void complete(db_job *j) {
 static void on_async(uv_async_t *h) {
   (void)h;
   db_job *j;
-  while ((j = db_sqlite_done())) {
+  while ((j = be()->done())) {
     D.busy[j->conn] = false;
     if (j->conn == 0 && j->opened) D.writer_ready = true;
     if (j->to_writer && !atomic_load(&j->aborted) && j->c) { /* a reader found it writes */
@@ -205,7 +213,7 @@ static void job_abort(call_wait *w) {
     end_span(j, "the call ended before the statement");
     db_job_free(j);
   } else {
-    db_sqlite_abort(j); /* freed when the thread hands it back */
+    be()->abort(j); /* freed when the thread hands it back */
   }
   dispatch();
 }
@@ -223,7 +231,7 @@ static bool ensure_started(call *c) {
     D.async = a;
     D.loop = loop;
   }
-  return db_sqlite_start(D.path, notify);
+  return be()->start(D.path, notify, loop);
 }
 
 /* }====================================================== */
@@ -337,7 +345,7 @@ static int park(lua_State *L, call *c, int box_idx, lua_KFunction k, const char 
     char op[24];
     operation_name(j->sql, j->sql_len, op);
     if ((j->span = trace_start(trace_context(parent), op, TRACE_CLIENT))) {
-      trace_attr_str(j->span, "db.system.name", "sqlite");
+      trace_attr_str(j->span, "db.system.name", be()->system);
       trace_attr_str(j->span, "db.operation.name", op);
     }
   }
@@ -345,8 +353,8 @@ static int park(lua_State *L, call *c, int box_idx, lua_KFunction k, const char 
   j->wait.what = "mcp.db";
   b->job = NULL; /* the queue's now */
   /* a read outside the call's transaction: a reader's, once the writer
-     made the file */
-  bool read = j->kind != DB_EXEC && !j->begins_tx && D.writer_ready && D.owner != c;
+     made the file; on PostgreSQL anything outside the call's transaction */
+  bool read = !j->begins_tx && D.owner != c && (be()->any_conn || (j->kind != DB_EXEC && D.writer_ready));
   push(read ? &D.r : &D.w, j, false);
   call_park(c, &j->wait);
   dispatch();
@@ -611,16 +619,27 @@ static int db_rollback(lua_State *L) {
 void db_set_path(const char *file) {
   free(D.path);
   D.path = file ? strdup(file) : NULL;
+  D.be = &db_backend_sqlite;
 }
 
-const char *db_path_set(void) { return D.path; }
+bool db_set_postgres(const char *url, const char *password, int pool, char *why, size_t cap) {
+  if (!db_pg_configure(url, password, pool, why, cap)) return false;
+  free(D.path);
+  D.path = strdup(url);
+  D.be = &db_backend_pg;
+  return D.path != NULL;
+}
+
+bool db_is_postgres(void) { return D.be == &db_backend_pg; }
+
+const char *db_path_set(void) { return D.be == &db_backend_pg ? NULL : D.path; }
 
 static void free_handle(uv_handle_t *h) { free(h); }
 
 void db_close(void) {
-  db_sqlite_stop();
+  be()->stop();
   db_job *j;
-  while ((j = db_sqlite_done())) complete(j); /* their calls ended: freed */
+  while ((j = be()->done())) complete(j); /* their calls ended: freed */
   while ((j = D.w.head)) { /* rollbacks only: the close rolls back */
     D.w.head = j->next;
     db_job_free(j);

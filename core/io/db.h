@@ -33,6 +33,13 @@ void db_push(lua_State *L);
 /* The database file of the app served (NULL: none, mcp.db raises). Before
    serving. */
 void db_set_path(const char *file);
+/* PostgreSQL instead of a file (db_pg.c): url postgres://USER@HOST:PORT/DB
+   with no password in it (false, why: it has one, or is not a URL);
+   password (NULL: libpq's own PGPASSWORD/PGPASSFILE), never shown; pool
+   connections (1..64). Before serving. */
+bool db_set_postgres(const char *url, const char *password, int pool, char *why, size_t cap);
+bool db_is_postgres(void);
+
 /* The file db_set_path gave, or NULL (luamcp test's test.db opens it too:
    core/cli/test_db.c). */
 const char *db_path_set(void);

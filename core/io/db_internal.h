@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
 #include "call.h"
 
 enum { DBV_NULL, DBV_INT, DBV_REAL, DBV_TEXT, DBV_BLOB, DBV_BAD };
@@ -60,6 +62,7 @@ typedef struct db_job {
   bool to_writer;  /* a reader found it writes: the writer's job */
   int conn;        /* where it runs: 0 the writer, then the readers */
   unsigned gen;    /* a BEGIN's: the transaction's number, given at dispatch */
+  int depth;       /* the transaction's levels open at dispatch (1: no savepoint) */
   /* the loop's */
   call *c;
   db_box *box;
@@ -95,5 +98,32 @@ void db_sqlite_abort(db_job *j);
 /* Stop the thread after its job, close the connection (an open
    transaction rolls back); a later job starts it again. */
 void db_sqlite_stop(void);
+
+/* {====== the backends: how db.c hands jobs to connections and takes them
+   back (the SQLite threads below, PostgreSQL on the loop: db_pg.c) */
+#define DB_CONNS_MAX 64
+
+typedef struct db_backend {
+  const char *system;  /* db.system.name of a span */
+  bool any_conn;       /* every connection runs anything (else [0] writes, the others read) */
+  int (*conns)(void);  /* how many: [0] runs the transactions */
+  /* before the first job; notify: a job is done (any thread) */
+  bool (*start)(const char *where, void (*notify)(void), uv_loop_t *loop);
+  bool (*run)(db_job *j, int i);
+  db_job *(*done)(void);
+  void (*abort)(db_job *j);
+  void (*stop)(void);
+} db_backend;
+
+extern const db_backend db_backend_sqlite;
+/* PostgreSQL (db_pg.c): the URL and pool db_set_postgres gave. */
+extern const db_backend db_backend_pg;
+bool db_pg_configure(const char *url, const char *password, int pool, char *why, size_t cap);
+/* A blocking connection of its own (migrations, luamcp db): NULL with why. */
+struct pg_conn;
+struct pg_conn *db_pg_connect_blocking(char *why, size_t cap);
+/* The URL (no password in it), for messages. */
+const char *db_pg_url(void);
+/* }====== */
 
 #endif

@@ -18,6 +18,12 @@
  * new migration numbered below one applied already. An applied migration
  * whose file is gone is a warning: the database keeps what it did.
  *
+ * On PostgreSQL (--db): the same files, in one transaction that holds an
+ * advisory lock (two instances loading at once apply them once), each
+ * statement run apart so an error names its FILE:LINE; a file of
+ * migrations/postgres/ replaces the portable one of the same NNN there (or
+ * adds its own number), and is recorded under its own name.
+ *
  * They run last in a load (app.c): nothing after them can fail it. A
  * reload stopped once they committed (a newer change came, or shutdown)
  * publishes nothing, and the newer load finds them applied. */
@@ -33,11 +39,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "pq_dl.h"
 #include <nettle/sha2.h>
 #include <sqlite3.h>
 
 #include "buf.h"
 #include "db_internal.h"
+#include "db_placeholders.h"
 #include "log.h"
 
 #define MIGRATE_BUSY 30.0 /* seconds to wait for another connection's write lock */
@@ -48,6 +56,7 @@ typedef struct migration {
   char sum[65];    /* hex SHA-256 of the file */
   buf text;
   bool applied;
+  const char *dir; /* its folder when not the portable one (migrations/postgres) */
 } migration;
 
 typedef struct ctx {
@@ -129,7 +138,7 @@ static void sha256_hex(const char *p, size_t n, char out[65]) {
 }
 
 static void free_list(migration *m, size_t n) {
-  for (size_t i = 0; i < n; i++) free(m[i].name), buf_free(&m[i].text);
+  for (size_t i = 0; i < n; i++) free(m[i].name), buf_free(&m[i].text), free((char *)m[i].dir);
   free(m);
 }
 
@@ -271,6 +280,12 @@ static bool exec(sqlite3 *db, const char *sql, const char *what, buf *errors) {
   return false;
 }
 
+static bool note_applied(const char *dir, migration *m, size_t n, const char *name, const char *sum,
+                         const char *file, bool warn, buf *errors);
+static bool check_order(const char *dir, migration *m, size_t n, const char *file, buf *errors);
+static bool read_all(const char *dir, bool pg, migration **out, size_t *n, buf *errors);
+static bool migrate_pg(const char *dir, migration *m, size_t n, buf *errors);
+
 /* What luamcp_migrations holds: mark the applied, check their checksums,
    refuse a new one numbered below an applied one. */
 static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, const char *file,
@@ -284,10 +299,21 @@ static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, 
   }
   bool ok = true;
   int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *sum = (const char *)sqlite3_column_text(st, 1);
-    if (!name) continue;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    ok &= note_applied(dir, m, n, (const char *)sqlite3_column_text(st, 0),
+                       (const char *)sqlite3_column_text(st, 1), file, warn, errors);
+  if (rc != SQLITE_DONE) {
+    buf_printf(errors, "%s: luamcp_migrations: %s\n", file, sqlite3_errmsg(db));
+    ok = false;
+  }
+  sqlite3_finalize(st);
+  return ok && check_order(dir, m, n, file, errors);
+}
+
+/* one row of luamcp_migrations: its migration marked applied, or why not */
+static bool note_applied(const char *dir, migration *m, size_t n, const char *name, const char *sum,
+                         const char *file, bool warn, buf *errors) {
+    if (!name) return true;
     migration *x = NULL;
     for (size_t i = 0; i < n && !x; i++)
       if (strcmp(m[i].name, name) == 0) x = &m[i];
@@ -295,28 +321,28 @@ static bool check_applied(sqlite3 *db, const char *dir, migration *m, size_t n, 
       if (warn)
         log_msg(LOG_WARNING, "%s/%s: applied to %s earlier, and no longer in migrations/ (what it did "
               "stays in the database)", dir, name, file);
-      continue;
+      return true;
     }
     x->applied = true;
     if (!sum || strcmp(sum, x->sum) != 0) {
       buf_printf(errors, "%s/%s:1: edited after it was applied to %s (checksum sha256:%.12s… recorded, "
                  "the file's is sha256:%.12s…): an applied migration stays as it was; put the "
-                 "change in a new migration\n", dir, name, file, sum ? sum : "(none)", x->sum);
-      ok = false;
+                 "change in a new migration\n", x->dir ? x->dir : dir, name, file, sum ? sum : "(none)", x->sum);
+      return false;
     }
-  }
-  if (rc != SQLITE_DONE) {
-    buf_printf(errors, "%s: luamcp_migrations: %s\n", file, sqlite3_errmsg(db));
-    ok = false;
-  }
-  sqlite3_finalize(st);
+    return true;
+}
+
+/* no new migration numbered below an applied one */
+static bool check_order(const char *dir, migration *m, size_t n, const char *file, buf *errors) {
+  bool ok = true;
   const migration *last = NULL; /* the applied one with the highest number */
   for (size_t i = 0; i < n; i++)
     if (m[i].applied) last = &m[i];
   for (size_t i = 0; ok && last && i < n; i++)
     if (!m[i].applied && m[i].number < last->number) {
       buf_printf(errors, "%s/%s: new, but numbered below %s, applied already to %s: number it "
-                 "after the last applied migration\n", dir, m[i].name, last->name, file);
+                 "after the last applied migration\n", m[i].dir ? m[i].dir : dir, m[i].name, last->name, file);
       ok = false;
     }
   return ok;
@@ -395,9 +421,15 @@ bool db_migrate(const char *app_dir, bool scratch, const atomic_bool *stop, buf 
   else snprintf(dir, sizeof dir, "%s/migrations", app_dir);
   migration *m;
   size_t n;
-  if (!read_list(dir, &m, &n, errors)) {
+  bool pg = !scratch && db_is_postgres();
+  if (!read_all(dir, pg, &m, &n, errors)) {
     free_list(m, n);
     return false;
+  }
+  if (pg) {
+    bool ok = !n || migrate_pg(dir, m, n, errors);
+    free_list(m, n);
+    return ok;
   }
   const char *file = scratch ? ":memory:" : db_path_set();
   if (!n || !file) { /* nothing to apply, or no data folder (mcp.db is off) */
@@ -446,6 +478,92 @@ static void when_of(sqlite3_int64 at, char out[32]) {
   strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 }
 
+typedef struct applied_row {
+  char *name, *sum;
+  int64_t at;
+} applied_row;
+
+static void free_rows(applied_row *r, size_t n) {
+  for (size_t i = 0; i < n; i++) free(r[i].name), free(r[i].sum);
+  free(r);
+}
+
+static bool add_row(applied_row **r, size_t *n, const char *name, const char *sum, int64_t at) {
+  applied_row *p = realloc(*r, (*n + 1) * sizeof *p);
+  if (!p) return false;
+  *r = p;
+  p[*n] = (applied_row){name ? strdup(name) : NULL, sum ? strdup(sum) : NULL, at};
+  ++*n;
+  return true;
+}
+
+/* luamcp_migrations of a SQLite file (not there: none) */
+static bool rows_sqlite(const char *file, applied_row **rows, size_t *nrows, buf *errors) {
+  struct stat sb;
+  if (stat(file, &sb) != 0) return true; /* nothing applied (and nothing made) */
+  sqlite3 *db = NULL;
+  sqlite3_stmt *all = NULL;
+  bool ok = true;
+  if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    buf_printf(errors, "%s: cannot open: %s\n", file, db ? sqlite3_errmsg(db) : "out of memory");
+    ok = false;
+  } else {
+    sqlite3_busy_timeout(db, 5000);
+    if (has_table(db)) {
+      if (sqlite3_prepare_v2(db, "SELECT name, checksum, applied_at FROM luamcp_migrations ORDER BY applied_at, name",
+                             -1, &all, NULL) != SQLITE_OK) {
+        buf_printf(errors, "%s: luamcp_migrations: %s\n", file, sqlite3_errmsg(db));
+        ok = false;
+      }
+      while (all && sqlite3_step(all) == SQLITE_ROW)
+        add_row(rows, nrows, (const char *)sqlite3_column_text(all, 0),
+                (const char *)sqlite3_column_text(all, 1), sqlite3_column_int64(all, 2));
+    }
+  }
+  sqlite3_finalize(all);
+  sqlite3_close(db);
+  return ok;
+}
+
+static void quiet(void *ud, const char *msg) { (void)ud, (void)msg; } /* NOTICEs are not ours to print */
+
+static void pg_message(PGconn *pg, PGresult *r, char *out, size_t cap) {
+  const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  snprintf(out, cap, "%s", m ? m : PQerrorMessage(pg));
+  size_t n = strlen(out);
+  while (n && (out[n - 1] == '\n' || out[n - 1] == ' ')) out[--n] = 0;
+}
+
+static bool pg_ok(PGconn *pg, const char *sql, const char *what, buf *errors) {
+  PGresult *r = PQexec(pg, sql);
+  bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+  if (!ok) {
+    char m[512];
+    pg_message(pg, r, m, sizeof m);
+    buf_printf(errors, "%s: %s\n", what, m);
+  }
+  PQclear(r);
+  return ok;
+}
+
+/* luamcp_migrations on PostgreSQL (not there: none) */
+static bool rows_pg(PGconn *pg, const char *where, applied_row **rows, size_t *nrows, buf *errors) {
+  PGresult *r = PQexec(pg, "SELECT name, checksum, applied_at FROM luamcp_migrations WHERE "
+                           "to_regclass('luamcp_migrations') IS NOT NULL ORDER BY applied_at, name");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    char m[512];
+    pg_message(pg, r, m, sizeof m);
+    PQclear(r);
+    if (strstr(m, "does not exist")) return true; /* none applied */
+    buf_printf(errors, "%s: luamcp_migrations: %s\n", where, m);
+    return false;
+  }
+  for (int i = 0; i < PQntuples(r); i++)
+    add_row(rows, nrows, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), strtoll(PQgetvalue(r, i, 2), NULL, 10));
+  PQclear(r);
+  return true;
+}
+
 bool db_migrate_status(const char *app_dir, const char *file, buf *out, size_t *pending, buf *errors) {
   char dir[4096];
   if (strcmp(app_dir, ".") == 0) snprintf(dir, sizeof dir, "migrations");
@@ -453,61 +571,191 @@ bool db_migrate_status(const char *app_dir, const char *file, buf *out, size_t *
   *pending = 0;
   migration *m;
   size_t n;
-  bool ok = read_list(dir, &m, &n, errors);
-  sqlite3 *db = NULL;
-  sqlite3_stmt *one = NULL, *all = NULL;
-  struct stat sb;
-  if (stat(file, &sb) == 0) { /* not there: nothing applied (and nothing made) */
-    if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-      buf_printf(errors, "%s: cannot open: %s\n", file, db ? sqlite3_errmsg(db) : "out of memory");
-      ok = false;
-    } else {
-      sqlite3_busy_timeout(db, 5000);
-      if (has_table(db) &&
-          (sqlite3_prepare_v2(db, "SELECT checksum, applied_at FROM luamcp_migrations WHERE name = ?", -1,
-                              &one, NULL) != SQLITE_OK ||
-           sqlite3_prepare_v2(db, "SELECT name, applied_at FROM luamcp_migrations ORDER BY applied_at, name",
-                              -1, &all, NULL) != SQLITE_OK)) {
-        buf_printf(errors, "%s: luamcp_migrations: %s\n", file, sqlite3_errmsg(db));
-        ok = false;
-      }
-    }
+  bool pg = db_is_postgres();
+  bool ok = read_all(dir, pg, &m, &n, errors);
+  applied_row *rows = NULL;
+  size_t nrows = 0;
+  char where[600];
+  if (pg) {
+    PGconn *c = db_pg_connect_blocking(where, sizeof where);
+    if (!c) buf_printf(errors, "%s\n", where), ok = false;
+    snprintf(where, sizeof where, "PostgreSQL %s", db_pg_url());
+    if (c) PQsetNoticeProcessor(c, quiet, NULL), ok &= rows_pg(c, where, &rows, &nrows, errors);
+    PQfinish(c);
+    file = where;
+  } else {
+    ok &= rows_sqlite(file, &rows, &nrows, errors);
   }
   char when[32];
   for (size_t i = 0; i < n; i++) {
-    bool found = false;
-    if (one) {
-      sqlite3_reset(one);
-      sqlite3_bind_text(one, 1, m[i].name, -1, SQLITE_STATIC);
-      found = sqlite3_step(one) == SQLITE_ROW;
-    }
-    if (!found) {
+    const applied_row *r = NULL;
+    for (size_t k = 0; k < nrows && !r; k++)
+      if (rows[k].name && strcmp(rows[k].name, m[i].name) == 0) r = &rows[k];
+    if (!r) {
       buf_printf(out, "pending  %s\n", m[i].name), ++*pending;
       continue;
     }
-    const char *sum = (const char *)sqlite3_column_text(one, 0);
-    when_of(sqlite3_column_int64(one, 1), when);
-    if (sum && strcmp(sum, m[i].sum) == 0) {
+    when_of(r->at, when);
+    if (r->sum && strcmp(r->sum, m[i].sum) == 0) {
       buf_printf(out, "applied  %s  %s  sha256:%.12s\n", m[i].name, when, m[i].sum);
     } else {
       buf_printf(out, "edited   %s  %s  applied as sha256:%.12s, the file is now sha256:%.12s\n", m[i].name,
-                 when, sum ? sum : "(none)", m[i].sum);
+                 when, r->sum ? r->sum : "(none)", m[i].sum);
       buf_printf(errors, "%s/%s: edited after it was applied to %s: serve refuses to load; put the "
-                 "change in a new migration\n", dir, m[i].name, file);
+                 "change in a new migration\n", m[i].dir ? m[i].dir : dir, m[i].name, file);
       ok = false;
     }
   }
-  while (all && sqlite3_step(all) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(all, 0);
+  for (size_t k = 0; k < nrows; k++) {
     size_t i = 0;
-    while (name && i < n && strcmp(m[i].name, name) != 0) i++;
-    if (!name || i < n) continue;
-    when_of(sqlite3_column_int64(all, 1), when);
-    buf_printf(out, "gone     %s  %s  applied, no longer in migrations/\n", name, when);
+    while (rows[k].name && i < n && strcmp(m[i].name, rows[k].name) != 0) i++;
+    if (!rows[k].name || i < n) continue;
+    when_of(rows[k].at, when);
+    buf_printf(out, "gone     %s  %s  applied, no longer in migrations/\n", rows[k].name, when);
   }
-  sqlite3_finalize(one);
-  sqlite3_finalize(all);
-  sqlite3_close(db);
+  free_rows(rows, nrows);
   free_list(m, n);
   return ok;
 }
+
+/* {====== PostgreSQL */
+
+/* migrations/ and, on PostgreSQL, migrations/postgres/: one of the same
+   number there replaces the portable one */
+static bool read_all(const char *dir, bool pg, migration **out, size_t *n, buf *errors) {
+  bool ok = read_list(dir, out, n, errors);
+  if (!pg) return ok;
+  char sub[4200];
+  snprintf(sub, sizeof sub, "%s/postgres", dir);
+  migration *p;
+  size_t np;
+  ok &= read_list(sub, &p, &np, errors);
+  if (!np) return free_list(p, np), ok;
+  migration *all = realloc(*out, (*n + np + 1) * sizeof *all);
+  if (!all) {
+    free_list(p, np);
+    return false;
+  }
+  size_t count = *n;
+  for (size_t i = 0; i < np; i++) {
+    p[i].dir = strdup(sub);
+    size_t k = 0;
+    while (k < count && all[k].number != p[i].number) k++;
+    if (k < count) free(all[k].name), buf_free(&all[k].text), free((char *)all[k].dir);
+    else count++;
+    all[k] = p[i];
+  }
+  free(p);
+  qsort(all, count, sizeof *all, by_number);
+  *out = all, *n = count;
+  return ok;
+}
+
+/* the statement's first word is one that begins or ends a transaction */
+static bool tx_word(const char *s, size_t n) {
+  static const char *const words[] = {"BEGIN", "COMMIT", "ROLLBACK", "START", "END", "ABORT",
+                                      "SAVEPOINT", "RELEASE", "PREPARE"};
+  char w[16];
+  size_t k = 0;
+  while (k < n && k < sizeof w - 1 && isalpha((unsigned char)s[k])) w[k] = (char)toupper((unsigned char)s[k]), k++;
+  w[k] = 0;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (strcmp(w, words[i]) == 0) return true;
+  return false;
+}
+
+/* one migration, a statement at a time (an error's line is its own) */
+static bool run_one_pg(PGconn *pg, const char *dir, migration *m, buf *errors) {
+  const char *text = m->text.p ? m->text.p : "";
+  size_t len = m->text.len;
+  const char *folder = m->dir ? m->dir : dir;
+  const char *nul = memchr(text, 0, len);
+  if (nul) {
+    buf_printf(errors, "%s/%s:%d: a NUL byte in the SQL\n", folder, m->name, line_at(text, (size_t)(nul - text)));
+    return false;
+  }
+  size_t i = 0;
+  while (i < len) {
+    size_t start = skip_blank(text, i, len), end = db_placeholders_statement_end(text, len, start);
+    i = end;
+    if (start >= end) continue;
+    if (tx_word(text + start, end - start)) {
+      buf_printf(errors, "%s/%s:%d: a migration may not begin or end a transaction (BEGIN, COMMIT, "
+                 "ROLLBACK): luamcp runs all pending migrations in one\n", folder, m->name, line_at(text, start));
+      return false;
+    }
+    char *sql = malloc(end - start + 1);
+    if (!sql) return false;
+    memcpy(sql, text + start, end - start);
+    sql[end - start] = 0;
+    PGresult *r = PQexec(pg, sql);
+    free(sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) {
+      char msg[512];
+      pg_message(pg, r, msg, sizeof msg);
+      const char *pos = PQresultErrorField(r, PG_DIAG_STATEMENT_POSITION);
+      size_t at = start;
+      if (pos && atol(pos) > 0 && start + (size_t)atol(pos) - 1 < end) at = start + (size_t)atol(pos) - 1;
+      buf_printf(errors, "%s/%s:%d: %s\n", folder, m->name, line_at(text, at), msg);
+      PQclear(r);
+      return false;
+    }
+    PQclear(r);
+  }
+  return true;
+}
+
+static bool migrate_pg(const char *dir, migration *m, size_t n, buf *errors) {
+  char where[600];
+  PGconn *pg = db_pg_connect_blocking(where, sizeof where);
+  if (!pg) {
+    buf_printf(errors, "%s\n", where);
+    return false;
+  }
+  PQsetNoticeProcessor(pg, quiet, NULL);
+  snprintf(where, sizeof where, "PostgreSQL %s", db_pg_url());
+  /* one migrator at a time in the database: two instances loading at once
+     apply each migration once */
+  bool ok = pg_ok(pg, "BEGIN; SELECT pg_advisory_xact_lock(7310135049812316162); CREATE TABLE IF NOT "
+                      "EXISTS luamcp_migrations(name text PRIMARY KEY, checksum text NOT NULL, "
+                      "applied_at bigint NOT NULL)", where, errors);
+  if (ok) {
+    applied_row *rows = NULL;
+    size_t nrows = 0;
+    ok = rows_pg(pg, where, &rows, &nrows, errors);
+    for (size_t k = 0; ok && k < nrows; k++)
+      ok &= note_applied(dir, m, n, rows[k].name, rows[k].sum, where, true, errors);
+    free_rows(rows, nrows);
+    ok = ok && check_order(dir, m, n, where, errors);
+  }
+  size_t applied = 0;
+  for (size_t i = 0; ok && i < n; i++) {
+    if (m[i].applied) continue;
+    if (!(ok = run_one_pg(pg, dir, &m[i], errors))) break;
+    char at[32];
+    snprintf(at, sizeof at, "%lld", (long long)time(NULL));
+    const char *vals[3] = {m[i].name, m[i].sum, at};
+    PGresult *r = PQexecParams(pg, "INSERT INTO luamcp_migrations(name, checksum, applied_at) VALUES ($1, $2, $3)",
+                               3, NULL, vals, NULL, NULL, 0);
+    if (!(ok = PQresultStatus(r) == PGRES_COMMAND_OK)) {
+      char msg[512];
+      pg_message(pg, r, msg, sizeof msg);
+      buf_printf(errors, "%s/%s: cannot record it in luamcp_migrations: %s\n", dir, m[i].name, msg);
+    }
+    PQclear(r);
+    applied++;
+  }
+  if (ok && PQtransactionStatus(pg) != PQTRANS_INTRANS) {
+    buf_printf(errors, "%s: the migrations' transaction ended early\n", where);
+    ok = false;
+  }
+  if (ok) ok = pg_ok(pg, "COMMIT", where, errors);
+  else PQclear(PQexec(pg, "ROLLBACK"));
+  PQfinish(pg);
+  if (ok && applied)
+    log_msg(LOG_INFO, "%s: %zu migration%s applied (up to %s)", where, applied, applied == 1 ? "" : "s",
+            m[n - 1].name);
+  return ok;
+}
+/* }====== */

@@ -486,3 +486,20 @@ void db_sqlite_stop(void) {
     k->started = false;
   }
 }
+
+static int sqlite_conns(void) { return DB_CONNS; }
+static bool sqlite_start(const char *where, void (*notify)(void), uv_loop_t *loop) {
+  (void)loop;
+  return db_sqlite_start(where, notify);
+}
+
+const db_backend db_backend_sqlite = {
+    .system = "sqlite",
+    .any_conn = false,
+    .conns = sqlite_conns,
+    .start = sqlite_start,
+    .run = db_sqlite_run,
+    .done = db_sqlite_done,
+    .abort = db_sqlite_abort,
+    .stop = db_sqlite_stop,
+};

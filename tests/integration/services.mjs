@@ -1,8 +1,8 @@
-// services.mjs — the real servers a test starts next to luamcp: redis-server
-// and nginx running deploy/nginx/luamcp.conf, on free loopback ports, in
+// services.mjs — the real servers a test starts next to luamcp: redis-server,
+// PostgreSQL (initdb + postgres) and nginx running deploy/nginx/luamcp.conf, on free loopback ports, in
 // the test's own folders; each stopped by the test that started it.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -107,5 +107,71 @@ export async function startNginx(dir, ports, fixedPort) {
     const log = out + (await readFile(`${dir}/error.log`, 'utf8').catch(() => ''));
     if (attempt < 4 && !fixedPort && /in use/i.test(log)) continue;
     throw new Error(`nginx did not start:\n${log}`);
+  }
+}
+
+/** PostgreSQL's binaries: Debian's /usr/lib/postgresql/N/bin (the newest). */
+export function postgresBin() {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => b - a) : [];
+  return versions.length ? path.join(root, versions[0], 'bin') : path.join(root, 'missing', 'bin');
+}
+
+/** A PostgreSQL server of the test's own in dir (initdb, then postgres on a
+    free loopback port, its socket in dir too), run as nobody when we are
+    root (initdb and postgres refuse root): {port, url(user), stop()}.
+    Trust authentication on 127.0.0.1 for the user 'luamcp', a database
+    'app'; password authentication for 'secret' (password 'pw'). */
+export async function startPostgres(dir) {
+  const bin = postgresBin();
+  const asUser = process.getuid?.() === 0 ? ['runuser', '-u', 'nobody', '--'] : [];
+  if (asUser.length) {
+    chmodSync(dir, 0o755);
+    execFileSync('chown', ['nobody', dir]);
+  }
+  const pgdata = path.join(dir, 'pgdata');
+  const pwfile = path.join(dir, 'pw');
+  writeFileSync(pwfile, 'pw\n');
+  if (asUser.length) execFileSync('chown', ['nobody', pwfile]);
+  const run = (cmd, args) => execFileSync(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...args], { stdio: 'pipe' });
+  run(path.join(bin, 'initdb'), ['-D', pgdata, '-U', 'luamcp', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
+  writeFileSync(path.join(pgdata, 'pg_hba.conf'), [
+    'local all all trust',
+    'host all secret 127.0.0.1/32 scram-sha-256',
+    'host all all 127.0.0.1/32 trust',
+    '',
+  ].join('\n'));
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const argv = ['-D', pgdata, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off',
+      '-c', 'max_connections=50', '-c', 'shared_buffers=16MB'];
+    const cmd = path.join(bin, 'postgres');
+    const child = spawn(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let out = '';
+    const ready = await within(new Promise((resolve) => {
+      const seen = (d) => {
+        out += d;
+        if (out.includes('ready to accept connections')) resolve(true);
+      };
+      child.stdout.on('data', seen);
+      child.stderr.on('data', seen);
+      exited.then(() => resolve(false));
+    }), WAIT, 'postgres to start');
+    if (!ready) {
+      if (attempt < 4 && /in use/i.test(out)) continue;
+      throw new Error(`postgres did not start:\n${out}`);
+    }
+    const psql = (sql, db = 'postgres') =>
+      execFileSync(path.join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'luamcp', '-d', db, '-v', 'ON_ERROR_STOP=1', '-Atc', sql], { encoding: 'utf8' });
+    psql('CREATE DATABASE app');
+    psql("CREATE ROLE secret LOGIN PASSWORD 'pw'; GRANT ALL ON DATABASE app TO secret; ALTER DATABASE app OWNER TO secret");
+    return {
+      port,
+      pwfile,
+      url: (user = 'luamcp', db = 'app') => `postgres://${user}@127.0.0.1:${port}/${db}`,
+      psql,
+      stop: () => stopChild(child, exited, 'SIGINT'), // fast shutdown
+    };
   }
 }

@@ -1,18 +1,13 @@
 -- notes.lua — the tools of bench/db/run.mjs: mcp.db on the writer (an insert
 -- and a count, in one call) and on the readers (a row by its id).
+-- The table is made by migrations/ (PostgreSQL: migrations/postgres/).
 local mcp = require "mcp"
-local ready = false
 
 mcp.tool {
   name = "note",
   description = "Inserts a note for who, then counts who's notes.",
   input = { who = mcp.string {} },
   handler = function(args)
-    if not ready then
-      mcp.db.exec [[CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, who TEXT, body TEXT);
-                    CREATE INDEX IF NOT EXISTS notes_who ON notes(who)]]
-      ready = true
-    end
     mcp.db.exec("INSERT INTO notes(who, body) VALUES (?, ?)", args.who, "hello")
     return tostring(mcp.db.one("SELECT count(*) AS n FROM notes WHERE who = ?", args.who).n)
   end,

@@ -1,0 +1,2 @@
+-- PostgreSQL's spelling of 002
+CREATE TABLE blobs(id bigserial PRIMARY KEY, b bytea);
