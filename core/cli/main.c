@@ -348,7 +348,8 @@ static void load_client_secret(options *o) {
    files in $CREDENTIALS_DIRECTORY, readable by this service alone, never in
    argv or the environment. Each is used only when nothing else gave it:
    auth-client-secret (--auth-client-secret-file), token (--token), tls-key
-   (--key, with --cert), state-key (--state-key). */
+   (--key, with --cert), state-key (--state-key), db-password
+   (--db-password-file, with --db; PGPASSWORD and PGPASSFILE win too). */
 static const char *credential(const char *name) {
   const char *dir = getenv("CREDENTIALS_DIRECTORY");
   if (!dir || !*dir) return NULL;
@@ -366,6 +367,9 @@ static void from_credentials(options *o) {
   if (!o->state_key_file && !getenv("LUAMCP_STATE_KEY") && (f = credential("state-key")))
     o->state_key_file = f;
   if (o->h.cert && !o->h.key && (f = credential("tls-key"))) o->h.key = f;
+  if (o->db && !o->db_password_file && !getenv("PGPASSWORD") && !getenv("PGPASSFILE") &&
+      (f = credential("db-password")))
+    o->db_password_file = f;
   if (!o->h.token && (f = credential("token"))) {
     buf b;
     buf_init(&b);
