@@ -247,7 +247,7 @@ test('a connection killed mid-query (pg_terminate_backend): a clear error naming
   });
 });
 
-test('the password: refused in the URL; from --db-password-file or PGPASSWORD; never in a message', opts, async () => {
+test('the password: refused in the URL; from --db-password-file, PGPASSWORD or the db-password credential; never in a message', opts, async () => {
   const { name } = freshDb();
   pg.psql(`ALTER DATABASE ${name} OWNER TO secret`);
   const url = pg.url('secret', name);
@@ -264,7 +264,14 @@ test('the password: refused in the URL; from --db-password-file or PGPASSWORD; n
   assert.match(file.stdout, /\\"u\\":\\"secret\\"/);
   const env = await runEnv(call, { PGPASSWORD: 'pw' });
   assert.equal(env.code, 0, env.stderr);
-  for (const out of [none, file, env]) assert.ok(!/\bpw\b/.test(out.stderr.replace(/password/g, '')), 'the password is never shown');
+  // systemd's LoadCredential=db-password:FILE (luamcp@.service)
+  const creds = await mkdtemp(path.join(tmpdir(), 'luamcp-creds-'));
+  await writeFile(path.join(creds, 'db-password'), 'pw\n', { mode: 0o600 });
+  const cred = await runEnv(call, { PGPASSWORD: undefined, PGPASSFILE: undefined, CREDENTIALS_DIRECTORY: creds });
+  await removeTemp(creds);
+  assert.equal(cred.code, 0, cred.stderr);
+  assert.match(cred.stdout, /\\"u\\":\\"secret\\"/);
+  for (const out of [none, file, env, cred]) assert.ok(!/\bpw\b/.test(out.stderr.replace(/password/g, '')), 'the password is never shown');
 });
 
 test('migrations: in order, each recorded; a failure at FILE:LINE with nothing half-applied; an edited one refused; luamcp db migrate --status and query', opts, async () => {
