@@ -665,6 +665,8 @@ static const struct method {
     {"logging/setLevel", handle_set_level, SESSIONS, false},
     {"resources/subscribe", handle_subscribe, SESSIONS, false},
     {"resources/unsubscribe", handle_unsubscribe, SESSIONS, false},
+    /* the server's own (mount.c): -32601 for every client */
+    {"luamcp/mount/refresh", mount_handle_refresh, ALL, true},
 };
 #undef ALL
 #undef SESSIONS

@@ -208,6 +208,8 @@ struct server {
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */
+  uv_timer_t mount_timer;  /* mount.c: list the mounted upstreams after a load */
+  bool mount_running, mount_again;
   double reload_at, reload_first;
   uv_async_t reload_done;        /* the loading thread is done */
   struct reload_job *reload_job; /* the load under way on its own thread; NULL: none */
@@ -319,6 +321,11 @@ bool methods_need_lua(const jsonrpc_msg *m);
    untrack: it ended. */
 void notify_track(server *srv, session *s);
 void notify_untrack(server *srv, session *s);
+/* mount.c: mcp.mount's lists, refreshed on the engine after each load */
+void mount_init(server *srv);
+void mount_close(server *srv);
+void mount_refresh_soon(server *srv);
+void mount_handle_refresh(server *srv, inmsg *im);
 /* reload.c */
 void reload_init(server *srv);
 void reload_close(server *srv);

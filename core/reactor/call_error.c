@@ -24,13 +24,13 @@ static bool has_position(const char *s, size_t n) {
 }
 
 /* The innermost line of the app's own code on co's stack (not C, not the
-   embedded mcp.lua and client.lua): where error() was called. The stack of a coroutine
+   embedded mcp.lua, client.lua and mount.lua): where error() was called. The stack of a coroutine
    that died of an error is still there to read. */
 void call_script_position(lua_State *co, buf *out) {
   lua_Debug ar;
   for (int level = 0; lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "Sl", &ar) || ar.currentline <= 0 || strcmp(ar.source, "=mcp.lua") == 0 ||
-        strcmp(ar.source, "=client.lua") == 0)
+        strcmp(ar.source, "=client.lua") == 0 || strcmp(ar.source, "=mount.lua") == 0)
       continue;
     buf_printf(out, "%s:%d: ", ar.short_src, ar.currentline);
     return;
