@@ -30,6 +30,7 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "mount.h"
 #include "reload.h"
 #include "access_log.h"
 #include "metrics_http.h"
@@ -600,6 +601,7 @@ static int cmd_serve(options *o) {
     return 1;
   }
   server *srv = server_new(a, &o->server);
+  mount_attach(srv); /* mcp.mount: list the mounted upstreams once the loop runs */
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
   if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);

@@ -14,6 +14,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "mount.h"
+
 #include "log.h"
 #include "reload.h"
 #include "server_internal.h"
@@ -89,24 +91,18 @@ static void mount_start(server *srv) {
 
 static void on_mount_timer(uv_timer_t *t) { mount_start(t->data); }
 
-void mount_init(server *srv) {
-  uv_timer_init(engine_loop(srv->e), &srv->mount_timer);
-  srv->mount_timer.data = srv;
-  mount_refresh_soon(srv);
-}
+static void mount_close(server *srv) { uv_close((uv_handle_t *)&srv->mount_timer, NULL); }
 
-void mount_close(server *srv) { uv_close((uv_handle_t *)&srv->mount_timer, NULL); }
-
-void mount_refresh_soon(server *srv) {
+static void mount_refresh_soon(server *srv) {
   if (engine_app(srv->e)->reg->mount_refresh == LUA_NOREF) return;
   uv_timer_start(&srv->mount_timer, on_mount_timer, 0, 0); /* on the loop, with the run lock */
 }
 
-/* luamcp/mount/refresh: the server's own request only (a client gets
-   "Method not found", as for any method we do not have). */
-void mount_handle_refresh(server *srv, inmsg *im) {
+/* luamcp/mount/refresh, from our own session (methods.c answers any
+   client "Method not found", as for any method we do not have). */
+static void mount_request(server *srv, inmsg *im) {
   const registry *reg = engine_app(srv->e)->reg;
-  if (!im->s->internal || reg->mount_refresh == LUA_NOREF) {
+  if (reg->mount_refresh == LUA_NOREF) {
     output_error(srv, im->reply, im->m.id, JSONRPC_METHOD_NOT_FOUND, "Method not found: luamcp/mount/refresh");
     return;
   }
@@ -115,4 +111,13 @@ void mount_handle_refresh(server *srv, inmsg *im) {
   request_of(c)->item_name = refresh_tool.name;
   lua_rawgeti(call_thread(c), LUA_REGISTRYINDEX, reg->mount_refresh);
   call_start(srv->e, c, 0);
+}
+
+void mount_attach(server *srv) {
+  uv_timer_init(engine_loop(srv->e), &srv->mount_timer);
+  srv->mount_timer.data = srv;
+  srv->mount_published = mount_refresh_soon;
+  srv->mount_request = mount_request;
+  srv->mount_close = mount_close;
+  mount_refresh_soon(srv);
 }

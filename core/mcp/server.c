@@ -350,7 +350,6 @@ server *server_new(app *a, const server_options *opt) {
   pthread_mutex_init(&srv->facts_lock, NULL);
   reload_set_facts(srv, a);
   reload_init(srv);
-  mount_init(srv);
   return srv;
 }
 
@@ -383,7 +382,7 @@ void server_free(server *srv) {
   }
   free(srv->sessions);
   reload_close(srv);
-  mount_close(srv);
+  if (srv->mount_close) srv->mount_close(srv);
   mcp_client_close_all(); /* the upstreams' children, whose handles are on the engine's loop */
   engine_free(srv->e);
   pthread_mutex_destroy(&srv->facts_lock);

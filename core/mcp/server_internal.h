@@ -208,8 +208,13 @@ struct server {
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */
-  uv_timer_t mount_timer;  /* mount.c: list the mounted upstreams after a load */
+  /* mount.c (mount_attach, from the command that serves): list the mounted
+     upstreams after each load; pointers, so nothing here calls mount.c */
+  uv_timer_t mount_timer;
   bool mount_running, mount_again;
+  void (*mount_published)(server *srv);           /* a version was published */
+  void (*mount_request)(server *srv, inmsg *im);  /* luamcp/mount/refresh came */
+  void (*mount_close)(server *srv);
   double reload_at, reload_first;
   uv_async_t reload_done;        /* the loading thread is done */
   struct reload_job *reload_job; /* the load under way on its own thread; NULL: none */
@@ -321,11 +326,6 @@ bool methods_need_lua(const jsonrpc_msg *m);
    untrack: it ended. */
 void notify_track(server *srv, session *s);
 void notify_untrack(server *srv, session *s);
-/* mount.c: mcp.mount's lists, refreshed on the engine after each load */
-void mount_init(server *srv);
-void mount_close(server *srv);
-void mount_refresh_soon(server *srv);
-void mount_handle_refresh(server *srv, inmsg *im);
 /* reload.c */
 void reload_init(server *srv);
 void reload_close(server *srv);
