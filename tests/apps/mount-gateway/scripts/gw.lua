@@ -28,6 +28,7 @@ mcp.tool { name = "local_echo", description = "A local tool", input = { text = m
 -- every call, mounted or local: its name goes into the result's _meta
 mcp.use(function(req, next)
   local r = next()
+  if type(r) == "string" then r = mcp.result { content = r } end
   if type(r) == "table" and r.content then
     r._meta = r._meta or {}
     r._meta.wrapped = req.name

@@ -1,0 +1,123 @@
+// mount.test.mjs — mcp.mount (lua/mount.lua, core/mcp/mount.c): the tools of
+// the official server-everything (stdio) and of a luamcp upstream (HTTP)
+// served as the gateway's own (tests/apps/mount-gateway): listed once the
+// refresh after the load has listed them (our client is told
+// tools/list_changed), renamed, filtered, reshaped, given scopes, called
+// through, and wrapped by the gateway's middleware like its local tool.
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, within, withRaw } from './helpers.mjs';
+import { HttpServer, withHttp } from './http-helpers.mjs';
+
+const opts = { timeout: TEST_TIMEOUT };
+const GW = path.join(APPS, 'mount-gateway');
+const UP = path.join(APPS, 'client-upstream');
+const EVERYTHING = path.join(REPO_ROOT, 'tests', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+let up, marks;
+before(async () => {
+  marks = await mkdtemp(path.join(tmpdir(), 'luamcp-mount-'));
+  up = await new HttpServer(UP, [], { env: { CLIENT_MARKS: marks } }).start();
+});
+after(async () => {
+  await up?.kill();
+  await removeTemp(marks);
+});
+const gwEnv = () => ({ EVERYTHING, UP_URL: up.url });
+
+/** What the gateway must list once both upstreams are mounted. */
+function checkTools(tools, { admin = true } = {}) {
+  const names = tools.map((t) => t.name).sort();
+  const ev = names.filter((n) => n.startsWith('ev_'));
+  // include echo and get-*, exclude get-env; get-sum renamed by transform
+  assert.ok(ev.includes('ev_echo') && ev.includes('ev_sum'), `${names}`);
+  assert.ok(ev.length > 2, `more get-* tools: ${ev}`);
+  for (const n of ev) assert.match(n, /^ev_(echo|sum|get-.+)$/);
+  assert.ok(!ev.includes('ev_get-env') && !ev.includes('ev_get-sum'), `${ev}`);
+  for (const t of tools.filter((x) => x.name.startsWith('ev_'))) assert.match(t.description, /^\[everything\] /);
+  // the luamcp upstream: all but fail and big (exclude) and slow (transform -> nil)
+  assert.deepEqual(names.filter((n) => n.startsWith('up_')), admin ? ['up_echo', 'up_steps', 'up_whoami'] : ['up_echo', 'up_steps']);
+  assert.ok(names.includes('local_echo'));
+  // the upstream's schema and annotations come along
+  const echo = tools.find((t) => t.name === 'ev_echo');
+  assert.equal(echo.inputSchema.properties.message.type, 'string');
+  assert.equal(echo.annotations.readOnlyHint, true);
+}
+
+test('over stdio: the upstreams\' tools appear after the refresh (tools/list_changed), renamed, filtered, reshaped; calls go through; middleware wraps them', opts, () =>
+  withRaw([GW], async (gw) => {
+    await gw.initialize();
+    // the first list: the load did not wait on the upstreams (not listed yet)
+    const first = await gw.call(2, 'tools/list', {});
+    assert.deepEqual(first.result.tools.map((t) => t.name), ['local_echo']);
+    await gw.take((l) => l.includes('notifications/tools/list_changed'), 'tools/list_changed');
+    const r = await gw.call(3, 'tools/list', {});
+    checkTools(r.result.tools);
+    const echo = await gw.call(4, 'tools/call', { name: 'ev_echo', arguments: { message: 'hi' } });
+    assert.deepEqual(echo.result.content, [{ type: 'text', text: 'Echo: hi' }]);
+    assert.equal(echo.result._meta.wrapped, 'ev_echo', 'the middleware ran around the mounted call');
+    const sum = await gw.call(5, 'tools/call', { name: 'ev_sum', arguments: { a: 2, b: 40 } });
+    assert.match(sum.result.content[0].text, /42/);
+    const upEcho = await gw.call(6, 'tools/call', { name: 'up_echo', arguments: { text: 'hello' } });
+    assert.deepEqual(upEcho.result.content, [{ type: 'text', text: 'hello' }]);
+    assert.equal(upEcho.result._meta.wrapped, 'up_echo');
+    const local = await gw.call(7, 'tools/call', { name: 'local_echo', arguments: { text: 'x' } });
+    assert.equal(local.result._meta.wrapped, 'local_echo');
+    // the upstream's schema is checked here, before forwarding
+    const bad = await gw.call(8, 'tools/call', { name: 'up_echo', arguments: { text: 5 } });
+    assert.equal(bad.result.isError, true);
+    // the refresh is the server's own request: a client is told it does not exist
+    const refresh = await gw.call(9, 'luamcp/mount/refresh', {});
+    assert.equal(refresh.error.code, -32601);
+  }, { env: { ...process.env, ...gwEnv() } }));
+
+// {====== over HTTP with tokens: scopes of a mount for our users
+const ISSUER = 'https://as.test.example';
+const RESOURCE = 'https://mcp.test.example/mcp';
+const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const b64 = (v) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+function jwt(scope) {
+  const now = Math.floor(Date.now() / 1000);
+  const signed = `${b64({ alg: 'RS256', typ: 'at+jwt', kid: 'k1' })}.${b64({ iss: ISSUER, aud: RESOURCE, sub: 'u', client_id: 'c', scope, iat: now, exp: now + 600 })}`;
+  return `${signed}.${crypto.sign('sha256', Buffer.from(signed), rsa.privateKey).toString('base64url')}`;
+}
+
+test('over HTTP with tokens: a mount\'s scopes and a transform\'s own decide who lists and calls a mounted tool; the official SDK client calls through', opts, async () => {
+  const jwks = path.join(marks, 'jwks.json');
+  await writeFile(jwks, JSON.stringify({ keys: [{ ...rsa.publicKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }] }));
+  const args = ['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', jwks];
+  await withHttp(GW, args, async (srv) => {
+    // the refresh after the load published the mounted tools
+    await within((async () => { while (!srv.stderr.includes('reloaded')) await new Promise((r) => srv.child.stderr.once('data', r)); })(), WAIT, 'the reload after the refresh');
+    const connect = async (scope) => {
+      const client = new Client({ name: 'mount-test', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: { Authorization: `Bearer ${jwt(scope)}` } } }));
+      return client;
+    };
+    const admin = await connect('tools:up admin');
+    checkTools((await admin.listTools()).tools);
+    const who = await admin.callTool({ name: 'up_whoami', arguments: {} });
+    assert.ok(!who.isError, JSON.stringify(who));
+    const reader = await connect('tools:up');
+    checkTools((await reader.listTools()).tools, { admin: false });
+    const nobody = await connect('openid');
+    const names = (await nobody.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('ev_echo') && !names.some((n) => n.startsWith('up_')), `${names}`);
+    // a call without the scope is refused (403 insufficient_scope)
+    await assert.rejects(nobody.callTool({ name: 'up_echo', arguments: { text: 'x' } }), /403|insufficient_scope|scope/i);
+    const echo = await reader.callTool({ name: 'up_echo', arguments: { text: 'through' } });
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'through' }]);
+    const ev = await nobody.callTool({ name: 'ev_echo', arguments: { message: 'sdk' } });
+    assert.deepEqual(ev.content, [{ type: 'text', text: 'Echo: sdk' }]);
+    for (const c of [admin, reader, nobody]) await c.close();
+  }, { env: gwEnv() });
+});
+// }======
