@@ -15,11 +15,17 @@
 local core, reg, I, M, while_loading = ...
 local argerr, check_fields, field, set = I.argerr, I.check_fields, I.field, I.set
 local C, encode, decode = core.client, core.json_encode, core.json_decode
-local type, pairs, ipairs, pcall, tostring, tonumber = type, pairs, ipairs, pcall, tostring, tonumber
+local type, pairs, ipairs, pcall, tostring, tonumber, next = type, pairs, ipairs, pcall, tostring, tonumber, next
 
 local mount_keys = set { "upstream", "prefix", "include", "exclude", "transform", "scopes" }
--- what of an upstream's tool a mounted tool carries (the rest is the upstream's business)
-local TOOL_FIELDS = { "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta" }
+-- what of an upstream's item a mounted one carries (the rest is the upstream's business)
+local FIELDS = {
+  tools = { "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta" },
+  resources = { "uri", "title", "description", "mimeType", "size", "annotations", "icons", "_meta" },
+  resourceTemplates = { "uriTemplate", "title", "description", "mimeType", "annotations", "icons", "_meta" },
+  prompts = { "title", "description", "arguments", "icons", "_meta" },
+}
+local KINDS = { "tools", "resources", "resourceTemplates", "prompts" }
 
 local mounts = {} -- this version's, in declaration order
 
@@ -67,12 +73,13 @@ local function canonical(v)
 end
 
 -- where the refresh keeps an upstream's tools: one entry per declaration
-local function kept_key(d)
-  return table.concat({ "mount", "tools", d.name, d.url or d.key or "" }, "\1")
+local function kept_key(d, kind)
+  return table.concat({ "mount", kind, d.name, d.url or d.key or "" }, "\1")
 end
 
--- The handler of a mounted tool: the upstream's result, as it came.
-local function forwarder(upstream, remote)
+-- {====== forwarding: each mounted item's handler
+
+local function forward_tool(upstream, remote)
   return function(args, ctx)
     local r = M.client(upstream):call(remote, args, {
       progress = function(p, t, m) ctx:progress(p, t, m) end,
@@ -82,22 +89,115 @@ local function forwarder(upstream, remote)
   end
 end
 
+-- The upstream's contents as a read returns them (blob: bytes again; the
+-- read's result shaping encodes them back)
+local function contents_of(r)
+  local out = {}
+  for i, c in ipairs(r.contents or {}) do
+    out[i] = { uri = c.uri, mimeType = c.mimeType, _meta = c._meta, text = c.text,
+               blob = c.blob and core.base64_decode(c.blob) or nil }
+  end
+  if #out == 0 then return nil end -- nothing: not found
+  return out
+end
+
+local function forward_read(upstream, uri)
+  return function() return contents_of(M.client(upstream):read(uri)) end
+end
+
+-- RFC 6570 level 1 again: the URI a template's read was asked for, from its
+-- variables (percent-encoded but for unreserved characters)
+local function expand(template, vars)
+  return (template:gsub("{([^}]+)}", function(k)
+    return (tostring(vars[k] or ""):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+  end))
+end
+
+local function forward_template(upstream, template)
+  return function(vars) return contents_of(M.client(upstream):read(expand(template, vars))) end
+end
+
+local function forward_prompt(upstream, remote)
+  return function(args)
+    local r = M.client(upstream):prompt(remote, args)
+    return { description = r.description, messages = r.messages or {} }
+  end
+end
+
+-- completion of an argument (a template's variable), asked of the upstream
+local function forward_complete(upstream, ref, name)
+  return function(value, args)
+    local r = M.client(upstream):complete(ref, { name = name, value = value },
+                                          next(args or {}) and { arguments = args } or nil)
+    return r.completion and r.completion.values or {}
+  end
+end
+
+-- }======
+
+-- {====== registering one upstream item as ours
+
+local function register(kind, upstream, it, remote, scopes)
+  if kind == "tools" then
+    local d = { name = it.name, scopes = it.scopes or scopes, handler = forward_tool(upstream, remote.name) }
+    for _, k in ipairs(FIELDS.tools) do d[k] = it[k] end
+    if d.inputSchema == nil then d.inputSchema = { type = "object" } end
+    return M.tool(d)
+  end
+  if kind == "resources" then
+    local d = { uri = it.uri, name = it.name, scopes = it.scopes or scopes, title = it.title,
+                description = it.description, mime = it.mimeType, size = it.size,
+                annotations = it.annotations, icons = it.icons, _meta = it._meta,
+                read = forward_read(upstream, remote.uri) }
+    return M.resource(d)
+  end
+  if kind == "resourceTemplates" then
+    local complete = {}
+    for var in tostring(remote.uriTemplate):gmatch("{([^}]+)}") do
+      complete[var] = forward_complete(upstream, { type = "ref/resource", uri = remote.uriTemplate }, var)
+    end
+    local d = { uri = it.uriTemplate, name = it.name, scopes = it.scopes or scopes, title = it.title,
+                description = it.description, mime = it.mimeType, annotations = it.annotations,
+                icons = it.icons, _meta = it._meta, complete = complete,
+                read = forward_template(upstream, remote.uriTemplate) }
+    return M.template(d)
+  end
+  local args, complete = {}, {}
+  for i, a in ipairs(type(it.arguments) == "table" and it.arguments or {}) do
+    if type(a) == "table" and type(a.name) == "string" then
+      args[#args + 1] = { name = a.name, title = a.title, description = a.description, required = a.required == true }
+      complete[a.name] = forward_complete(upstream, { type = "ref/prompt", name = remote.name }, a.name)
+    else
+      argerr("mount", ("prompt '%s': argument %d has no name"):format(tostring(remote.name), i))
+    end
+  end
+  return M.prompt { name = it.name, scopes = it.scopes or scopes, title = it.title, description = it.description,
+                    icons = it.icons, _meta = it._meta, args = args, complete = complete,
+                    get = forward_prompt(upstream, remote.name) }
+end
+
+-- }======
+
 -- The refresh (a call on the engine, core/mcp/mount.c): list each mounted
--- upstream; "changed" when a list differs from what this version loaded.
+-- upstream, every kind; "changed" when a list differs from what this
+-- version loaded. A kind the upstream does not serve (-32601) is empty.
 local function refresh()
-  local changed, failed = false, {}
-  local seen = {}
+  local changed, failed, seen = false, {}, {}
   for _, m in ipairs(mounts) do
-    if not seen[m.key] then
-      seen[m.key] = true
-      local ok, tools = pcall(function() return M.client(m.upstream):list("tools") end)
-      if ok then
-        if canonical(tools) ~= m.loaded_with then
-          C.keep(m.key, encode(tools))
-          changed = true
+    for _, kind in ipairs(KINDS) do
+      local key = m.keys[kind]
+      if not seen[key] then
+        seen[key] = true
+        local ok, list = pcall(function() return M.client(m.upstream):list(kind) end)
+        if not ok and type(list) == "table" and list.code == -32601 then ok, list = true, {} end
+        if ok then
+          if canonical(list) ~= m.loaded_with[kind] then
+            C.keep(key, encode(list))
+            changed = true
+          end
+        else
+          failed[#failed + 1] = tostring(type(list) == "table" and list.message or list)
         end
-      else
-        failed[#failed + 1] = tostring(type(tools) == "table" and tools.message or tools)
       end
     end
   end
@@ -106,7 +206,7 @@ local function refresh()
   return "same"
 end
 
---- mcp.mount{ upstream =, prefix =, include =, exclude =, transform = fn(tool) -> tool | nil, scopes = }
+--- mcp.mount{ upstream =, prefix =, include =, exclude =, transform = fn(item, kind) -> item | nil, scopes = }
 function M.mount(def)
   while_loading("mount")
   check_fields("mount", def, mount_keys)
@@ -117,31 +217,30 @@ function M.mount(def)
   local include, exclude = patterns("include", def.include), patterns("exclude", def.exclude)
   local transform = field("mount", def, "transform", "function", true)
   if def.scopes ~= nil and type(def.scopes) ~= "table" then argerr("mount", "field 'scopes' must be a list of scope names") end
-  local key = kept_key(d)
-  local listed = C.keep(key)
-  local ok, tools = pcall(decode, listed or "null")
-  if not ok or type(tools) ~= "table" then tools = nil end -- not listed yet: the refresh after this load lists it
-  mounts[#mounts + 1] = { upstream = upstream, key = key, loaded_with = tools and canonical(tools) }
+  local m = { upstream = upstream, keys = {}, loaded_with = {} }
+  mounts[#mounts + 1] = m
   reg.mount_refresh = refresh
-  if not tools then return 0 end
   local n = 0
-  for _, t in ipairs(tools) do
-    local remote = type(t) == "table" and t.name
-    if type(remote) == "string" and (not include or matches(include, remote))
-        and not (exclude and matches(exclude, remote)) then
-      local tool = { name = prefix .. remote }
-      for _, k in ipairs(TOOL_FIELDS) do tool[k] = t[k] end
-      if transform then tool = transform(tool) end -- an error is the script's load error, at its line
-      if tool ~= nil then
-        if type(tool) ~= "table" then argerr("mount", ("transform must return a tool table or nil, got %s"):format(type(tool))) end
-        local reg_def = { name = tool.name, scopes = tool.scopes or def.scopes, handler = forwarder(upstream, remote) }
-        for _, k in ipairs(TOOL_FIELDS) do reg_def[k] = tool[k] end
-        if reg_def.inputSchema == nil then reg_def.inputSchema = { type = "object" } end
-        M.tool(reg_def)
-        n = n + 1
+  for _, kind in ipairs(KINDS) do
+    m.keys[kind] = kept_key(d, kind)
+    local listed = C.keep(m.keys[kind])
+    local ok, items = pcall(decode, listed or "null")
+    if not ok or type(items) ~= "table" then items = nil end -- not listed yet: the refresh after this load lists it
+    m.loaded_with[kind] = items and canonical(items)
+    for _, t in ipairs(items or {}) do
+      local remote = type(t) == "table" and t.name
+      if type(remote) == "string" and (not include or matches(include, remote))
+          and not (exclude and matches(exclude, remote)) then
+        local it = { name = prefix .. remote }
+        for _, k in ipairs(FIELDS[kind]) do it[k] = t[k] end
+        if transform then it = transform(it, kind) end -- an error is the script's load error, at its line
+        if it ~= nil then
+          if type(it) ~= "table" then argerr("mount", ("transform must return the item (a table) or nil, got %s"):format(type(it))) end
+          register(kind, upstream, it, t, def.scopes)
+          n = n + 1
+        end
       end
     end
   end
   return n
 end
-

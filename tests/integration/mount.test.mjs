@@ -52,7 +52,7 @@ function checkTools(tools, { admin = true } = {}) {
   assert.equal(echo.annotations.readOnlyHint, true);
 }
 
-test('over stdio: the upstreams\' tools appear after the refresh (tools/list_changed), renamed, filtered, reshaped; calls go through; middleware wraps them', opts, () =>
+test('over stdio: the upstreams\' tools, resources, templates and prompts appear after the refresh (list_changed), renamed, filtered, reshaped; calls, reads, gets and completions go through; middleware wraps them', opts, () =>
   withRaw([GW], async (gw) => {
     await gw.initialize();
     // the first list: the load did not wait on the upstreams (not listed yet)
@@ -74,6 +74,28 @@ test('over stdio: the upstreams\' tools appear after the refresh (tools/list_cha
     // the upstream's schema is checked here, before forwarding
     const bad = await gw.call(8, 'tools/call', { name: 'up_echo', arguments: { text: 5 } });
     assert.equal(bad.result.isError, true);
+    // resources (URIs kept, names prefixed, filtered), templates, prompts and completion, forwarded
+    const res = (await gw.call(10, 'resources/list', {})).result.resources;
+    const resNames = res.map((x) => x.name);
+    assert.ok(resNames.includes('ev_architecture.md') && !resNames.includes('ev_features.md'), `${resNames}`);
+    for (const n of resNames.filter((x) => x.startsWith('ev_'))) assert.match(n, /^ev_.+\.md$/);
+    // the luamcp upstream's resource, its prompt too (every kind of a mount)
+    assert.ok(resNames.includes('up_a'), `${resNames}`);
+    const arch = res.find((x) => x.name === 'ev_architecture.md');
+    const read = (await gw.call(11, 'resources/read', { uri: arch.uri })).result;
+    assert.equal(read.contents[0].uri, arch.uri);
+    assert.match(read.contents[0].text, /Architecture/);
+    const templates = (await gw.call(12, 'resources/templates/list', {})).result.resourceTemplates;
+    assert.deepEqual(templates.map((t) => t.name).sort(), ['ev_Dynamic Blob Resource', 'ev_Dynamic Text Resource', 'up_item']);
+    const blob = (await gw.call(13, 'resources/read', { uri: 'demo://resource/dynamic/blob/3' })).result;
+    assert.equal(blob.contents[0].uri, 'demo://resource/dynamic/blob/3');
+    assert.match(Buffer.from(blob.contents[0].blob, 'base64').toString(), /^Resource 3:/, 'a blob arrives as the same bytes');
+    const prompts = (await gw.call(14, 'prompts/list', {})).result.prompts.map((x) => x.name).sort();
+    assert.deepEqual(prompts, ['ev_args-prompt', 'ev_completable-prompt', 'ev_resource-prompt', 'ev_simple-prompt', 'up_greet']);
+    const got = (await gw.call(15, 'prompts/get', { name: 'ev_args-prompt', arguments: { city: 'Lyon' } })).result;
+    assert.match(JSON.stringify(got.messages), /Lyon/);
+    const done = (await gw.call(16, 'completion/complete', { ref: { type: 'ref/prompt', name: 'ev_completable-prompt' }, argument: { name: 'department', value: 'S' } })).result;
+    assert.deepEqual(done.completion.values.sort(), ['Sales', 'Support']);
     // the refresh is the server's own request: a client is told it does not exist
     const refresh = await gw.call(9, 'luamcp/mount/refresh', {});
     assert.equal(refresh.error.code, -32601);

@@ -8,15 +8,18 @@ mcp.upstream { name = "every", command = { "node", env("EVERYTHING", "server-eve
 mcp.upstream { name = "up", url = env("UP_URL", "http://127.0.0.1:9/mcp") }
 
 -- server-everything: echo and get-sum only, as ev_*, described as ours
-mcp.mount { upstream = "every", prefix = "ev_", include = { "echo", "get-*" }, exclude = "get-env",
-  transform = function(t)
+-- (its documents but features.md, its templates and prompts: names are matched as they come)
+mcp.mount { upstream = "every", prefix = "ev_", include = { "echo", "get-*", "*-prompt", "*.md", "Dynamic *" },
+  exclude = { "get-env", "features.md" },
+  transform = function(t, kind)
+    if kind ~= "tools" then return t end
     if t.name == "ev_get-sum" then t.name = "ev_sum" end
     t.description = "[everything] " .. (t.description or "")
     return t
   end }
 -- the luamcp upstream: every tool but fail and big, under up_; whoami only for admins
 mcp.mount { upstream = "up", prefix = "up_", exclude = { "fail", "big" }, scopes = { "tools:up" },
-  transform = function(t)
+  transform = function(t, kind)
     if t.name == "up_whoami" then t.scopes = { "admin" } end
     if t.name == "up_slow" then return nil end
     return t
