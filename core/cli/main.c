@@ -721,10 +721,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   static const char *const known[] = {"serve", "call", "read", "prompt", "list",
-                                      "check", "new", "pack", "test", "db"};
+                                      "check", "new", "pack", "test", "db", "proxy"};
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
   if (!found) cli_die_usage("unknown command '%s'", argv[1]);
+  if (strcmp(argv[1], "proxy") == 0) argv = cli_proxy_argv(argc, argv, &argc); /* serve, of its app */
   /* serve: signals are taken by a thread with sigwait, never by a handler
      that could interrupt the Lua VM (blocked here, before any thread);
      the other commands keep the default, so Ctrl-C ends them even while a

@@ -2,20 +2,24 @@
 // the official server-everything (stdio) and of a luamcp upstream (HTTP)
 // served as the gateway's own (tests/apps/mount-gateway): listed once the
 // refresh after the load has listed them (our client is told
-// tools/list_changed), renamed, filtered, reshaped, given scopes, called
-// through, and wrapped by the gateway's middleware like its local tool.
+// list_changed), renamed, filtered, reshaped, given scopes, called through,
+// and wrapped by the gateway's middleware like its local tool; and luamcp
+// proxy (a generated app of one mount) both ways with the official SDK client.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, removeTemp, within, withRaw } from './helpers.mjs';
-import { HttpServer, withHttp } from './http-helpers.mjs';
+import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, command, removeTemp, within, withRaw } from './helpers.mjs';
+import { HttpServer, freePort, withHttp } from './http-helpers.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
 const GW = path.join(APPS, 'mount-gateway');
@@ -141,5 +145,84 @@ test('over HTTP with tokens: a mount\'s scopes and a transform\'s own decide who
     assert.deepEqual(ev.content, [{ type: 'text', text: 'Echo: sdk' }]);
     for (const c of [admin, reader, nobody]) await c.close();
   }, { env: gwEnv() });
+});
+// }======
+
+// {====== luamcp proxy: a generated app with one mcp.mount, served as serve serves
+
+/** The tools of client once the proxy has listed its upstream: the first
+    list, else the one after tools/list_changed (registered before connect). */
+async function toolsOnceListed(client, changed, want) {
+  let tools = (await client.listTools()).tools;
+  if (!tools.some((t) => t.name === want)) {
+    await within(changed, WAIT, 'tools/list_changed');
+    tools = (await client.listTools()).tools;
+  }
+  return tools;
+}
+function listChanged(client) {
+  return new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+}
+
+test('luamcp proxy --http -- COMMAND: server-everything over stdio served over Streamable HTTP to the official SDK client', opts, async () => {
+  const port = await freePort();
+  const { command: cmd, args } = command(['proxy', '--http', `127.0.0.1:${port}`, '--', 'node', EVERYTHING, 'stdio']);
+  const child = spawn(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, LUAMCP_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    await within(new Promise((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (d) => {
+        stderr += d;
+        if (stderr.includes(`listening on http://127.0.0.1:${port}/mcp`)) resolve();
+      });
+      exited.then((e) => reject(new Error(`proxy exited ${JSON.stringify(e)}: ${stderr}`)));
+    }), WAIT, 'the proxy to listen');
+    const client = new Client({ name: 'proxy-test', version: '1' });
+    const changed = listChanged(client);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const tools = await toolsOnceListed(client, changed, 'echo');
+    assert.ok(tools.some((t) => t.name === 'get-sum'), tools.map((t) => t.name).join());
+    const echo = await client.callTool({ name: 'echo', arguments: { message: 'over http' } });
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: over http' }]);
+    const prompt = await client.getPrompt({ name: 'args-prompt', arguments: { city: 'Oslo' } });
+    assert.match(JSON.stringify(prompt.messages), /Oslo/);
+    await client.close();
+  } catch (err) {
+    err.message += `\n--- proxy stderr ---\n${stderr}`;
+    throw err;
+  } finally {
+    child.kill('SIGTERM');
+    const { code } = await exited;
+    assert.equal(code, 0, stderr);
+  }
+});
+
+test('luamcp proxy URL: a luamcp upstream over HTTP served over stdio to the official SDK client; its temp app is gone after', opts, async () => {
+  const { command: cmd, args } = command(['proxy', up.url]);
+  const transport = new StdioClientTransport({ command: cmd, args, env: { ...process.env, TMPDIR: marks }, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'proxy-test', version: '1' });
+  const changed = listChanged(client);
+  try {
+    await client.connect(transport);
+    const tools = await toolsOnceListed(client, changed, 'echo');
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['big', 'echo', 'fail', 'slow', 'steps', 'whoami']);
+    const echo = await client.callTool({ name: 'echo', arguments: { text: 'over stdio' } });
+    assert.deepEqual(echo.content, [{ type: 'text', text: 'over stdio' }]);
+    const read = await client.readResource({ uri: 'test://up/a' });
+    assert.equal(read.contents[0].text, 'resource a');
+    // the generated app lives in a private temp folder while it serves
+    assert.ok((await readdir(marks)).some((n) => n.startsWith('luamcp-proxy-')));
+  } catch (err) {
+    err.message += `\n--- proxy stderr ---\n${stderr}`;
+    throw err;
+  } finally {
+    await client.close();
+  }
+  await within((async () => {
+    while ((await readdir(marks)).some((n) => n.startsWith('luamcp-proxy-'))) await new Promise((r) => setTimeout(r, 20));
+  })(), WAIT, 'the temp app to be removed');
 });
 // }======
