@@ -71,6 +71,14 @@ local function canonical(v)
   canon(v, out)
   return table.concat(out, "\1")
 end
+-- a list of items, whatever their order (an upstream that lists them in
+-- another order each time must not reload the app each time)
+local function canonical_set(items)
+  local each = {}
+  for i, it in ipairs(items) do each[i] = canonical(it) end
+  table.sort(each)
+  return table.concat(each, "\2")
+end
 
 -- where the refresh keeps an upstream's tools: one entry per declaration
 local function kept_key(d, kind)
@@ -191,7 +199,7 @@ local function refresh()
         local ok, list = pcall(function() return M.client(m.upstream):list(kind) end)
         if not ok and type(list) == "table" and list.code == -32601 then ok, list = true, {} end
         if ok then
-          if canonical(list) ~= m.loaded_with[kind] then
+          if canonical_set(list) ~= m.loaded_with[kind] then
             C.keep(key, encode(list))
             changed = true
           end
@@ -226,7 +234,7 @@ function M.mount(def)
     local listed = C.keep(m.keys[kind])
     local ok, items = pcall(decode, listed or "null")
     if not ok or type(items) ~= "table" then items = nil end -- not listed yet: the refresh after this load lists it
-    m.loaded_with[kind] = items and canonical(items)
+    m.loaded_with[kind] = items and canonical_set(items)
     for _, t in ipairs(items or {}) do
       local remote = type(t) == "table" and t.name
       if type(remote) == "string" and (not include or matches(include, remote))

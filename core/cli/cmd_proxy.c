@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -16,10 +17,12 @@
 
 static char proxy_dir[64];
 static char **proxy_argv; /* what main runs on: freed at exit */
+static pid_t proxy_owner;  /* who made the folder: under --restart-on-stall the supervisor, whose
+                              servers come and go while it stays */
 
 static void remove_app(void) {
   free(proxy_argv);
-  if (!proxy_dir[0] || strstr(proxy_dir, "XXXXXX")) return; /* no folder made */
+  if (!proxy_dir[0] || strstr(proxy_dir, "XXXXXX") || getpid() != proxy_owner) return; /* not ours to remove */
   char p[128];
   snprintf(p, sizeof p, "%s/scripts/proxy.lua", proxy_dir);
   unlink(p);
@@ -106,6 +109,7 @@ char **cli_proxy_argv(int argc, char **argv, int *out_argc) {
   snprintf(proxy_dir, sizeof proxy_dir, "%s/luamcp-proxy-XXXXXX",
            tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
   char scripts[96], file[128];
+  proxy_owner = getpid();
   if (!mkdtemp(proxy_dir)) { /* 0700: the script may hold a header's secret */
     perror("luamcp proxy: a temp folder");
     exit(1);
