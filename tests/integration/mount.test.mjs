@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -104,6 +104,34 @@ test('over stdio: the upstreams\' tools, resources, templates and prompts appear
     const refresh = await gw.call(9, 'luamcp/mount/refresh', {});
     assert.equal(refresh.error.code, -32601);
   }, { env: { ...process.env, ...gwEnv() } }));
+
+test('an upstream whose tools change: SIGHUP lists it again and our client is told tools/list_changed', opts, async () => {
+  // an upstream of its own (a copy of the luamcp one), so the others are not changed
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-mount-up-'));
+  await cp(UP, dir, { recursive: true });
+  const own = await new HttpServer(dir, [], { env: { CLIENT_MARKS: marks } }).start();
+  try {
+    await withRaw([GW], async (gw) => {
+      await gw.initialize();
+      await gw.take((l) => l.includes('notifications/tools/list_changed'), 'the first tools/list_changed');
+      const names = async (id) => (await gw.call(id, 'tools/list', {})).result.tools.map((t) => t.name);
+      assert.ok(!(await names(2)).includes('up_added'));
+      // the upstream gains a tool (its own hot reload), then the gateway is asked to list again
+      const reloaded = new Promise((resolve) => own.child.stderr.on('data', () => { if (/reloaded .*7 tools/.test(own.stderr)) resolve(); }));
+      await writeFile(path.join(dir, 'scripts', 'added.lua'),
+        'local mcp = require "mcp"\nmcp.tool { name = "added", description = "New", input = {}, handler = function() return "added here" end }\n');
+      await within(reloaded, WAIT, 'the upstream to reload');
+      gw.child.kill('SIGHUP');
+      await gw.take((l) => l.includes('notifications/tools/list_changed'), 'tools/list_changed after SIGHUP');
+      assert.ok((await names(3)).includes('up_added'));
+      const r = await gw.call(4, 'tools/call', { name: 'up_added', arguments: {} });
+      assert.deepEqual(r.result.content, [{ type: 'text', text: 'added here' }]);
+    }, { env: { ...process.env, EVERYTHING, UP_URL: own.url } });
+  } finally {
+    await own.kill();
+    await removeTemp(dir);
+  }
+});
 
 // {====== over HTTP with tokens: scopes of a mount for our users
 const ISSUER = 'https://as.test.example';
