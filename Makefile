@@ -72,10 +72,12 @@ deps-test:
 deps-bench:
 	@tools/install-deps.sh bench
 
-# the npm packages the tests use, exactly as pinned in tests/package-lock.json
+# the npm packages the tests use, exactly as pinned in tests/package-lock.json,
+# and the example authorization server's, from its own lockfile (the tests run it)
 # (tools/npm: the system's npm, or the pinned one when that does not run)
 npm:
 	@cd tests && ../tools/npm ci --no-audit --no-fund --loglevel=error
+	@cd examples/oauth && ../../tools/npm ci --no-audit --no-fund --loglevel=error
 
 run: deps-run build
 	@echo "== luamcp check ."
@@ -137,6 +139,7 @@ bench: deps-bench npm build
 	@bench/io/run.sh
 	@bench/cluster/run.sh
 	@bench/soak/run.sh
+	@bench/tmdev/run.sh
 	@node bench/report.mjs
 
 # the binary, the TLS shim (PREFIX/lib/luamcp: luamcp looks there when it is

@@ -19,7 +19,8 @@ local math = { type = math.type }
 -- {===================================================== errors and fields
 
 -- the chunks of the runtime: a raise names the first line outside them
-local internal_chunks = { ["=mcp.lua"] = true, ["=internal.lua"] = true, ["=client.lua"] = true }
+local internal_chunks = { ["=mcp.lua"] = true, ["=internal.lua"] = true, ["=client.lua"] = true,
+                         ["=store_db.lua"] = true }
 -- Raise msg at the first stack level outside these chunks: the script line
 -- that called mcp.xxx, however deep inside them the mistake was found.
 local getinfo = debug.getinfo -- a local: under --sandbox scripts have no debug.getinfo
@@ -339,6 +340,8 @@ local app_fields = {
   schema = "table", permissions = "table",
   -- luamcp pack (lua/ship.lua): the bundle's manifest and server.json
   author = "string", license = "string", user_config = "table", registry = "table",
+  -- scopes its code checks (ctx.auth:has) beyond those its items declare
+  scopes = "table",
 }
 local app_sub = {
   cache = { ttl = "number", scope = { public = true, private = true } },
@@ -401,6 +404,19 @@ function I.app_info(info, path, src)
       bad(k, "app.lua's '%s' must be a %s, got %s", k, ty, type(v))
     elseif app_sub[k] then
       fields_of(v, app_sub[k], k)
+    elseif k == "scopes" then
+      for i, sc in ipairs(v) do
+        -- RFC 6749's scope-token: %x21 / %x23-5B / %x5D-7E
+        if type(sc) ~= "string" or sc == "" or sc:find("[^!-~]") or sc:find('["\\]') then
+          bad(k, "app.lua's scopes[%d] must be a scope name (printable, no spaces, quotes or backslashes), got %s", i, tostring(sc))
+        end
+      end
+      for key in next, v do
+        if math.type(key) ~= "integer" or key < 1 or key > #v then
+          bad(k, "app.lua's scopes must be a list of names like { \"reports:read\" }, got the key %s", tostring(key))
+          break
+        end
+      end
     elseif k == "user_config" then
       for key, entry in next, v do
         if type(key) ~= "string" or not key:match("^[%a_][%w_]*$") then

@@ -469,7 +469,8 @@ function Context:error(fmt, ...) end
 ---@return boolean sent
 function Context:progress(done, total, message) end
 
----Park this call for seconds; other calls are served meanwhile.
+---Park this call (or, in a thread of mcp.spawn, that thread) for seconds;
+---other calls are served meanwhile.
 ---@param seconds number
 function Context:sleep(seconds) end
 
@@ -714,9 +715,12 @@ function mcp.socket.gettime() end
 ---@type fun(): mcp.Socket
 mcp.socket.unix = nil
 
----Data the instances of a service share (a counter, a rate limit, a cache
----entry): this process's memory by default, Redis with --store. Values are
----strings (numbers are kept as their decimal text). Only inside a handler.
+---Keys and values that last (a counter, a rate limit, a flag, a cache entry):
+---by default in the app's database (the table luamcp_store of mcp.db's file:
+---durable, this machine's); with --store memory this process's memory (lost on
+---restart); with --store redis://HOST:PORT/N Redis, shared by the instances.
+---Values are strings (numbers are kept as their decimal text). Only inside a
+---handler.
 ---@class mcp.store
 mcp.store = {}
 ---@param key string
@@ -751,16 +755,19 @@ function mcp.store.add(key, value, ttl) end
 ---@return boolean
 function mcp.store.cas(key, old, new, ttl) end
 ---Read-modify-write without a lost update: fn(old) returns the new value
----(nil deletes); it is written only if the key still holds old, else fn runs
----again on what it holds now (at most 64 times). Returns the new value.
+---(nil deletes). On the database fn runs inside one transaction (keep it short:
+---other writes wait); in memory and on Redis the value is written only if the
+---key still holds old, else fn runs again on what it holds now (at most 64
+---times). Returns the new value.
 ---@param key string
 ---@param fn fun(old: string?): (string|number|nil)
 ---@param ttl? number seconds
 ---@return string?
 function mcp.store.update(key, fn, ttl) end
----A page of the keys that start with prefix, and the cursor of the next page
----(nil after the last). A key there the whole time is on some page; one may
----come twice.
+---A page of the keys that start with prefix (no character of it is special),
+---and the cursor of the next page (nil after the last). A key there the whole
+---time is on some page; one may come twice (Redis, memory). On the database,
+---pages are in key order and the cursor is the last key given.
 ---@param prefix string
 ---@param cursor? string
 ---@return string[] keys
@@ -815,6 +822,45 @@ function mcp.db.exec(sql, ...) end
 ---@param fn fun(): T
 ---@return T
 function mcp.db.tx(fn) end
+---(A transaction belongs to the handler: refused in a thread of mcp.spawn, and
+---while it is open a thread's mcp.db statements are refused.)
+
+-- {=== several waits at once: light threads of the call
+
+---A light thread of the call (mcp.spawn). Bound by the call's --timeout,
+---cancellation and --memory-limit; stopped when the call ends.
+---@class mcp.Thread
+local Thread = {}
+---Wait for the thread: its results, or its error raised here as it was
+---(a string keeps the thread's FILE:LINE). May be called again (the same
+---results); one waiter at a time.
+---@return any ...
+function Thread:wait() end
+
+---Run fn(...) as a thread of the call: at once, until it first waits (mcp.http,
+---mcp.exec, mcp.socket, mcp.store, mcp.redis, mcp.db, ctx:sleep, h:wait()),
+---then the caller goes on while it waits. From the handler or another thread
+---only (not a coroutine either made). Threads not waited for are stopped when
+---the handler returns (their waits aborted, their <close> variables closed).
+---@param fn function
+---@param ... any its arguments
+---@return mcp.Thread
+function mcp.spawn(fn, ...) end
+
+---Run every function as a thread of the call at once and wait for all: the
+---first result of each, in order (nil for one that returned nothing). The
+---first to fail stops the others and its error is raised here.
+---    local user, cart = mcp.all{ function() return get_user(id) end, function() return get_cart(id) end }
+---@param fns function[]
+---@return any ...
+function mcp.all(fns) end
+
+---Wall-clock milliseconds since the Unix epoch: a float with a fraction
+---(microseconds), e.g. 1764668400123.456 (math.floor for an integer).
+---Under luamcp test: the virtual clock.
+---@return number
+function mcp.now() end
+-- }===
 
 -- }======
 
@@ -836,6 +882,7 @@ function mcp.db.tx(fn) end
 ---@field license? string
 ---@field user_config? table<string, mcp.UserConfigEntry> what the bundle's installer asks
 ---@field registry? mcp.RegistryInfo server.json (luamcp pack --server-json)
+---@field scopes? string[] scopes the code checks (ctx.auth:has) besides the items' own: published in the metadata's scopes_supported, listed by check
 
 ---@class mcp.SchemaPolicy
 ---@field format? "assert"|"annotate"

@@ -44,30 +44,6 @@ M.http = core.http
 M.exec = core.exec
 --- mcp.socket: luasocket's tcp/unix client as cosockets (core/io/io_socket.h)
 M.socket = core.socket
---- mcp.store.get/set/incr/delete/add/cas/keys(key, ...): data the instances share
---- (memory, or Redis with --store; core/io/store.h)
-M.store = core.store
---- mcp.store.update(key, fn [, ttl]) -> the new value: fn(old) (a string, or nil)
---- returns the new one (nil deletes), written back only if the key still holds old
---- (cas); else fn runs again on what it holds now, at most STORE_TRIES times. Looked
---- up in M.store at each call, so luamcp test's fakes serve it too.
-local STORE_TRIES = 64
-M.store.update = function(key, fn, ttl)
-  if type(fn) ~= "function" then
-    raise(("mcp.store.update: fn must be a function(old) -> new, got %s"):format(type(fn)))
-  end
-  local store = M.store
-  for _ = 1, STORE_TRIES do
-    local old = store.get(key)
-    local new = fn(old)
-    local t = type(new)
-    if new ~= nil and t ~= "string" and t ~= "number" then
-      raise(("mcp.store.update: fn must return a string, a number or nil, got %s"):format(t))
-    end
-    if store.cas(key, old, new, ttl) then return new ~= nil and tostring(new) or nil end
-  end
-  raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
-end
 --- mcp.redis(cmd, ...) -> the reply; mcp.redis.pipeline(fn | {{cmd, ...}, ...}) -> the
 --- replies: any Redis command on the connection of --store redis:// (core/io/io_redis.h)
 M.redis = core.redis
@@ -93,7 +69,51 @@ do
   end
 end
 M.db = { query = core.db.query, one = core.db.one, exec = core.db.exec, tx = db_tx }
+--- mcp.store.get/set/incr/delete/add/cas/keys(key, ...): keys and values that
+--- last: on the app's database by default (lua/store_db.lua, durable), in memory
+--- with --store memory, on Redis with --store redis:// (core/io/store.h). Which
+--- one serves is asked at each operation (--store is known after the load).
+local store_backend = core.store.backend
+local store_db = core.store_db(core.store, M.db, raise, M.null)
+M.store = {}
+for _, op in ipairs { "get", "set", "incr", "delete", "add", "cas", "keys" } do
+  local c, d = core.store[op], store_db[op]
+  M.store[op] = function(...)
+    if store_backend() == "db" then return d(...) end
+    return c(...)
+  end
+end
+--- mcp.store.update(key, fn [, ttl]) -> the new value: fn(old) (a string, or nil)
+--- returns the new one (nil deletes). On the database, inside one transaction;
+--- else written back only if the key still holds old (cas), fn running again on
+--- what it holds now, at most STORE_TRIES times. Looked up in M.store at each
+--- call, so luamcp test's fakes serve it too.
+local STORE_TRIES = 64
+M.store.update = function(key, fn, ttl)
+  if type(fn) ~= "function" then
+    raise(("mcp.store.update: fn must be a function(old) -> new, got %s"):format(type(fn)))
+  end
+  if store_backend() == "db" then return store_db.update(key, fn, ttl) end
+  local store = M.store
+  for _ = 1, STORE_TRIES do
+    local old = store.get(key)
+    local new = fn(old)
+    local t = type(new)
+    if new ~= nil and t ~= "string" and t ~= "number" then
+      raise(("mcp.store.update: fn must return a string, a number or nil, got %s"):format(t))
+    end
+    if store.cas(key, old, new, ttl) then return new ~= nil and tostring(new) or nil end
+  end
+  raise(("mcp.store.update: '%s' kept changing: gave up after %d tries"):format(tostring(key), STORE_TRIES))
+end
+--- mcp.spawn(fn, ...) -> handle; handle:wait() -> fn's results (or its error raised
+--- again); mcp.all{ f, g, ... } -> the first result of each, in order: light threads
+--- of the call, so one handler waits on several things at once (core/reactor/call_threads.c)
+M.spawn = core.spawn
+M.all = core.all
 -- }======
+--- mcp.now() -> wall-clock milliseconds since the Unix epoch, a float with a fraction (µs)
+M.now = core.now
 
 --- Mark a table (a new one if nil) as a JSON array: {} then encodes as [].
 M.as_array = I.as_array

@@ -187,6 +187,27 @@ test.redis = {
 ---@param fn fun(cmd: string, ...: string): any, string?
 function test.redis.fake(fn) end
 
+---The test file's own database (mcp.db's: fresh for each file, the app's
+---migrations applied), from the test's code: seed rows before a call, read
+---what the tools wrote. Parameters and values as mcp.db's. (mcp.store is the
+---fake above, not this database's table.)
+test.db = {}
+---Run sql (several statements when there are no parameters).
+---@param sql string
+---@param ... any values for its ? in order, or one table for its :name
+---@return { changes: integer, last_id: integer }
+function test.db.exec(sql, ...) end
+---The rows of one statement: tables keyed by column (NULL is mcp.null).
+---@param sql string
+---@param ... any
+---@return table[]
+function test.db.query(sql, ...) end
+---The first row, or nil.
+---@param sql string
+---@param ... any
+---@return table?
+function test.db.one(sql, ...) end
+
 test.store = {}
 ---What mcp.store holds now (expired keys left out)
 ---@return table<string, string>

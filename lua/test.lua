@@ -11,6 +11,7 @@
 --   bridge.schemas()                      lua/mcp-results.json: the MCP schema's
 --                                         result definitions of each revision
 --   bridge.test_begin(), test_end()       a test's time limit (--test-timeout)
+--   bridge.db_exec, db_query, db_one      test.db (core/cli/test_db.h)
 -- It puts the fakes in place of mcp.http, mcp.exec, mcp.socket, mcp.store,
 -- mcp.redis and ctx:sleep (the scripts capture them as they load), and keeps the tests a
 -- file declares; cmd_test.c runs them with T._run.
@@ -534,6 +535,17 @@ T.store = {
 
 -- }===
 
+-- {=== test.db: the test file's database (mcp.db's), from the test's code
+
+-- core/cli/test_db.c: a connection of its own, outside any call; errors at
+-- the test's line
+T.db = {}
+function T.db.exec(sql, ...) return bridge.db_exec(sql, ...) end
+function T.db.query(sql, ...) return bridge.db_query(sql, ...) end
+function T.db.one(sql, ...) return bridge.db_one(sql, ...) end
+
+-- }===
+
 -- {=== mcp.redis: answered by the test's function
 
 T.redis = {}
@@ -613,8 +625,62 @@ mcp.exec = exec
 mcp.socket.tcp, mcp.socket.tcp4, mcp.socket.tcp6 = new_socket, new_socket, new_socket
 mcp.socket.unix, mcp.socket.connect = new_socket, socket_connect
 mcp.socket.gettime = function() return clock.now end
+mcp.now = function() return clock.now * 1000 end -- milliseconds, as the real one
 for k, f in pairs(store) do mcp.store[k] = f end
 getmetatable(mcp.redis).__call, mcp.redis.pipeline = redis_fake.call, redis_fake.pipeline
+-- mcp.spawn / mcp.all on the virtual clock. A fake never parks a thread, so
+-- a thread runs to its end inside mcp.spawn; its waits then happened on a
+-- lane of its own: the clock goes back to where the spawner was (and the
+-- call gets that time back), and a wait for the thread moves the waiter's
+-- clock to the thread's end. Three 0.2 s fakes in mcp.all take 0.2 s.
+do
+  local real_spawn, real_all = mcp.spawn, mcp.all
+  local ends = setmetatable({}, { __mode = "k" }) -- handle -> its end on the virtual clock
+  local thread_mt = debug.getregistry()["mcp.thread"]
+  local real_wait = thread_mt.__index.wait
+  local function catch_up(h) -- the waiter's clock to the thread's end
+    local t = ends[h]
+    if t and t > clock.now then advance(t - clock.now) end
+  end
+  mcp.spawn = function(fn, ...)
+    local t0 = clock.now
+    local h = real_spawn(fn, ...)
+    ends[h] = clock.now
+    if clock.now > t0 then
+      bridge.spend(t0 - clock.now) -- the call gets the thread's time back: it ran beside
+      clock.now = t0
+    end
+    return h
+  end
+  thread_mt.__index.wait = function(h, ...)
+    catch_up(h)
+    return real_wait(h, ...)
+  end
+  mcp.all = function(fns)
+    if type(fns) ~= "table" then return real_all(fns) end -- its own error
+    for i = 1, #fns do
+      if type(fns[i]) ~= "function" then return real_all(fns) end
+    end
+    local hs, first_failed = {}, nil
+    for i = 1, #fns do
+      hs[i] = mcp.spawn(fns[i])
+      if not pcall(real_wait, hs[i]) and (not first_failed or ends[hs[i]] < ends[first_failed]) then
+        first_failed = hs[i]
+      end
+    end
+    if first_failed then -- the first to fail, on the virtual clock: the others are stopped
+      catch_up(first_failed)
+      return real_wait(first_failed)
+    end
+    local out = {}
+    for i = 1, #hs do
+      catch_up(hs[i])
+      out[i] = (real_wait(hs[i]))
+    end
+    return table.unpack(out, 1, #fns)
+  end
+end
+
 do -- ctx:sleep waits on the virtual clock: a 30 s wait takes no time
   local ctx_mt = debug.getregistry()["mcp.ctx"]
   local _, methods = debug.getupvalue(ctx_mt.__index, 1)

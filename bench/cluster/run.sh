@@ -2,7 +2,7 @@
 # Many instances behind nginx (docs/SCALING.md): 2026-07-28 tools/call whoami
 # at c=16 straight to one instance, through nginx to 1 and to 2 instances
 # (deploy/nginx/luamcp.conf, ports replaced), then mcp.store incr and get per
-# call in memory and in Redis, then the event fan-out latency A -> Redis -> a
+# call in memory, in Redis and on the app's database (the default backend), then the event fan-out latency A -> Redis -> a
 # listener on B (bench/cluster/fanout.mjs). Each run also gives the CPU time
 # per request of the instances, nginx's workers and redis-server (from
 # /proc), and, on 2 or more cores, the direct and nginx runs again with the
@@ -32,10 +32,11 @@ start() { # name port [extra...]
   cluster_wait_port "$p"
 }
 inst_pids=()
-pa=$(cluster_port); pb=$(cluster_port); pm=$(cluster_port)
+pa=$(cluster_port); pb=$(cluster_port); pm=$(cluster_port); pd=$(cluster_port)
 start a "$pa" --store "$url"
 start b "$pb" --store "$url"
-start m "$pm" # mcp.store in memory
+start m "$pm" --store memory
+start d "$pd" --data "$dir/data" # mcp.store on the app's database
 nport=$(cluster_port)
 cluster_nginx "$nport" "$pa"
 ngx=$CLUSTER_NGINX_PID
@@ -113,8 +114,10 @@ run "store incr in memory (direct)" "$pm" count "$count_body"
 run "store incr in Redis (direct)" "$pa" count "$count_body"
 run "store get in memory (direct)" "$pm" store_get "$get_body"
 run "store get in Redis (direct)" "$pa" store_get "$get_body"
-names=(a b m)
-for k in 0 1 2; do
+run "store incr on the database (direct)" "$pd" count "$count_body"
+run "store get on the database (direct)" "$pd" store_get "$get_body"
+names=(a b m d)
+for k in 0 1 2 3; do
   printf '%-34s %s KiB RSS\n' "instance ${names[k]} after the runs" "$(ps -o rss= -p "${inst_pids[k]}")"
 done
 # what an open stream costs: N subscriptions/listen held on instance b,

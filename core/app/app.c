@@ -281,8 +281,9 @@ static bool run_embedded(lua_State *L, const char *name, int nargs, int nres, bu
 }
 
 /* The runtime, with the core table on top of L's stack and the registration
-   table at reg: lua/internal.lua (the machinery: C keeps its result shapers)
-   and lua/mcp.lua (the module scripts require). Leaves the function that
+   table at reg: lua/internal.lua (the machinery: C keeps its result shapers),
+   lua/store_db.lua (mcp.store on the database) and lua/mcp.lua (the module
+   scripts require). Leaves the function that
    ends loading and app.lua's check on the stack. */
 static bool load_runtime(app *a, int reg, buf *errors) {
   lua_State *L = a->vm.L;
@@ -293,6 +294,9 @@ static bool load_runtime(app *a, int reg, buf *errors) {
   a->tool_result = get_ref(L, internal, "tool_result");
   a->prompt_result = get_ref(L, internal, "prompt_result");
   a->resource_result = get_ref(L, internal, "resource_result");
+  /* mcp.store's database backend: a constructor mcp.lua calls with mcp.db */
+  if (!run_embedded(L, "store_db", 0, 1, errors)) return false;
+  lua_setfield(L, core, "store_db");
   lua_pushvalue(L, core);
   lua_pushvalue(L, reg);
   lua_pushvalue(L, internal);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -195,7 +196,17 @@ static int core_widget_path(lua_State *L) {
   return 1;
 }
 
+/* mcp.now(): wall-clock milliseconds since the Unix epoch, with a fraction
+   (microseconds): for logs and measured durations (os.time has seconds). */
+static int core_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec * 1e3 + (lua_Number)(ts.tv_nsec / 1000) / 1e3);
+  return 1;
+}
+
 static const luaL_Reg core_funcs[] = {
+    {"now", core_now},
     {"widget_path", core_widget_path},
     {"path_join", core_path_join},
     {"app_path", core_app_path},
@@ -294,8 +305,9 @@ static int sleep_done(lua_State *L, int status, lua_KContext k) {
 static int ctx_sleep(lua_State *L) {
   call *c = check_ctx(L);
   double s = luaL_checknumber(L, 2);
+  if (call_in_thread(L)) return call_threads_sleep(L, c, s); /* a thread of mcp.spawn */
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:sleep must be called from the handler itself, not a nested coroutine");
+    return luaL_error(L, "ctx:sleep must be called from the handler or a thread of mcp.spawn, not a coroutine it made");
   call_sleep(c, s);
   return lua_yieldk(L, 0, 0, sleep_done);
 }
@@ -372,7 +384,7 @@ static int ask_done_round(lua_State *L, int status, lua_KContext k) {
 static int ask(lua_State *L, const char *method, int kind, int params_idx) {
   call *c = check_ctx(L);
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:%s must be called from the handler itself, not a nested coroutine",
+    return luaL_error(L, "ctx:%s must be called from the handler itself (not a coroutine it made, nor a thread of mcp.spawn)",
                       kind == ASK_SAMPLE ? "sample" : kind == ASK_ELICIT ? "elicit" : "roots");
   const char *key = take_key(L, params_idx);
   char err[256];
@@ -495,7 +507,7 @@ static int ctx_ask(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   if (L != call_thread(c))
-    return luaL_error(L, "ctx:ask must be called from the handler itself, not a nested coroutine");
+    return luaL_error(L, "ctx:ask must be called from the handler itself (not a coroutine it made, nor a thread of mcp.spawn)");
   if (ctx_client_asks_in_rounds(c)) {
     char err[256];
     switch (ctx_client_ask_round(c, L, 2, err, sizeof err)) {
@@ -726,4 +738,5 @@ void lua_api_push_core(lua_State *L) {
     lua_setfield(L, -2, "version");
   }
   /* }====== */
+  call_threads_register(L); /* core.spawn, core.all (core/reactor/call_threads.c) */
 }

@@ -282,8 +282,22 @@ static bool encode_list(lua_State *L, int list_idx, const char *key, int list, r
   return ok;
 }
 
-/* r->scopes: each scope any item declares, once. */
-static void collect_scopes(registry *r) {
+/* Add the scope s (n bytes) to the space-separated list all unless there. */
+static void add_scope(buf *all, const char *s, size_t n) {
+  for (const char *t = all->p; t && t < all->p + all->len;) {
+    size_t m = strcspn(t, " ");
+    if (m == n && memcmp(t, s, n) == 0) return;
+    t += m + 1;
+  }
+  if (all->len) buf_putc(all, ' ');
+  buf_put(all, s, n);
+}
+
+/* r->scopes: each scope any item declares, then those of app.lua's
+   scopes = { ... } (scopes its code checks with ctx.auth:has, declared so
+   that the metadata publishes them), once each. info_idx: app.lua's table
+   or 0; its scopes were checked (internal.lua's app_info: strings, no spaces). */
+static void collect_scopes(registry *r, lua_State *L, int info_idx) {
   buf all;
   buf_init(&all);
   size_t counts[REG_NLISTS] = {r->ntools, r->nresources, r->ntemplates, r->nprompts};
@@ -291,18 +305,21 @@ static void collect_scopes(registry *r) {
     for (size_t i = 0; i < counts[l]; i++)
       for (const char *s = item_scopes(r, l, i); s && *s;) {
         size_t n = strcspn(s, " ");
-        bool seen = false;
-        for (const char *t = all.p; t && t < all.p + all.len && !seen;) {
-          size_t m = strcspn(t, " ");
-          seen = m == n && memcmp(t, s, n) == 0;
-          t += m + 1;
-        }
-        if (!seen) {
-          if (all.len) buf_putc(&all, ' ');
-          buf_put(&all, s, n);
-        }
+        add_scope(&all, s, n);
         s += n + (s[n] == ' ');
       }
+  if (info_idx && lua_getfield(L, info_idx, "scopes") == LUA_TTABLE) {
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+      size_t n = 0;
+      const char *s = lua_rawgeti(L, -1, i) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+      if (s && n && !memchr(s, ' ', n)) {
+        add_scope(&all, s, n);
+        r->app_scopes = true;
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, info_idx ? 1 : 0);
   r->scopes = all.len ? buf_take(&all, NULL) : NULL;
   buf_free(&all);
 }
@@ -587,7 +604,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
     lua_pop(L, 1);
   }
   index_tools(r);
-  collect_scopes(r);
+  collect_scopes(r, L, info_idx);
   lua_getfield(L, reg_idx, "mount_refresh");
   if (lua_isfunction(L, -1)) r->mount_refresh = luaL_ref(L, LUA_REGISTRYINDEX);
   else lua_pop(L, 1);

@@ -93,7 +93,9 @@ typedef struct registry {
   int mount_refresh; /* ref: lua/client.lua's refresh of mcp.mount lists, or LUA_NOREF (no mount) */
   int middleware; /* ref: the list of mcp.use functions, or LUA_NOREF (none: handlers are called directly) */
   uint64_t *entry_hash[REG_NLISTS]; /* each entry's encoding, hashed: what changed for whom */
-  char *scopes; /* every scope an item declares, space-separated (for the resource metadata) */
+  char *scopes; /* every scope an item or app.lua's scopes = {...} declares, space-separated
+                   (for the resource metadata and check) */
+  bool app_scopes; /* app.lua declares some (scopes its code checks: ctx.auth:has) */
   /* the capabilities this app declares (and subscriptions/listen honours):
      prompts and resources always when watching, since a reload may add them */
   bool declares_prompts, declares_resources;

@@ -563,6 +563,9 @@ skills_catalog *skills_load(const char *dir, buf *errors) {
       }
     } else if (lstat(md, &st) != 0) {
       log_msg(LOG_WARNING, "%s/%s/: no SKILL.md: not a skill (ignored)", shown, name);
+    } else if (c->n >= SKILLS_MAX) {
+      if (ok) buf_printf(errors, "%s: more than %d skills\n", shown, SKILLS_MAX);
+      ok = false;
     } else if (!load_skill(c, path, shown, name, errors)) {
       ok = false;
     }

@@ -18,6 +18,7 @@ typedef struct lua_State lua_State;
 
 #define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 #define SKILLS_MAX_FILES 512                  /* per skill, SKILL.md included (the SEP's limit) */
+#define SKILLS_MAX 1024                       /* skills of one app */
 #define SKILLS_MAX_BYTES (16u * 1024 * 1024) /* per skill, every file summed (the SEP's limit) */
 
 typedef struct skill_file {

@@ -12,6 +12,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "metrics.h"
+
 #define QUEUE_SPANS 4096        /* spans waiting for the exporter at most */
 #define QUEUE_BYTES (8u << 20)
 
@@ -49,8 +51,7 @@ static struct {
   pthread_mutex_t lock;
   buf q;        /* ScopeSpans.spans (field 2), each a length-delimited Span */
   size_t n;
-  uint64_t dropped;
-} Q = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0};
+} Q = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -343,13 +344,15 @@ void trace_end(trace_span *s) {
   /* flags: the trace flags, and whether the parent is remote */
   pb_fixed32(&m, 16, 0x01 | 0x100 | (s->has_parent && s->parent_remote ? 0x200 : 0));
   pthread_mutex_lock(&Q.lock);
-  if (Q.n >= QUEUE_SPANS || Q.q.len + m.len > QUEUE_BYTES) {
-    Q.dropped++;
-  } else {
+  bool full = Q.n >= QUEUE_SPANS || Q.q.len + m.len > QUEUE_BYTES;
+  if (!full) {
     trace_pb_bytes(&Q.q, 2, m.p, m.len);
     Q.n++;
   }
   pthread_mutex_unlock(&Q.lock);
+  /* counted when it happens, not when the stuck export that filled the
+     queue gives up seconds later */
+  if (full && metrics_on) metric_add(metric_at(M_OTLP_SPANS, (const char *const[]){"dropped"}), 1);
   buf_free(&m);
   buf_free(&s->attrs);
   buf_free(&s->events);
@@ -367,13 +370,6 @@ size_t trace_take(buf *out, size_t max) {
   Q.n = 0;
   pthread_mutex_unlock(&Q.lock);
   return n;
-}
-
-uint64_t trace_dropped(void) {
-  pthread_mutex_lock(&Q.lock);
-  uint64_t d = Q.dropped;
-  pthread_mutex_unlock(&Q.lock);
-  return d;
 }
 
 size_t trace_pending(void) {

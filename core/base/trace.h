@@ -59,8 +59,6 @@ void trace_end(trace_span *s);
    each length-prefixed as the repeated field of ScopeSpans wants) into out;
    how many. */
 size_t trace_take(buf *out, size_t max);
-/* Spans dropped because the queue was full (the collector slow or down). */
-uint64_t trace_dropped(void);
 /* Spans waiting. */
 size_t trace_pending(void);
 

@@ -67,7 +67,8 @@ static bool roundtrip(options *o, const char *req, size_t len, buf *response) {
   }
   server *srv = server_new(a, &o->server);
   engine *e = server_engine(srv);
-  if (o->store) { /* the service's shared data: up before the handler's first op */
+  if (o->store && strcmp(o->store, "memory") == 0) store_use_memory();
+  else if (o->store) { /* the service's shared data: up before the handler's first op */
     store_use_redis(e, o->store);
     if (!store_wait_connected(e, STORE_CONNECT_WAIT)) {
       fprintf(stderr, "luamcp: --store %s: no connection to Redis (waited at most %g s)\n", o->store,

@@ -236,6 +236,18 @@ static const char notes_test_lua[] =
     "    test.match(r.content[1].text, \"names no one\")\n"
     "    test.eq(app:call(\"add_note\", { text = \"x\" }, { as = as or nil }).isError, true)\n"
     "  end\n"
+    "end)\n"
+    "\n"
+    "-- test.db: this file's own database (fresh, migrations applied), to seed\n"
+    "-- rows and look at what the tools wrote\n"
+    "test(\"each row is its owner's (test.db seeds and reads the table)\", function()\n"
+    "  local carol = { subject = \"carol\", scopes = RW }\n"
+    "  app:call(\"add_note\", { text = \"carol-first\" }, { as = carol })\n"
+    "  local mine = test.db.one(\"SELECT owner FROM notes WHERE body = ?\", \"carol-first\")\n"
+    "  test.db.exec(\"INSERT INTO notes(owner, body, at) VALUES (?, ?, ?)\", mine.owner, \"carol-seeded\", 0)\n"
+    "  test.eq(app:call(\"list_notes\", {}, { as = carol }).content[1].text, \"carol-first\\ncarol-seeded\")\n"
+    "  local others = test.db.one(\"SELECT count(*) AS n FROM notes WHERE owner <> ? AND body LIKE 'carol%'\", mine.owner)\n"
+    "  test.eq(others.n, 0)\n"
     "end)\n";
 
 static const char readme_md[] =

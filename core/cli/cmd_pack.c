@@ -41,6 +41,7 @@ static struct {
   zip_source_t *(*source_file)(zip_t *, const char *, zip_uint64_t, zip_int64_t);
   void (*source_free)(zip_source_t *);
   zip_int64_t (*file_add)(zip_t *, const char *, zip_source_t *, zip_flags_t);
+  zip_int64_t (*dir_add)(zip_t *, const char *, zip_flags_t);
   int (*set_attributes)(zip_t *, zip_uint64_t, zip_flags_t, zip_uint8_t, zip_uint32_t);
   int (*set_compression)(zip_t *, zip_uint64_t, zip_int32_t, zip_uint32_t);
   int (*close)(zip_t *);
@@ -65,6 +66,7 @@ static const char *load_libzip(void) {
   SYM(source_file, "zip_source_file")
   SYM(source_free, "zip_source_free")
   SYM(file_add, "zip_file_add")
+  SYM(dir_add, "zip_dir_add")
   SYM(set_attributes, "zip_file_set_external_attributes")
   SYM(set_compression, "zip_set_file_compression")
   SYM(close, "zip_close")
@@ -146,14 +148,26 @@ static void pack_add_file(pack *p, const char *name, const char *path, mode_t mo
   add_entry(p, name, Z.source_file(p->z, path, 0, -1), mode);
 }
 
-/* mcp.db's file and its companions (a --data inside the app folder): the
-   data of one installation, never shipped */
+/* A database file or one of its companions (-wal, -shm, -journal, mcp.db's
+   .lock and .before-restore): the data of one installation, never shipped.
+   *.sqlite* (mcp.db's db.sqlite, what a script made), *.db, *.db3. */
 static bool db_file(const char *name) {
-  static const char *const names[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal",
-                                      "db.sqlite.lock", "db.sqlite.before-restore"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (strcmp(name, names[i]) == 0) return true;
-  return false;
+  if (strstr(name, ".sqlite")) return true;
+  static const char *const tails[] = {"-wal", "-shm", "-journal", ".lock", ".before-restore"};
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+    size_t t = strlen(tails[i]);
+    if (n > t && strcmp(name + n - t, tails[i]) == 0) {
+      n -= t;
+      break;
+    }
+  }
+  return (n > 3 && strncmp(name + n - 3, ".db", 3) == 0) || (n > 4 && strncmp(name + n - 4, ".db3", 4) == 0);
+}
+
+/* What pack leaves out is said (stderr), so that no one wonders where it went. */
+static void left_out(const char *entry, const char *why) {
+  fprintf(stderr, "luamcp: pack: left out %s (%s)\n", strncmp(entry, "app/", 4) == 0 ? entry + 4 : entry, why);
 }
 
 /* The app's own parts, under app/: app.lua, README*, and the folders an app
@@ -194,8 +208,12 @@ static void pack_add_tree(pack *p, const char *dir, const char *name) {
     size_t len = strlen(names[i]);
     if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path ||
         snprintf(entry, sizeof entry, "%s/%s", name, names[i]) >= (int)sizeof entry ||
-        stat(path, &st) != 0 || (len > 5 && strcmp(names[i] + len - 5, ".mcpb") == 0) ||
-        db_file(names[i])) {
+        stat(path, &st) != 0 || (len > 5 && strcmp(names[i] + len - 5, ".mcpb") == 0)) {
+      free(names[i]);
+      continue;
+    }
+    if (S_ISREG(st.st_mode) && db_file(names[i])) {
+      left_out(entry, "a database file: one installation's data");
       free(names[i]);
       continue;
     }
@@ -216,7 +234,7 @@ static void add_app(pack *p, const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
   struct dirent *de;
-  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "migrations", "data"};
+  static const char *const folders[] = {"scripts", "lib", "widgets", "skills", "migrations"};
   char path[PATH_MAX], entry[PATH_MAX];
   struct stat st;
   while ((de = readdir(d))) {
@@ -233,6 +251,16 @@ static void add_app(pack *p, const char *dir) {
     snprintf(path, sizeof path, "%s/%s", dir, folders[i]);
     snprintf(entry, sizeof entry, "app/%s", folders[i]);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) pack_add_tree(p, path, entry);
+  }
+  /* data/, where scripts may write: this installation's files, never shipped;
+     the bundle gets the folder, empty, so that the scripts' writes still work */
+  snprintf(path, sizeof path, "%s/data", dir);
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && !p->failed) {
+    left_out("app/data/", "the folder scripts write in: its files are one installation's; it is packed empty");
+    if (Z.dir_add(p->z, "app/data", ZIP_FL_ENC_UTF_8) < 0) {
+      snprintf(p->why, sizeof p->why, "app/data/: %s", Z.error_strerror(Z.get_error(p->z)));
+      p->failed = p->why;
+    }
   }
 }
 

@@ -32,6 +32,8 @@
 #include "server.h"
 #include "call.h"
 #include "db.h"
+#include "store.h"
+#include "test_db.h"
 
 #define TEST_KEY "luamcp.test" /* the registry's T of lua/test.lua */
 
@@ -65,6 +67,7 @@ typedef struct runner {
   bool pumping;    /* the engine runs: a fake, an answer or a handler is calling */
   double limit;    /* seconds a test (or a file's top level) may run: --test-timeout */
   double deadline; /* of the one running (CLOCK_MONOTONIC), 0: none */
+  size_t mem_limit; /* bytes a test's own code may grow the heap by: 4 x --memory-limit (0: none) */
 } runner;
 
 /* A test's own code has no call's hook: this one ends a test that loops
@@ -112,11 +115,22 @@ static void *guard_main(void *arg) {
   return NULL;
 }
 
+/* The heap's accounting of the app's state (vm.c's allocator). */
+static vm *heap_of(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
 static void limit_begin(lua_State *L, runner *r) {
   hooked = r;
   r->deadline = clock_now() + r->limit;
   atomic_store(&guard_deadline, r->deadline);
   lua_sethook(L, test_hook, LUA_MASKCOUNT, 1000);
+  /* a test that allocates without end fails ("not enough memory") instead of
+     taking the machine: its calls have --memory-limit each within it */
+  vm *v = heap_of(L);
+  v->mem_ceiling = r->mem_limit ? v->mem_used + r->mem_limit : 0;
 }
 
 /* True when the limit passed (in C, where the hook does not run). */
@@ -125,6 +139,7 @@ static bool limit_end(lua_State *L, runner *r) {
   r->deadline = 0;
   atomic_store(&guard_deadline, 0);
   lua_sethook(L, NULL, 0, 0);
+  heap_of(L)->mem_ceiling = 0;
   return over;
 }
 
@@ -298,6 +313,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   runner *r = ud;
   lua_api_push_ctx(L, NULL); /* its metatable, whose sleep test.lua replaces */
   lua_pop(L, 1);
+  call_threads_metatable(L); /* the threads' handles: test.lua wraps their wait */
   size_t len;
   const char *src = embedded_source("test", &len);
   if (!src || luaL_loadbufferx(L, src, len, "=test.lua", "t") != LUA_OK) {
@@ -313,6 +329,7 @@ static bool prelude(lua_State *L, void *ud, buf *errors) {
   lua_newtable(L);
   lua_pushlightuserdata(L, r);
   luaL_setfuncs(L, fns, 1);
+  test_db_register(L); /* db_exec, db_query, db_one: test.db */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_getfield(L, -1, "mcp");
   lua_remove(L, -2);
@@ -435,7 +452,8 @@ static const char *not_regular(const char *path) {
 /* Run DIR/rel (a test file) in a fresh state of the app. */
 static void run_file(options *o, const char *dir, const char *rel, const char *filter, results *rs) {
   runner r = {.revision = o->test_revision ? o->test_revision : "2026-07-28",
-              .limit = o->test_timeout > 0 ? o->test_timeout : 60};
+              .limit = o->test_timeout > 0 ? o->test_timeout : 60,
+              .mem_limit = o->server.engine.call_memory * 4};
   server_options so = o->server;
   so.app.prelude = prelude;
   so.app.prelude_ud = &r;
@@ -513,6 +531,7 @@ static void run_file(options *o, const char *dir, const char *rel, const char *f
   buf_free(&src);
   buf_free(&errors);
   db_close();
+  test_db_close();
   server_free(r.srv); /* and the app */
   if (own_data) {
     static const char *const files[] = {"db.sqlite", "db.sqlite-wal", "db.sqlite-shm", "db.sqlite-journal", "db.sqlite.lock"};
@@ -791,6 +810,9 @@ int cmd_test(options *o) {
   }
   pthread_t guard;
   if (pthread_create(&guard, NULL, guard_main, NULL) == 0) pthread_detach(guard);
+  /* mcp.store is lua/test.lua's fake (TTLs on the virtual clock): update's
+     cas loop must reach it, not the database */
+  store_use_memory();
   for (;;) {
     results rs = {0};
     double t0 = clock_now();

@@ -112,7 +112,8 @@ static void defaults(options *o) {
   if (data && *data) o->data = data;
   if (store && *store) {
     char why[128];
-    if (!redis_url_parse(store, NULL, why, sizeof why)) cli_die_usage("LUAMCP_STORE: %s", why);
+    if (strcmp(store, "memory") != 0 && !redis_url_parse(store, NULL, why, sizeof why))
+      cli_die_usage("LUAMCP_STORE: %s (nor memory)", why);
     o->store = store;
   }
   const char *lv = getenv("LUAMCP_LOG_LEVEL");
@@ -147,10 +148,12 @@ static int app_option(options *o, const char *a, const char *v) {
   if (IS("--max-message")) return o->max_message = MB(v), 2;
   if (IS("--restart-on-stall")) return o->restart_on_stall = number_arg(a, v), 2;
   if (IS("--unhealthy-after")) return o->unhealthy_after = number_arg(a, v), 2;
+  if (IS("--store") && v && strcmp(v, "memory") == 0) return o->store = v, 2;
   if (IS("--bus") || IS("--store")) {
     char why[128];
     if (!v || !redis_url_parse(v, NULL, why, sizeof why))
-      cli_die_usage(a[2] == 'b' ? "--bus: %s" : "--store: %s", v ? why : "needs redis://HOST:PORT[/N]");
+      cli_die_usage(a[2] == 'b' ? "--bus: %s" : v ? "--store: %s (nor memory)" : "--store: %s",
+                    v ? why : a[2] == 'b' ? "needs redis://HOST:PORT[/N]" : "needs memory or redis://HOST:PORT[/N]");
     return *(a[2] == 'b' ? &o->bus : &o->store) = v, 2;
   }
   if (IS("--data")) {
@@ -484,6 +487,18 @@ static void notify_listening(const char *url) {
   sd_notify_send(state);
 }
 
+/* SIGHUP under a notify unit: RELOADING=1 when it comes, READY=1 once the
+   reload it asked for has ended (published or not: the server serves
+   either way), so `systemctl reload` returns when it is done. */
+static atomic_bool hup_reloading;
+
+static void notify_reloaded(bool published, void *ud) {
+  (void)ud;
+  if (!atomic_exchange(&hup_reloading, false)) return;
+  sd_notify_send(published ? "READY=1\nSTATUS=serving the reloaded app"
+                           : "READY=1\nSTATUS=serving the last good version: the reload failed");
+}
+
 static void *signal_main(void *arg) {
   server *srv = arg;
   sigset_t set;
@@ -497,6 +512,13 @@ static void *signal_main(void *arg) {
   while (sigwait(&set, &sig) == 0) {
     if (sig == SIGHUP) {
       log_msg(LOG_INFO, "SIGHUP: reloading");
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      char state[96]; /* MONOTONIC_USEC: what notify-reload units (systemd 253) ask for */
+      snprintf(state, sizeof state, "RELOADING=1\nMONOTONIC_USEC=%llu",
+               (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000);
+      atomic_store(&hup_reloading, true);
+      sd_notify_send(state);
       reload_request(srv);
       continue;
     }
@@ -603,11 +625,13 @@ static int cmd_serve(options *o) {
   server *srv = server_new(a, &o->server);
   mount_attach(srv); /* mcp.mount: list the mounted upstreams once the loop runs */
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
-  if (o->store) store_use_redis(server_engine(srv), o->store);
+  if (o->store && strcmp(o->store, "memory") == 0) store_use_memory();
+  else if (o->store) store_use_redis(server_engine(srv), o->store);
   reload_watch *watch = o->no_watch ? NULL : reload_watch_new(srv, dir, o->debounce);
   health_use(srv, o->unhealthy_after);
   sd_notify_watchdog(srv, o->unhealthy_after);
   o->h.listening = notify_listening;
+  reload_on_end(srv, notify_reloaded, NULL);
   pthread_t sig;
   pthread_create(&sig, NULL, signal_main, srv);
   int status = 0;
@@ -690,9 +714,13 @@ static int cmd_check(options *o) {
   printf("%s: ok — %zu tools, %zu resources, %zu templates, %zu prompts, %zu widgets\n", o->args[0],
          r->ntools, r->nresources - r->nwidgets, r->ntemplates, r->nprompts, r->nwidgets);
   skills_check_report(a->skills, o->args[0]);
+  /* the scopes the metadata publishes (besides --auth-scopes): items' and app.lua's */
   if (r->scopes && !o->h.auth_resource)
-    fprintf(stderr, "%s: note: items declare scopes (%s); they apply once the HTTP server has "
-            "--auth-resource\n", o->args[0], r->scopes);
+    fprintf(stderr, "%s: note: items %sdeclare scopes (%s); they apply once the HTTP server has "
+            "--auth-resource\n", o->args[0], r->app_scopes ? "and app.lua " : "", r->scopes);
+  else if (r->scopes)
+    fprintf(stderr, "%s: scopes (the metadata's scopes_supported, after --auth-scopes): %s\n",
+            o->args[0], r->scopes);
   app_free(a);
   return transport_http_check_auth(&o->h);
 }

@@ -1,5 +1,6 @@
 /* sd_notify.h — systemd's notify protocol (Type=notify units, docs/deploy.md):
- * READY=1 once serving, STOPPING=1 when a signal ends it, WATCHDOG=1 every
+ * READY=1 once serving, RELOADING=1 then READY=1 around a SIGHUP's reload,
+ * STOPPING=1 when a signal ends it, WATCHDOG=1 every
  * half WatchdogSec while the engine is not wedged (engine_stalled_for),
  * so systemd restarts a server nothing in-process can unstick. A datagram
  * to $NOTIFY_SOCKET; nothing at all without one. No libsystemd. */

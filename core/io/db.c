@@ -175,8 +175,7 @@ static void complete(db_job *j) {
   }
   end_span(j, j->err);
   j->box->job = j;
-  call *c = j->c;
-  call_wake(c, 0); /* runs Lua: it may queue and abort jobs */
+  call_wake_wait(&j->wait, 0); /* runs Lua: it may queue and abort jobs */
 }
 
 static void on_async(uv_async_t *h) {
@@ -383,6 +382,12 @@ static call *parkable(lua_State *L, const char *fname, int level) {
     raise_at(L, level, "%s: cannot wait here (inside a C function such as a metamethod or a "
              "string.gsub callback)", fname);
   if (!D.path) raise_at(L, level, "%s: this command has no data folder", fname);
+  /* a transaction belongs to the handler (its guard, its statements in
+     order): a thread of mcp.spawn neither opens one nor runs in one */
+  if (call_in_thread(L) && (strcmp(fname, "mcp.db.tx") == 0 || D.owner == c))
+    raise_at(L, level, "%s: a thread of mcp.spawn %s", fname,
+             D.owner == c ? "cannot use the database while its handler holds a transaction"
+                          : "cannot open a transaction: mcp.db.tx belongs to the handler");
   if (D.lost == c)
     raise_at(L, level, "%s: the transaction was rolled back (by an earlier error): nothing more runs in it",
              fname);

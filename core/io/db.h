@@ -33,6 +33,9 @@ void db_push(lua_State *L);
 /* The database file of the app served (NULL: none, mcp.db raises). Before
    serving. */
 void db_set_path(const char *file);
+/* The file db_set_path gave, or NULL (luamcp test's test.db opens it too:
+   core/cli/test_db.c). */
+const char *db_path_set(void);
 /* After serving, before the engine is freed: the thread stops, the file is
    closed (a transaction still open rolls back), nothing stays on the
    engine's loop. A later use opens it again. */

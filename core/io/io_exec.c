@@ -121,7 +121,7 @@ static void exec_on_closed(uv_handle_t *h) {
     while (waitpid(op->pid, NULL, 0) < 0 && errno == EINTR) {}
     close(op->pidfd);
   }
-  if (op->c) call_wake(op->c, 0); /* exec_done takes the op */
+  if (op->c) call_wake_wait(&op->wait, 0); /* exec_done takes the op */
   else free_op(op);
 }
 

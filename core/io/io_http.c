@@ -388,7 +388,7 @@ static void drain(void) {
     }
     op->running = false;
     op->result = rc;
-    call_wake(op->c, 0); /* runs Lua: it may start and abort transfers */
+    call_wake_wait(&op->wait, 0); /* runs Lua: it may start and abort transfers */
   }
 }
 

@@ -292,10 +292,9 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
     op_free(o);
     return;
   }
-  call *c = o->c;
   o->c = NULL;
-  lua_pushboolean(call_thread(c), 1); /* no allocation in a loop callback */
-  call_wake(c, 1);
+  lua_pushboolean(call_wait_thread(&o->w), 1); /* no allocation in a loop callback */
+  call_wake_wait(&o->w, 1);
 }
 
 static void on_abort(call_wait *w) {

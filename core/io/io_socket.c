@@ -154,11 +154,10 @@ static void sock_close(sock *s) {
 
 /* The operation is over: resume its call (the continuation reads the sock). */
 static void finish(sock *s) {
-  call *c = s->c;
   s->c = NULL;
   uv_timer_stop(&s->timer);
-  lua_pushboolean(call_thread(c), 1);
-  call_wake(c, 1);
+  lua_pushboolean(call_wait_thread(&s->wait), 1);
+  call_wake_wait(&s->wait, 1);
 }
 
 /* The call ended first (timeout, cancellation, shutdown): the socket goes. */

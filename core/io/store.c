@@ -1,9 +1,11 @@
 /* store.c — mcp.store (see store.h): a table in this process's memory, or
- * Redis through one reconnecting hiredis connection. Everything runs under
- * the engine's run lock (handlers, and the loop's callbacks). */
+ * Redis through one reconnecting hiredis connection; the default backend,
+ * the app's database, is lua/store_db.lua's over mcp.db. Everything runs
+ * under the engine's run lock (handlers, and the loop's callbacks). */
 #include "store.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -40,6 +43,28 @@ static const char *const op_names[] = {"get", "set", "incr", "delete", "add", "c
 /* keys(): at least this many per page when there are as many (the memory
    table's; Redis's SCAN COUNT, a hint it follows roughly) */
 #define KEYS_PAGE 100
+
+/* {====================================================== errors */
+
+/* luaL_error's, at the caller of lua/mcp.lua's mcp.store wrapper (which
+   picks the backend at each call) as if it were not there: the script's
+   line, or none under a pcall, as before the wrapper. */
+static int store_raise(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int store_raise(lua_State *L, const char *fmt, ...) {
+  lua_Debug ar;
+  int level = 1;
+  while (lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar) && strcmp(ar.source, "=mcp.lua") == 0)
+    level++;
+  va_list ap;
+  va_start(ap, fmt);
+  luaL_where(L, level);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+/* }====================================================== */
 
 /* {====================================================== memory */
 
@@ -156,7 +181,7 @@ static bool mem_put(const char *k, size_t kn, const char *v, size_t vn, double t
 }
 
 static int store_full(lua_State *L, const char *op) {
-  return luaL_error(L, "mcp.store.%s: the in-memory store is full (%d MiB of keys and values; "
+  return store_raise(L, "mcp.store.%s: the in-memory store is full (%d MiB of keys and values; "
                        "--store redis://... holds more)", op, (int)(MEMORY_MAX >> 20));
 }
 
@@ -182,10 +207,10 @@ static bool parse_int(const char *s, size_t n, long long *out) {
 
 static const char *check_key(lua_State *L, const char *op, size_t *n) {
   if (lua_type(L, 1) != LUA_TSTRING)
-    luaL_error(L, "mcp.store.%s: the key must be a string, got %s", op, luaL_typename(L, 1));
+    store_raise(L, "mcp.store.%s: the key must be a string, got %s", op, luaL_typename(L, 1));
   const char *k = lua_tolstring(L, 1, n);
   if (*n == 0 || *n > KEY_MAX)
-    luaL_error(L, "mcp.store.%s: the key must have 1 to %d bytes", op, KEY_MAX);
+    store_raise(L, "mcp.store.%s: the key must have 1 to %d bytes", op, KEY_MAX);
   return k;
 }
 
@@ -193,10 +218,10 @@ static const char *check_key(lua_State *L, const char *op, size_t *n) {
 static double check_ttl(lua_State *L, int i, const char *op) {
   if (lua_isnoneornil(L, i)) return 0;
   if (lua_type(L, i) != LUA_TNUMBER)
-    luaL_error(L, "mcp.store.%s: the ttl must be a number of seconds, got %s", op, luaL_typename(L, i));
+    store_raise(L, "mcp.store.%s: the ttl must be a number of seconds, got %s", op, luaL_typename(L, i));
   double t = lua_tonumber(L, i);
   if (!(t >= 0.001 && t <= TTL_MAX))
-    luaL_error(L, "mcp.store.%s: the ttl must be from 0.001 to %d seconds", op, (int)TTL_MAX);
+    store_raise(L, "mcp.store.%s: the ttl must be from 0.001 to %d seconds", op, (int)TTL_MAX);
   return t;
 }
 
@@ -268,10 +293,9 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
       o->klens[o->nkeys++] = k->len;
     }
   }
-  call *c = o->c;
   o->c = NULL;
-  lua_pushboolean(call_thread(c), 1); /* no allocation in a loop callback */
-  call_wake(c, 1);
+  lua_pushboolean(call_wait_thread(&o->w), 1); /* no allocation in a loop callback */
+  call_wake_wait(&o->w, 1);
 }
 
 static void store_on_abort(call_wait *w) {
@@ -284,10 +308,10 @@ static int push_reply(lua_State *L) {
   store_op *o = lua_touserdata(L, 1);
   const char *op = op_names[o->op];
   if (o->type == -1)
-    return luaL_error(L, "mcp.store.%s: the connection to redis %s was lost", op,
+    return store_raise(L, "mcp.store.%s: the connection to redis %s was lost", op,
                       redis_conn_name(rconn));
   if (o->type == REDIS_REPLY_ERROR)
-    return luaL_error(L, "mcp.store.%s: redis: %s", op, o->str ? o->str : "error");
+    return store_raise(L, "mcp.store.%s: redis: %s", op, o->str ? o->str : "error");
   switch (o->op) {
     case OP_GET:
       if (o->type == REDIS_REPLY_STRING) lua_pushlstring(L, o->str, o->len);
@@ -297,7 +321,7 @@ static int push_reply(lua_State *L) {
     case OP_ADD: lua_pushboolean(L, o->type == REDIS_REPLY_STATUS); return 1; /* NX: nil when it was there */
     case OP_INCR: lua_pushinteger(L, (lua_Integer)o->integer); return 1;
     case OP_KEYS:
-      if (!o->str) return luaL_error(L, "mcp.store.keys: redis: an answer that is no SCAN reply");
+      if (!o->str) return store_raise(L, "mcp.store.keys: redis: an answer that is no SCAN reply");
       lua_createtable(L, (int)o->nkeys, 0);
       for (size_t i = 0; i < o->nkeys; i++) {
         lua_pushlstring(L, o->keys[i], o->klens[i]);
@@ -327,10 +351,10 @@ static int op_done(lua_State *L, int status, lua_KContext k) {
 static int redis_op(lua_State *L, int op, int argc, const char **argv, const size_t *lens) {
   call *c = call_current(L);
   const char *why = call_cannot_park(L, c);
-  if (why) return luaL_error(L, "mcp.store.%s: %s", op_names[op], why);
+  if (why) return store_raise(L, "mcp.store.%s: %s", op_names[op], why);
   redisAsyncContext *ac = redis_conn_ctx(rconn);
   if (!ac)
-    return luaL_error(L, "mcp.store.%s: redis %s is unreachable (reconnecting)", op_names[op],
+    return store_raise(L, "mcp.store.%s: redis %s is unreachable (reconnecting)", op_names[op],
                       redis_conn_name(rconn));
   store_op *o = calloc(1, sizeof *o);
   o->op = op;
@@ -338,7 +362,7 @@ static int redis_op(lua_State *L, int op, int argc, const char **argv, const siz
   o->w = (call_wait){.abort = store_on_abort, .what = "mcp.store"};
   if (redisAsyncCommandArgv(ac, on_reply, o, argc, argv, lens) != REDIS_OK) {
     free(o);
-    return luaL_error(L, "mcp.store.%s: redis %s: the command was not sent", op_names[op],
+    return store_raise(L, "mcp.store.%s: redis %s: the command was not sent", op_names[op],
                       redis_conn_name(rconn));
   }
   trace_span *parent = trace_on ? call_span(c) : NULL;
@@ -373,7 +397,7 @@ static const char incr_script[] =
 /* {====================================================== the functions */
 
 static void in_call(lua_State *L, const char *op) {
-  if (!call_current(L)) luaL_error(L, "mcp.store.%s: only inside a handler", op);
+  if (!call_current(L)) store_raise(L, "mcp.store.%s: only inside a handler", op);
 }
 
 static int store_get(lua_State *L) {
@@ -400,10 +424,10 @@ static const char *check_value(lua_State *L, int i, const char *op, bool may_be_
     return NULL;
   }
   if (t != LUA_TSTRING && t != LUA_TNUMBER)
-    luaL_error(L, "mcp.store.%s: the value must be a string or a number%s, got %s", op,
+    store_raise(L, "mcp.store.%s: the value must be a string or a number%s, got %s", op,
                may_be_nil ? " (or nil)" : "", luaL_typename(L, i));
   const char *v = lua_tolstring(L, i, n);
-  if (*n > VALUE_MAX) luaL_error(L, "mcp.store.%s: the value is larger than %d MiB", op, (int)(VALUE_MAX >> 20));
+  if (*n > VALUE_MAX) store_raise(L, "mcp.store.%s: the value is larger than %d MiB", op, (int)(VALUE_MAX >> 20));
   return v;
 }
 
@@ -486,19 +510,19 @@ static int store_cas(lua_State *L) {
 static int store_keys(lua_State *L) {
   in_call(L, "keys");
   if (lua_type(L, 1) != LUA_TSTRING)
-    return luaL_error(L, "mcp.store.keys: the prefix must be a string, got %s", luaL_typename(L, 1));
+    return store_raise(L, "mcp.store.keys: the prefix must be a string, got %s", luaL_typename(L, 1));
   size_t pn, cn = 1;
   const char *prefix = lua_tolstring(L, 1, &pn);
-  if (pn > KEY_MAX) return luaL_error(L, "mcp.store.keys: the prefix is longer than a key may be (%d bytes)", KEY_MAX);
+  if (pn > KEY_MAX) return store_raise(L, "mcp.store.keys: the prefix is longer than a key may be (%d bytes)", KEY_MAX);
   const char *cursor = "0";
   if (!lua_isnoneornil(L, 2)) {
     if (lua_type(L, 2) != LUA_TSTRING)
-      return luaL_error(L, "mcp.store.keys: the cursor must be the string a page gave, got %s", luaL_typename(L, 2));
+      return store_raise(L, "mcp.store.keys: the cursor must be the string a page gave, got %s", luaL_typename(L, 2));
     cursor = lua_tolstring(L, 2, &cn);
   }
   long long at;
   if (!parse_int(cursor, cn, &at) || at < 0)
-    return luaL_error(L, "mcp.store.keys: '%s' is not a cursor a page gave", cursor);
+    return store_raise(L, "mcp.store.keys: '%s' is not a cursor a page gave", cursor);
   if (rconn) {
     buf match; /* the prefix as a glob: its own * ? [ ] \\ escaped */
     buf_init(&match);
@@ -541,7 +565,7 @@ static int store_incr(lua_State *L) {
     int isint;
     by = lua_tointegerx(L, 2, &isint);
     if (!isint || lua_type(L, 2) != LUA_TNUMBER)
-      return luaL_error(L, "mcp.store.incr: the increment must be an integer");
+      return store_raise(L, "mcp.store.incr: the increment must be an integer");
   }
   double ttl = check_ttl(L, 3, "incr");
   if (rconn) {
@@ -560,9 +584,9 @@ static int store_incr(lua_State *L) {
   entry **p = slot(k, kn);
   long long cur = 0;
   if (p && !parse_int((*p)->val, (*p)->vlen, &cur))
-    return luaL_error(L, "mcp.store.incr: the value of '%s' is not an integer", k);
+    return store_raise(L, "mcp.store.incr: the value of '%s' is not an integer", k);
   if ((by > 0 && cur > LLONG_MAX - by) || (by < 0 && cur < LLONG_MIN - by))
-    return luaL_error(L, "mcp.store.incr: '%s' would overflow", k);
+    return store_raise(L, "mcp.store.incr: '%s' would overflow", k);
   cur += by;
   char num[32];
   int n = snprintf(num, sizeof num, "%lld", cur);
@@ -593,6 +617,25 @@ static int store_delete(lua_State *L) {
   return 1;
 }
 
+/* The backend (lua/mcp.lua asks at each operation: --store is known only
+   once the app has loaded): Redis while its connection is there, else
+   memory with --store memory, else the app's database (lua/store_db.lua). */
+static bool use_memory;
+
+static int store_backend(lua_State *L) {
+  lua_pushstring(L, rconn ? "redis" : use_memory ? "memory" : "db");
+  return 1;
+}
+
+/* Wall-clock milliseconds: the database's expiries outlive the process,
+   so they cannot be clock_now()'s. */
+static int store_now_ms(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+  return 1;
+}
+
 /* }====================================================== */
 
 void store_push(lua_State *L) {
@@ -603,9 +646,13 @@ void store_push(lua_State *L) {
                                  {"add", store_add},
                                  {"cas", store_cas},
                                  {"keys", store_keys},
+                                 {"backend", store_backend},
+                                 {"now_ms", store_now_ms},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
 }
+
+void store_use_memory(void) { use_memory = true; }
 
 void store_use_redis(engine *e, const char *url) {
   redis_url u;

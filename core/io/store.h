@@ -12,12 +12,15 @@
  *                                          (nil: absent), one script on Redis
  *   mcp.store.keys(prefix [, cursor])   -- a page of keys and the next cursor (SCAN)
  *
- * (mcp.store.update, a cas loop, is lua/mcp.lua's.)
+ * (mcp.store.update is lua/mcp.lua's: a cas loop here, a transaction on
+ * the database.)
  *
  * Values are strings (numbers are stored as their decimal text), as Redis
  * keeps them, so a script counts the same way on one instance or ten. By
- * default the store is this process's memory (it survives reloads, not
- * restarts); with --store redis://HOST:PORT[/N] it is Redis database N,
+ * default the store is the app's database (lua/store_db.lua: the table
+ * luamcp_store of mcp.db, durable); with --store memory it is this
+ * process's memory (it survives reloads, not restarts), here; with
+ * --store redis://HOST:PORT[/N] it is Redis database N,
  * over one hiredis connection on the engine's loop (redis_conn.h): each
  * operation parks its call (call.h) until the reply, so the engine goes on
  * meanwhile, and a call that times out or is cancelled drops its reply.
@@ -36,8 +39,14 @@
 typedef struct lua_State lua_State;
 typedef struct engine engine;
 
-/* Push the mcp.store table (core.store). */
+/* Push the C half of mcp.store (core.store): the operations above on
+   memory or Redis, backend() ("db", "memory" or "redis": which one
+   serves now) and now_ms() (the wall clock, for the database's TTLs).
+   lua/mcp.lua makes mcp.store of it and of lua/store_db.lua. */
 void store_push(lua_State *L);
+/* --store memory: this process's memory instead of the database. Before
+   serving. */
+void store_use_memory(void);
 /* --store URL (checked by redis_url_parse): use Redis from now on. Before
    serving, with the engine's loop. */
 void store_use_redis(engine *e, const char *url);

@@ -43,12 +43,26 @@ struct reload_watch {
   double debounce;
   watched *w;
   size_t nw, capw;
+  bool over; /* past WATCH_MAX (said once) */
 };
 
 static const char *const subfolders[] = {"scripts", "widgets", "lib", "skills", "migrations"};
 #define NSUBFOLDERS (sizeof subfolders / sizeof *subfolders)
 
+/* Folders watched at most: inotify watches are a per-user resource of the
+   kernel's, and an app with more folders than this (skills with deep
+   trees, say) is not edited folder by folder; past it, changes below the
+   folders left out are not seen (SIGHUP reloads). */
+#define WATCH_MAX 4096
+
 static void add_watch(reload_watch *rw, const char *path, bool top) {
+  if (rw->nw >= WATCH_MAX) {
+    if (!rw->over)
+      log_msg(LOG_WARNING, "hot reload: more than %d folders: %s and those after it are not watched "
+              "(SIGHUP reloads)", WATCH_MAX, path);
+    rw->over = true;
+    return;
+  }
   int wd = inotify_add_watch(rw->fd, path, WATCH_MASK);
   if (wd < 0) {
     log_msg(LOG_WARNING, "cannot watch %s: %s", path, strerror(errno));
@@ -211,6 +225,15 @@ void reload_close(server *srv) {
 }
 
 void reload_request(server *srv) { uv_async_send(&srv->reload_async); }
+
+void reload_on_end(server *srv, void (*fn)(bool published, void *ud), void *ud) {
+  srv->reload_end = fn;
+  srv->reload_end_ud = ud;
+}
+
+static void ended(server *srv, bool published) {
+  if (srv->reload_end) srv->reload_end(published, srv->reload_end_ud);
+}
 
 void reload_postpone(server *srv, double delay) {
   if (srv->reload_at) reload_schedule(srv, delay);
@@ -420,11 +443,14 @@ static void job_end(server *srv, reload_job *job) {
             n ? " (" : "", n, p, n ? ")" : "");
   } else if (job->fresh && !carry_again(srv, job)) {
     report_failure(srv, &job->errors);
+    ended(srv, false);
   } else if (job->fresh) {
     publish(srv, job->fresh, job->t0);
     job->fresh = NULL; /* the engine's now */
+    ended(srv, true);
   } else {
     report_failure(srv, &job->errors);
+    ended(srv, false);
   }
   job_free(job);
 }

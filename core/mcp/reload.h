@@ -19,5 +19,10 @@ void reload_watch_free(reload_watch *w);
 /* SIGHUP (any thread): reload the app (the engine's loop starts the load at
    its next pass; a load under way is stopped and started again). */
 void reload_request(server *srv);
+/* fn(published, ud) on the engine's loop each time a reload ends: the new
+   version serves (true), or it failed and the last good one still does
+   (false); not for a load a newer change stopped. systemd's RELOADING=1 /
+   READY=1 around a SIGHUP. Before serving. */
+void reload_on_end(server *srv, void (*fn)(bool published, void *ud), void *ud);
 
 #endif

@@ -219,6 +219,8 @@ struct server {
   uv_async_t reload_done;        /* the loading thread is done */
   struct reload_job *reload_job; /* the load under way on its own thread; NULL: none */
   bool reload_again;             /* asked for while it loads: once more after it */
+  void (*reload_end)(bool published, void *ud); /* reload_on_end's */
+  void *reload_end_ud;
   /* what transports may ask of the app version serving (server_app_facts) */
   pthread_mutex_t facts_lock;
   char *facts_scopes, *facts_name;

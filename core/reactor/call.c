@@ -179,19 +179,23 @@ static void arm(call *c) {
   uv_timer_start(c->timer, on_call_timer, ms > 0 ? (uint64_t)ms : 0, 0);
 }
 
-/* mcp_server_calls_waiting{on}: what a parked call waits on */
-static void count_wait(call *c, const char *what) {
-  if (!metrics_on) return;
+/* mcp_server_calls_waiting{on}: what a parked call (or thread) waits on */
+struct metric_series *call_count_wait(const char *what) {
+  if (!metrics_on) return NULL;
   static const char *const kinds[][2] = {{"mcp.http", "http"},     {"mcp.exec", "exec"},
                                          {"mcp.socket", "socket"}, {"mcp.store", "store"},
                                          {"mcp.redis", "redis"}, {"mcp.db", "db"},
-                                         {"tasks/update", "task"}, {"sleep", "sleep"}};
+                                         {"tasks/update", "task"}, {"sleep", "sleep"},
+                                         {"mcp.thread", "thread"}};
   const char *on = "client"; /* a question to the client (elicitation, sampling, roots) */
   for (size_t i = 0; what && i < sizeof kinds / sizeof *kinds; i++)
     if (strcmp(what, kinds[i][0]) == 0) on = kinds[i][1];
-  c->waiting = metric_at(M_WAITING, (const char *const[]){on});
-  metric_gauge_add(c->waiting, 1);
+  struct metric_series *m = metric_at(M_WAITING, (const char *const[]){on});
+  metric_gauge_add(m, 1);
+  return m;
 }
+
+static void count_wait(call *c, const char *what) { c->waiting = call_count_wait(what); }
 
 static void uncount_wait(call *c) {
   if (c->waiting) metric_gauge_add(c->waiting, -1);
@@ -244,6 +248,13 @@ void call_sleep(call *c, double seconds) {
 
 void call_park(call *c, call_wait *w) {
   if (c->e->h.waits) c->e->h.waits(c->e->h.ud, c);
+  w->owner = c;
+  w->strand = c->cur;
+  if (c->cur) { /* a thread of the call: the call's deadline covers it (call_threads.c) */
+    c->cur->wait = w;
+    c->cur->waiting = call_count_wait(w->what);
+    return;
+  }
   count_wait(c, w->what);
   c->wait = w;
   c->wake_at = c->deadline;
@@ -258,10 +269,26 @@ void call_wake(call *c, int nvalues) {
   call_start(c->e, c, nvalues);
 }
 
+lua_State *call_wait_thread(const call_wait *w) {
+  return w->strand ? w->strand->co : w->owner->co;
+}
+
+void call_wake_wait(call_wait *w, int nvalues) {
+  call *c = w->owner;
+  if (w->strand) call_threads_wake(c->e, c, w->strand, nvalues);
+  else call_wake(c, nvalues);
+}
+
 const char *call_cannot_park(lua_State *L, call *c) {
   if (!c) return "only a handler can wait (not code run while the app loads)";
-  if (L != c->co) return "a handler waits from its own coroutine, not from a coroutine it made";
+  if (L != c->co && !(c->cur && L == c->cur->co))
+    return "a handler waits from its own coroutine or a thread of mcp.spawn, not from a coroutine it made";
   return NULL;
+}
+
+bool call_in_thread(lua_State *L) {
+  call *c = call_of(L);
+  return c && c->cur && L == c->cur->co;
 }
 
 call *call_new(engine *e, const void *peer, const char *id, size_t idn) {
@@ -358,6 +385,7 @@ void call_end(engine *e, call *c) {
   lua_State *L = c->v->L;
   if (e->new_call == c) e->new_call = NULL;
   stop_waiting(c);
+  if (c->threads) call_threads_end(e, c); /* none outlives its call */
   if (c->prev) c->prev->next = c->next;
   else e->calls = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -381,24 +409,42 @@ void call_end(engine *e, call *c) {
 }
 
 
+int call_resume(engine *e, call *c, lua_State *co, int nargs, int *nres) {
+  vm *a = c->v;
+  size_t before = a->mem_used;
+  size_t outer = a->mem_ceiling; /* luamcp test's, around a test that calls */
+  if (e->opt.call_memory) {
+    long long room = (long long)e->opt.call_memory - c->mem_grown;
+    a->mem_ceiling = before + (size_t)(room > 0 ? room : 0);
+    if (outer && outer < a->mem_ceiling) a->mem_ceiling = outer;
+  }
+  e->running = c;
+  a->runs++;
+  watchdog_begin(e, c);
+  int status = lua_resume(co, a->L, nargs, nres);
+  watchdog_end(e, c);
+  e->running = NULL;
+  a->mem_ceiling = outer;
+  c->mem_grown += (long long)a->mem_used - (long long)before;
+  return status;
+}
+
+void call_fail(engine *e, call *c, const char *msg) {
+  log_msg(LOG_ERROR, "call %.*s: %s", (int)c->id_len, c->id, msg);
+  e->h.failed(e->h.ud, c, msg);
+  call_end(e, c);
+}
+
 /* Resume c with nargs values on its stack; handle what it does next. */
 void call_start(engine *e, call *c, int nargs) {
   if (e->new_call == c) e->new_call = NULL; /* from now on it answers for itself */
   vm *a = c->v;
-  size_t before = a->mem_used;
-  if (e->opt.call_memory) {
-    long long room = (long long)e->opt.call_memory - c->mem_grown;
-    a->mem_ceiling = before + (size_t)(room > 0 ? room : 0);
-  }
   int nres = 0;
-  e->running = c;
-  a->runs++;
-  watchdog_begin(e, c);
-  int status = lua_resume(c->co, a->L, nargs, &nres);
-  watchdog_end(e, c);
-  e->running = NULL;
-  a->mem_ceiling = 0;
-  c->mem_grown += (long long)a->mem_used - (long long)before;
+  int status = call_resume(e, c, c->co, nargs, &nres);
+  if (c->oom && !c->cancelled) { /* a thread ran out of the call's memory: so did the call */
+    if (status == LUA_YIELD) lua_pop(c->co, nres);
+    status = LUA_ERRMEM;
+  }
   if (status == LUA_YIELD) {
     lua_pop(c->co, nres);
     if (c->end_at_yield) { /* answered from inside: no more of the handler */
@@ -441,7 +487,7 @@ void call_end_at_yield(call *c) { c->end_at_yield = true; }
 bool call_spend(lua_State *L, double seconds) {
   call *c = call_current(L);
   if (!c) return false;
-  if (seconds > 0) c->deadline -= seconds;
+  c->deadline -= seconds; /* < 0: time given back (a thread's, on a lane of its own) */
   return c->deadline <= clock_now();
 }
 

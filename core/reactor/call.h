@@ -14,7 +14,13 @@
  * call is not resumed either: one that timed out while parked is answered
  * with the timeout error, a cancelled one ends without an answer, and
  * their pending <close> variables run within a short grace (engine.h). So
- * a continuation runs only with its operation's outcome. */
+ * a continuation runs only with its operation's outcome.
+ *
+ * A call may have several coroutines waiting at once: the handler's own
+ * and the light threads it started (mcp.spawn, mcp.all: call_threads.c).
+ * Each parks on a wait of its own; the wait knows whose it is, so an
+ * operation pushes its values on call_wait_thread(w) and wakes with
+ * call_wake_wait(w, n). The call's end aborts every wait it has. */
 #ifndef LUAMCP_CALL_H
 #define LUAMCP_CALL_H
 
@@ -46,16 +52,31 @@ struct call_wait {
   void (*abort)(call_wait *w);
   /* for messages: what the call waits on ("mcp.http", "mcp.exec", …) */
   const char *what;
+  /* set by call_park: whose wait it is (the call, and the thread of it
+     parked on it: NULL for the handler's own coroutine) */
+  call *owner;
+  struct strand *strand;
 };
 /* Park c on w (until its deadline at most); the C function then returns
    lua_yieldk(L, 0, ctx, k) from the call's own coroutine, and k receives
    the values given to call_wake (nothing else resumes it). */
 void call_park(call *c, call_wait *w);
 /* w's operation is over: resume c with the nvalues pushed on
-   call_thread(c). From a loop callback (never from inside Lua code). */
+   call_thread(c). From a loop callback (never from inside Lua code).
+   For waits only the handler's own coroutine makes (ctx's questions,
+   tasks); an I/O module uses call_wake_wait. */
 void call_wake(call *c, int nvalues);
-/* May this coroutine yield to the engine? Luaerror message otherwise. */
+/* The coroutine parked on w: where its operation pushes the values. */
+lua_State *call_wait_thread(const call_wait *w);
+/* w's operation is over: resume whichever coroutine of the call parked on
+   it (the handler's, or a thread's) with the nvalues pushed on
+   call_wait_thread(w). From a loop callback. */
+void call_wake_wait(call_wait *w, int nvalues);
+/* May this coroutine yield to the engine? Luaerror message otherwise.
+   The handler's coroutine and its threads' may; coroutines they made not. */
 const char *call_cannot_park(lua_State *L, call *c);
+/* Is L the coroutine of a thread the handler started (mcp.spawn)? */
+bool call_in_thread(lua_State *L);
 /* Arrange to be resumed after `seconds` (the caller then yields). */
 void call_sleep(call *c, double seconds);
 /* }====== */
@@ -77,6 +98,16 @@ double call_time_left(const call *c);
 size_t call_memory_room(const call *c);
 #define TIMEOUT_MSG_MAX 64
 void call_timeout_message(const call *c, char out[TIMEOUT_MSG_MAX]);
+
+/* {====== light threads (call_threads.c): mcp.spawn and mcp.all set in the
+   table on top of L; the handles' metatable ("mcp.thread", made by the
+   first spawn, or now) */
+void call_threads_register(lua_State *L);
+void call_threads_metatable(lua_State *L);
+/* ctx:sleep from a thread (call_in_thread(L)): park it alone for `seconds`
+   (returns lua_yieldk's value). */
+int call_threads_sleep(lua_State *L, call *c, double seconds);
+/* }====== */
 
 /* {====== the call's client
    Who asked for the call is the layer above's business (its session, its

@@ -13,7 +13,7 @@
 #include "log.h"
 
 /* Does s begin with a position ("file:line: "), as error("...") makes? */
-static bool has_position(const char *s, size_t n) {
+bool call_has_position(const char *s, size_t n) {
   const char *end = s + (n < 400 ? n : 400);
   const char *colon = memchr(s, ':', (size_t)(end - s));
   if (!colon || colon == s || memchr(s, '\n', (size_t)(colon - s))) return false;
@@ -24,13 +24,14 @@ static bool has_position(const char *s, size_t n) {
 }
 
 /* The innermost line of the app's own code on co's stack (not C, not the
-   embedded mcp.lua, client.lua and mount.lua): where error() was called. The stack of a coroutine
+   embedded mcp.lua, client.lua, mount.lua, store_db.lua): where error() was called. The stack of a coroutine
    that died of an error is still there to read. */
 void call_script_position(lua_State *co, buf *out) {
   lua_Debug ar;
   for (int level = 0; lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "Sl", &ar) || ar.currentline <= 0 || strcmp(ar.source, "=mcp.lua") == 0 ||
-        strcmp(ar.source, "=client.lua") == 0 || strcmp(ar.source, "=mount.lua") == 0)
+        strcmp(ar.source, "=client.lua") == 0 || strcmp(ar.source, "=mount.lua") == 0 ||
+        strcmp(ar.source, "=store_db.lua") == 0)
       continue;
     buf_printf(out, "%s:%d: ", ar.short_src, ar.currentline);
     return;
@@ -109,7 +110,7 @@ void call_error_text(engine *e, call *c, buf *out) {
   } else {
     buf_printf(&m, "error raised with a %s value", lua_typename(co, t));
   }
-  if (!has_position(m.p ? m.p : "", m.len)) call_script_position(co, out);
+  if (!call_has_position(m.p ? m.p : "", m.len)) call_script_position(co, out);
   buf_put(out, m.p ? m.p : "", m.len);
   buf_free(&m);
 }

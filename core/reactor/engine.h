@@ -226,7 +226,8 @@ void call_adopt(call *c, const void *peer, double seconds);
 /* The call running on L (if any) spent `seconds` of a virtual clock
    (luamcp test's ctx:sleep and fakes): its deadline comes that much sooner.
    True when it has passed: the caller raises the timeout (call_timeout_message)
-   where the wait was, and the hook ends the call if a pcall swallows it. */
+   where the wait was, and the hook ends the call if a pcall swallows it.
+   Negative: time given back (luamcp test's threads ran beside each other). */
 bool call_spend(lua_State *L, double seconds);
 /* The layer's own data of a call, and back. */
 void *call_extra(call *c);

@@ -5,6 +5,8 @@
  *   call.c         calls as coroutines: their limits (the count hook, the
  *                  deadline, cancellation, the memory cap), waits, ends
  *   call_error.c   the text of a handler's error: "FILE:LINE: message"
+ *   call_threads.c light threads of a call (mcp.spawn, mcp.all): more
+ *                  coroutines of one call, each parked on its own wait
  *   watchdog.c     a handler stuck where the hook cannot reach it
  * Nothing outside core/reactor/ includes it. */
 #ifndef LUAMCP_ENGINE_INTERNAL_H
@@ -45,6 +47,24 @@
 /* The engine serving a state is in its registry under this key. */
 #define ENGINE_KEY "luamcp.engine"
 
+/* A light thread of a call (call_threads.c): one more coroutine of the
+   call, under its limits, parked on a wait of its own. Lives in its
+   handle's userdata; the call holds the handle until it ends. */
+typedef struct strand strand;
+struct strand {
+  call *c;               /* NULL once the call ended (the handle is dead) */
+  lua_State *co;         /* NULL once the call ended */
+  int co_ref, handle_ref;
+  int state;             /* STRAND_* (call_threads.c) */
+  int nres;              /* done: its results, on top of co's stack */
+  call_wait *wait;       /* the operation it is parked on, if any */
+  struct metric_series *waiting;
+  struct join *waiter;   /* a thread (or the handler) waiting for this one */
+  bool seen;             /* its outcome was taken by a wait */
+  bool bad_yield;        /* failed: it yielded, not by waiting */
+  strand *next;          /* the call's threads */
+};
+
 typedef struct cancel_req {
   const void *peer;
   char *id;
@@ -72,6 +92,9 @@ struct call {
   /* > 0: it sent the client something its worker cannot relay while it
      runs the call inline (call_hand_over): since then */
   double hand_over_since;
+  strand *threads; /* mcp.spawn's threads, newest first */
+  strand *cur;     /* the thread being resumed (NULL: the handler's coroutine) */
+  bool oom;        /* a thread ran out of the call's memory: the call fails */
   call *prev, *next;
   alignas(max_align_t) unsigned char extra[]; /* the layer's (hooks.call_extra bytes) */
 };
@@ -178,9 +201,29 @@ void call_apply_cancels(engine *e);
 void call_reap(engine *e);
 /* }====== */
 
+/* {====== call.c, for call_threads.c */
+/* Resume co, a coroutine of c, with nargs values, under c's limits (its
+   memory room, the watchdog); the status, with *nres results on co. */
+int call_resume(engine *e, call *c, lua_State *co, int nargs, int *nres);
+/* The mcp_server_calls_waiting series for a wait on `what`, counted up. */
+struct metric_series *call_count_wait(const char *what);
+/* Fail c now with msg (its client gets it) and end it: from the loop. */
+void call_fail(engine *e, call *c, const char *msg);
+/* }====== */
+
+/* {====== call_threads.c */
+/* Resume thread s (parked on a wait that ended) with nvalues on its stack. */
+void call_threads_wake(engine *e, call *c, strand *s, int nvalues);
+/* The call ends: stop every thread (abort its wait, close its <close>
+   variables) and let go of the handles. */
+void call_threads_end(engine *e, call *c);
+/* }====== */
+
 /* {====== call_error.c */
 /* The text of c's error (on its coroutine) into out: "FILE:LINE: message". */
 void call_error_text(engine *e, call *c, buf *out);
+/* Does s begin with a position ("file:line: "), as error("...") makes? */
+bool call_has_position(const char *s, size_t n);
 /* "FILE:LINE: " of the innermost line of the app's own code on co's stack. */
 void call_script_position(lua_State *co, buf *out);
 /* }====== */

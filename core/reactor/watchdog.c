@@ -151,7 +151,7 @@ void watchdog_begin(engine *e, call *c) {
   engine_beat(e);
   double until = c->close_by > 0 ? c->close_by : c->deadline;
   atomic_store(&e->watched_until, (uint_fast64_t)(until * 1e6));
-  atomic_store(&e->watched, c->co);
+  atomic_store(&e->watched, c->cur ? c->cur->co : c->co); /* a thread of the call, or its handler */
 }
 
 /* The handler yielded or returned: the watchdog lets go of its coroutine;
@@ -163,8 +163,9 @@ void watchdog_end(engine *e, call *c) {
   while (atomic_load(&e->arming)) {} /* a lua_sethook under way: nanoseconds */
   double since = (double)atomic_exchange(&e->blocked_since, 0) * 1e-6;
   if (since > 0) {
-    lua_sethook(c->co, call_count_hook, LUA_MASKCOUNT, HOOK_COUNT);
-    blocked_report(e, c, c->co, clock_now() - since, false);
+    lua_State *co = c->cur ? c->cur->co : c->co;
+    lua_sethook(co, call_count_hook, LUA_MASKCOUNT, HOOK_COUNT);
+    blocked_report(e, c, co, clock_now() - since, false);
   }
 }
 

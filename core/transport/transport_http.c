@@ -172,6 +172,7 @@ static int post_check(post *p) {
 static int post_new_session(post *p) {
   http_server *srv = p->srv;
   const char *refusal = NULL;
+  char said[320]; /* a refusal that names the flag to change it */
   char retry[64] = "Retry-After: 5\r\n";
   int code = 503;
   pthread_mutex_lock(&srv->lock);
@@ -188,10 +189,16 @@ static int post_new_session(post *p) {
     double wait = 0;
     if (srv->opt.max_sessions_per_peer && pe->nsessions >= srv->opt.max_sessions_per_peer &&
         !http_evict_idle(srv, pe, t, &wait)) {
-      refusal = "Too many sessions from this address: end some (DELETE) or try again later";
+      snprintf(said, sizeof said, "Too many sessions from this address (--max-sessions-per-peer %zu): "
+               "end some (DELETE) or try again later", srv->opt.max_sessions_per_peer);
+      refusal = said;
       snprintf(retry, sizeof retry, "Retry-After: %d\r\n", (int)ceil(wait));
     } else if (srv->opt.init_rate > 0 && pe->tokens < 1) {
-      refusal = "Too many initialize requests from this address: try again later";
+      /* a load test from one address meets this first: say what changes it */
+      snprintf(said, sizeof said, "Too many initialize requests from this address (--init-rate %g per "
+               "second): try again later; to load-test from one address, start the server with "
+               "--init-rate 0 (no limit) or a higher rate", srv->opt.init_rate);
+      refusal = said;
       snprintf(retry, sizeof retry, "Retry-After: %d\r\n",
                (int)ceil((1 - pe->tokens) / srv->opt.init_rate));
     } else {

@@ -12,7 +12,8 @@ and the data folder is $STATE_DIRECTORY. Served
 with $NOTIFY_SOCKET (a datagram socket of this test's) and $WATCHDOG_USEC,
 luamcp sends READY=1 once listening, WATCHDOG=1 pings, none while a call
 holds the engine past --unhealthy-after (the call waits for a flag file: an
-event, not a clock), pings again once it moves, and STOPPING=1 on SIGTERM,
+event, not a clock), pings again once it moves, RELOADING=1 then READY=1 on
+SIGHUP, and STOPPING=1 on SIGTERM,
 then exits 0. Exit 77 (skipped) without systemd-analyze."""
 import json
 import os
@@ -177,6 +178,13 @@ try:
         check(b'moved' in answer.get('r', b''), f'the call moved: {answer}')
         got.clear()
         wait_for(lambda: (drain(), 'WATCHDOG=1' in got)[1], 'pings again once it moved')
+        # systemctl reload (ExecReload: SIGHUP): RELOADING=1 at once, READY=1 once it is done
+        got.clear()
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: (drain(), any(m.startswith('READY=1') for m in got))[1], 'READY=1 after the SIGHUP reload')
+        first = [m for m in got if m.startswith(('RELOADING=1', 'READY=1'))]
+        check(first[0].startswith('RELOADING=1\nMONOTONIC_USEC=') and first[1].startswith('READY=1'),
+              f'RELOADING=1 (with MONOTONIC_USEC) before READY=1: {got}')
         proc.send_signal(signal.SIGTERM)
         wait_for(lambda: (drain(), 'STOPPING=1' in got)[1], 'STOPPING=1 on SIGTERM')
         check(proc.wait(60) == 0, f'exit status {proc.returncode}')

@@ -213,7 +213,7 @@ test('mcp.test.d.lua names exactly what lua/test.lua offers', () => {
   assert.match(dts, /^---@meta mcp\.test$/m, 'require "mcp.test" resolves to it');
   const names = (re, text) => new Set([...text.matchAll(re)].map((m) => m[1]).filter((n) => !n.startsWith('_')));
   const fnRe = /^function (?:test|T)\.([\w.]+)\(/gm;
-  const containers = ['http', 'exec', 'socket', 'store', 'redis', 'clock'];
+  const containers = ['http', 'exec', 'socket', 'store', 'redis', 'clock', 'db'];
   const ours = new Set([...names(fnRe, code), ...names(/^T\.(\w+) = /gm, code)].filter((n) => !containers.includes(n)));
   // members of the tables T.clock and T.store
   for (const [table, member] of [['clock', 'now'], ['clock', 'advance'], ['store', 'dump']]) {

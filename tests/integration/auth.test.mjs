@@ -354,6 +354,50 @@ test('list_changed after a reload reaches whoever can see a change: a change to 
   }
 });
 
+// issue 31, item 8: a scope the app checks only in code (ctx.auth:has) is
+// declared in app.lua, so the metadata publishes it (a client knows to ask
+// for it) and check lists it; a scope that is not a scope-token is refused
+test("app.lua's scopes = {...}: the metadata's scopes_supported and check list them, ctx.auth:has sees them granted", opts, async () => {
+  const app = await tempApp({
+    'app.lua': 'return { name = "reports", scopes = { "reports:read", "files:read" } }\n',
+    'scripts/r.lua': `local mcp = require "mcp"
+mcp.tool { name = "report", description = "Reports, for reports:read.", scopes = { "files:read" },
+  handler = function(_, ctx)
+    if not ctx.auth:has("reports:read") then return mcp.fail("reports:read is needed") end
+    return "the report"
+  end }
+`,
+  });
+  try {
+    const checked = await run(['check', app]);
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.match(checked.stderr, /note: items and app\.lua declare scopes \(files:read reports:read\)/);
+    const withAuth = await run(['check', '--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS, app]);
+    assert.match(withAuth.stderr, /scopes \(the metadata's scopes_supported, after --auth-scopes\): files:read reports:read/, withAuth.stderr);
+    await withHttp(app, ['--auth-resource', RESOURCE, '--auth-issuer', ISSUER, '--auth-jwks', JWKS], async (srv) => {
+      const prm = await exchange(srv, { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp' });
+      await prm.finished();
+      assert.deepEqual(JSON.parse(prm.body).scopes_supported, ['files:read', 'reports:read']);
+      const call = async (scope) => {
+        const t = jwt({ sub: 'u', scope });
+        const session = await openSession(srv, t);
+        return resultOf(await post(srv, rpc('tools/call', { name: 'report', arguments: {} }), { session, extra: bearer(t) }));
+      };
+      assert.equal((await call('files:read reports:read')).content[0].text, 'the report');
+      const refused = await call('files:read');
+      assert.equal(refused.isError, true);
+      assert.match(refused.content[0].text, /reports:read is needed/);
+    });
+    writeFileSync(path.join(app, 'app.lua'), 'return {\n  name = "reports",\n  scopes = { "reports read", 7 },\n}\n');
+    const bad = await run(['check', app]);
+    assert.equal(bad.code, 1, bad.stderr);
+    assert.match(bad.stderr, /app\.lua:3: app\.lua's scopes\[1\] must be a scope name/);
+    assert.match(bad.stderr, /app\.lua:3: app\.lua's scopes\[2\] must be a scope name/);
+  } finally {
+    await removeTemp(app);
+  }
+});
+
 test('--auth-plain-jwt: JWTs typed "JWT" or untyped pass too (issuers without RFC 9068), other kinds of JWT never', opts, async () => {
   const REV = '2026-07-28';
   const list = rpc('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': REV, 'io.modelcontextprotocol/clientCapabilities': {} } });

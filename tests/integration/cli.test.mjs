@@ -25,6 +25,9 @@ test('luamcp --help: exit 0, usage on stdout naming serve, call and check', opts
   assert.match(r.stdout, /--timeout/);
   assert.match(r.stdout, /--memory-limit/);
   assert.match(r.stdout, /--page-size/);
+  // issue 31, item 8: the scaffold with OAuth is found from the top-level help
+  assert.match(r.stdout, /luamcp new \[--widget\] \[--auth\] DIR/);
+  assert.match(r.stdout, /--auth: per-user data behind OAuth/);
 });
 
 test("docs/cli.md's command-line block is the --help text: its usage lines, then every option", opts, async () => {

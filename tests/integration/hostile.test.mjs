@@ -188,7 +188,7 @@ end }
 `,
   });
   try {
-    await withRaw(['--no-watch', dir], async (srv) => {
+    await withRaw(['--no-watch', '--store', 'memory', dir], async (srv) => {
       await srv.initialize();
       const fill = (await srv.call(1, 'tools/call', { name: 'fill', arguments: {} })).result;
       assert.match(fill.content[0].text, /^25\d mcp\.store\.set: the in-memory store is full \(256 MiB/);

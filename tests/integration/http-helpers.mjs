@@ -50,16 +50,17 @@ function exitOf(child) {
  * on unless given here).
  */
 export class HttpServer {
-  constructor(dir, args = [], { env = {} } = {}) {
+  constructor(dir, args = [], { env = {}, port } = {}) {
     this.dir = dir;
     this.args = args;
     this.env = env;
+    this.port_ = port; // a port chosen before (another service names this server's URL)
     this.stderr = '';
   }
 
   async start() {
     for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
+      const port = this.port_ ?? await freePort();
       const extra = typeof this.args === 'function' ? this.args(port) : this.args;
       const { command: cmd, args: argv } = command(['serve', '--http', `127.0.0.1:${port}`, ...extra, this.dir]);
       const env = { ...process.env };

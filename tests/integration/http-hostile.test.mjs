@@ -221,6 +221,8 @@ test('--init-rate: one address flooding initialize gets 429 once its bucket (10 
     assertRefused(refused, 429, 'initialize past the rate');
     assert.ok(ok >= 20, `only ${ok} initialize before 429: the bucket holds 20`);
     assert.ok(Number(refused.headers['retry-after']) >= 1, 'Retry-After on 429');
+    // the body names the flag: a load test from one address knows what to change
+    assert.match(JSON.parse(refused.body).error.message, /\(--init-rate 2 per second\).*--init-rate 0 \(no limit\)/);
     await rawInitialize(srv, { localAddress: '127.0.4.2' });
   }));
 

@@ -34,11 +34,11 @@ test('the fixture app: every fake, both revisions, questions and identities: all
   assert.doesNotMatch(r.stdout, /FAIL/);
 });
 
-test('the example apps ship tests that pass: the gift app, examples/weather', opts, async () => {
-  for (const dir of [REPO_ROOT, path.join(REPO_ROOT, 'examples', 'weather')]) {
+test('the example apps ship tests that pass: the gift app, examples/weather, examples/tickets', opts, async () => {
+  for (const [dir, n] of [[REPO_ROOT, 5], [path.join(REPO_ROOT, 'examples', 'weather'), 5], [path.join(REPO_ROOT, 'examples', 'tickets'), 4]]) {
     const r = await run(['test', dir]);
     exits(r, 0);
-    assert.match(r.stdout, /\n5 passed, 0 failed/, dir);
+    assert.match(r.stdout, new RegExp(`\\n${n} passed, 0 failed`), dir);
   }
 });
 
@@ -152,6 +152,40 @@ test("NaN clock", function() test.clock.advance(0/0) end)
     assert.match(r.stdout, /ok {4}a task handle comes back as it is /);
     assert.match(r.stdout, /FAIL {2}wrong types\n {8}tests\/m_test\.lua:17: http\.route\(method or "\*", url pattern, response\): method and url are strings/);
     assert.match(r.stdout, /FAIL {2}NaN clock\n {8}tests\/m_test\.lua:18: clock\.advance needs seconds >= 0/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// issue 33, item 10: a test's own code had no memory cap (a runaway test took
+// the machine); now 4 x --memory-limit, and the calls it makes their own
+test('a test that allocates without end fails with not enough memory; the others run, calls keep their own limit', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': `local mcp = require "mcp"
+mcp.tool { name = "big", description = "Grows.", handler = function()
+  local t = {} for i = 1, 100000 do t[i] = ("y"):rep(200) .. i end return "grew" end }
+mcp.tool { name = "echo", description = "Echoes.", handler = function() return "e" end }
+`,
+    'tests/mem_test.lua': `local test = require "mcp.test"
+local app = test.app()
+test("runaway", function()
+  local t = {}
+  for i = 1, 200000 do t[i] = ("x"):rep(1000) .. i end -- 200 MB: past 4 x 8 MB
+end)
+test("a call within a test keeps its own limit", function()
+  collectgarbage() -- the runaway's strings: the limit counts the heap's growth
+  local r = app:call("big")
+  test.eq(r.isError, true)
+end)
+test("after it", function() test.eq(app:call("echo").content[1].text, "e") end)
+`,
+  });
+  try {
+    const r = await run(['test', '--memory-limit', '8', dir]);
+    exits(r, 1);
+    assert.match(r.stdout, /FAIL {2}runaway\n {8}.*not enough memory/);
+    assert.match(r.stdout, /ok {4}a call within a test keeps its own limit /);
+    assert.match(r.stdout, /ok {4}after it /);
   } finally {
     await removeTemp(dir);
   }
@@ -367,6 +401,55 @@ end }
     const stuck = await run(['test', '--test-timeout', '1', dir, 'g_test'], { limit: 60000 });
     assert.equal(stuck.code, 75, stuck.stderr);
     assert.match(stuck.stderr, /a test of tests\/g_test\.lua has not returned 5 s past --test-timeout/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
+// Issue 29, item 8: test.db reaches the test file's own database (fresh,
+// migrations applied) from the test's code: seed rows, read what a tool
+// wrote; each file gets another; errors name the test's line.
+test('test.db: seeds and reads the file\'s own database (migrations applied, fresh per file); errors at the test\'s line', opts, async () => {
+  const tool = 'local mcp = require "mcp"\nmcp.tool { name = "add", description = "Adds an item.", input = { name = mcp.string() },\n'
+    + '  handler = function(a) return tostring(mcp.db.exec("INSERT INTO items(name) VALUES (?)", a.name).last_id) end }\n'
+    + 'mcp.tool { name = "names", description = "Every item.", handler = function()\n'
+    + '  local out = {}\n  for _, r in ipairs(mcp.db.query("SELECT name FROM items ORDER BY id")) do out[#out + 1] = r.name end\n'
+    + '  return table.concat(out, ",") end }\n';
+  const a = `local test = require "mcp.test"
+local mcp = require "mcp"
+local app = test.app()
+test("seed, call, read", function()
+  test.eq(test.db.query("SELECT name FROM items"), {})
+  local r = test.db.exec("INSERT INTO items(name, note) VALUES (:name, :note)", { name = "seeded", note = mcp.null })
+  test.eq(r, { changes = 1, last_id = 1 })
+  test.eq(app:call("add", { name = "called" }).content[1].text, "2")
+  test.eq(app:call("names").content[1].text, "seeded,called")
+  test.eq(test.db.one("SELECT name, note, 7 AS n, 1.5 AS f FROM items WHERE id = ?", 1), { name = "seeded", note = mcp.null, n = 7, f = 1.5 })
+  test.eq(test.db.one("SELECT name FROM items WHERE id = ?", 99), nil)
+  test.eq(test.db.exec("UPDATE items SET note = 'x'; UPDATE items SET note = 'y' WHERE id = 1").changes, 3)
+end)
+test("mistakes", function()
+  test.raises(function() test.db.query("SELECT nme FROM items") end, "a_test%.lua:%d+: test%.db%.query: no such column: nme")
+  test.raises(function() test.db.one("SELECT ?", {}) end, "parameter 1 has no name")
+  test.raises(function() test.db.exec("SELECT ?", print) end, "parameter 1 is a function")
+  test.raises(function() test.db.exec("SELECT ?") end, "has 1 parameter%(s%), 0 value%(s%) given")
+end)
+`;
+  const b = `local test = require "mcp.test"
+test("another file: a fresh database", function()
+  test.eq(test.db.one("SELECT count(*) AS n FROM items").n, 0)
+end)
+`;
+  const dir = await tempApp({
+    'scripts/items.lua': tool,
+    'migrations/001_items.sql': 'CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT);\n',
+    'tests/a_test.lua': a,
+    'tests/b_test.lua': b,
+  });
+  try {
+    const r = await run(['test', dir]);
+    exits(r, 0);
+    assert.match(r.stdout, /\n3 passed, 0 failed/);
   } finally {
     await removeTemp(dir);
   }

@@ -9,10 +9,15 @@
 // provider's interaction API) → token → tools listed and called; then a tool
 // that needs a scope the token lacks → 403 insufficient_scope → the client
 // asks again with the wider scope (step-up) → the call succeeds. The same
-// through nginx (deploy/nginx/luamcp.conf) before two instances.
+// through nginx (deploy/nginx/luamcp.conf) before two instances. Then the
+// provider as a team runs it: its own process, installed from its own
+// lockfile, accounts from a file (two users with different scopes see
+// different tools), a data folder that keeps keys, clients and grants
+// across a restart.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -22,14 +27,15 @@ import * as v1http from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as v1auth from '@modelcontextprotocol/sdk/client/auth.js';
 import * as v2 from '@modelcontextprotocol/client';
 
-import * as oidc from 'oidc-provider';
-
-import { startProvider } from '../../examples/oauth/provider.mjs';
-import { APPS, TEST_TIMEOUT, WAIT, within } from './helpers.mjs';
+import { hashPassword, startProvider } from '../../examples/oauth/provider.mjs';
+import { APPS, REPO_ROOT, TEST_TIMEOUT, WAIT, watchLines, within } from './helpers.mjs';
 import { HttpServer, freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { NGINX, startNginx, stopChild } from './services.mjs';
 
 const opts = { timeout: TEST_TIMEOUT };
+if (!existsSync(path.join(REPO_ROOT, 'examples', 'oauth', 'node_modules', 'oidc-provider'))) {
+  throw new Error('examples/oauth is not installed: run `make npm` (it installs it from its own lockfile)');
+}
 const APP = path.join(APPS, 'auth');
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never fetched: the code is read from the redirect
 
@@ -160,7 +166,7 @@ async function flow(sdk, url, as, logs) {
   return provider;
 }
 
-const newProvider = () => startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin' });
+const newProvider = () => startProvider({ resourceScopes: 'files:read', knownScopes: 'files:read files:write admin' });
 
 for (const [name, sdk] of Object.entries(SDKS)) {
   test(`${name}: 401 → metadata → registration → code + PKCE → tools called; 403 insufficient_scope → step-up → called`, opts, async () => {
@@ -216,7 +222,7 @@ for (const [name, sdk] of Object.entries(SDKS)) {
 // introspection endpoint (found in its metadata) as its own client
 test('opaque access tokens: luamcp asks the authorization server (RFC 7662 introspection) with its own client credentials', opts, async () => {
   const secret = 'introspector-secret-' + Date.now();
-  const as = await startProvider({ oidc, resourceScopes: 'files:read', knownScopes: 'files:read files:write admin',
+  const as = await startProvider({ resourceScopes: 'files:read', knownScopes: 'files:read files:write admin',
     format: 'opaque', introspector: { id: 'luamcp-rs', secret } });
   try {
     await withHttp(APP, (port) => ['--auth-resource', `http://127.0.0.1:${port}/mcp`, '--auth-issuer', as.issuer,
@@ -231,3 +237,174 @@ test('opaque access tokens: luamcp asks the authorization server (RFC 7662 intro
     await as.close();
   }
 });
+
+// {===================================================== a team's provider
+// examples/oauth/provider.mjs run as docs/auth.md says: `npm ci` in its
+// folder (the Makefile's npm target), `--accounts`, `--data`.
+const IDP = path.join(REPO_ROOT, 'examples', 'oauth', 'provider.mjs');
+
+async function startIdp(args) {
+  const child = spawn(process.execPath, [IDP, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+  const out = watchLines(child.stdout.setEncoding('utf8'));
+  try {
+    const [line] = await out.until((l) => l.some((x) => x.startsWith('authorization server ')), 'the provider to listen');
+    return { child, exited, line, issuer: line.split(' ')[2], get stderr() { return stderr; } };
+  } catch (err) {
+    child.kill('SIGKILL');
+    err.message += `\n--- provider stderr ---\n${stderr}`;
+    throw err;
+  }
+}
+
+// A browser that signs in: follows the redirects, fills in the login form
+// (name and password) when the provider shows it; the cookie jar is the
+// caller's, so a second visit finds the session. Returns the redirect's
+// parameters and the login forms it met.
+async function signIn(url, { jar, login, password }) {
+  const forms = [];
+  const cookies = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  let res = null;
+  for (let hops = 0; hops < 16; hops++) {
+    res = await fetch(url, { redirect: 'manual', headers: { cookie: cookies() } });
+    for (;;) {
+      for (const c of res.headers.getSetCookie()) {
+        const [kv] = c.split(';');
+        const eq = kv.indexOf('=');
+        jar.set(kv.slice(0, eq), kv.slice(eq + 1));
+      }
+      if (res.status !== 200 && res.status !== 401) break; // 401: the form again, after a wrong password
+      const page = await res.text();
+      const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1];
+      assert.ok(action, `no login form at ${url}: ${page}`);
+      forms.push({ prefilled: /name="login"[^>]*value="([^"]*)"/.exec(page)?.[1] });
+      assert.ok(forms.length < 3, `the login was refused: ${page}`);
+      url = new URL(action, url).href;
+      res = await fetch(url, { method: 'POST', redirect: 'manual',
+        headers: { cookie: cookies(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ login, password }).toString() });
+    }
+    const loc = res.headers.get('location');
+    assert.ok(loc, `no redirect from ${url}: ${res.status} ${await res.text()}`);
+    const next = new URL(loc, url);
+    if (next.href.startsWith(REDIRECT)) {
+      assert.equal(next.searchParams.get('error'), null, next.href);
+      return { params: next.searchParams, forms };
+    }
+    url = next.href;
+  }
+  throw new Error('too many redirects');
+}
+
+const claimsOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
+
+// One user's client: connect, sign in when asked (login_hint names the
+// user, as a client that knows them may), list the tools.
+async function userSession(sdk, url, user) {
+  const provider = memoryProvider();
+  const jar = new Map();
+  let transport, client;
+  const connect = async () => {
+    transport = new sdk.Transport(new URL(url), { authProvider: provider });
+    client = new sdk.Client({ name: `oauth-team-${user.login}`, version: '0.0.0' }, sdk.options);
+    await client.connect(transport);
+  };
+  let signed;
+  try {
+    await connect();
+    assert.fail('connected without authorization');
+  } catch (err) {
+    if (!(err instanceof sdk.Unauthorized)) throw err;
+    const at = new URL(provider.opened.at(-1));
+    at.searchParams.set('login_hint', user.login);
+    signed = await signIn(at.href, { jar, ...user });
+    await sdk.finish(transport, signed.params);
+    await connect();
+  }
+  const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+  return { provider, client, jar, tools, signed, asked: provider.opened[0].searchParams.get('scope') };
+}
+
+test('a team\'s provider: accounts from a file (scrypt), a login form; two users with different scopes see different tools; a restart keeps keys, clients and grants', opts, async () => {
+  const sdk = SDKS['v1 SDK 1.32.2 (2025-11-25)'];
+  const dir = await mkdtemp(path.join(tmpdir(), 'luamcp-idp-'));
+  const accounts = path.join(dir, 'accounts.json');
+  const users = { alice: { login: 'alice', password: 'alice pw ' + Date.now() }, bob: { login: 'bob', password: 'bob pw ' + Date.now() } };
+  await writeFile(accounts, JSON.stringify({
+    alice: { password: hashPassword(users.alice.password), scopes: ['files:read', 'files:write'] },
+    bob: { password: hashPassword(users.bob.password), scopes: 'files:read' },
+  }));
+  const port = await freePort();
+  const data = path.join(dir, 'idp-data');
+  let idp;
+  try {
+    // the provider first (luamcp fetches its keys at start), for luamcp's URL chosen now
+    const mcpPort = await freePort();
+    const resource = `http://127.0.0.1:${mcpPort}/mcp`;
+    // --scopes: every scope the app declares (`luamcp check` lists them); an account gets its own of those
+    const idpArgs = ['--port', String(port), '--resource', resource, '--scopes', 'files:read files:write admin',
+      '--accounts', accounts, '--data', data];
+    idp = await startIdp(idpArgs);
+    assert.equal(idp.stderr, '', 'the provider warned (Node 20 is supported by the pinned oidc-provider)');
+    await withHttp(APP, ['--auth-resource', resource, '--auth-issuer', idp.issuer], async (srv) => {
+      const alice = await userSession(sdk, srv.url, users.alice);
+      const bob = await userSession(sdk, srv.url, users.bob);
+      try {
+        assert.deepEqual(alice.signed.forms, [{ prefilled: 'alice' }], 'one login form, the name from login_hint');
+        assert.deepEqual(alice.tools, ['ask_name', 'read_file', 'slow', 'whoami', 'write_file']);
+        assert.deepEqual(bob.tools, ['ask_name', 'read_file', 'slow', 'whoami'], 'bob (files:read) does not see write_file');
+        assert.match(bob.asked, /files:write/, 'the client asked for every scope the resource publishes');
+        assert.equal(claimsOf(bob.provider.tokens_.access_token).scope, 'files:read', 'bob got only his scope');
+        assert.equal(claimsOf(alice.provider.tokens_.access_token).scope.split(' ').sort().join(' '), 'files:read files:write');
+        const me = JSON.parse((await bob.client.callTool({ name: 'whoami', arguments: {} })).content[0].text);
+        assert.equal(me.subject, 'bob');
+        assert.equal(me.scopes, 'files:read');
+        assert.equal((await alice.client.callTool({ name: 'write_file', arguments: {} })).content[0].text, 'written');
+        await assert.rejects(bob.client.callTool({ name: 'write_file', arguments: {} }), sdk.Unauthorized,
+          'bob\'s write_file should be refused (403 insufficient_scope)');
+      } finally {
+        await alice.client.close();
+        await bob.client.close();
+      }
+
+      // a wrong password: the form again (401), never a code
+      await assert.rejects(userSession(sdk, srv.url, { login: 'alice', password: 'not it' }), /the login was refused/);
+
+      // restart the provider on the same data folder
+      const jwks = await fetch(idp.issuer + '/jwks').then((r) => r.json());
+      await stopChild(idp.child, idp.exited);
+      idp = await startIdp(idpArgs);
+      assert.deepEqual(await fetch(idp.issuer + '/jwks').then((r) => r.json()), jwks, 'the keys changed across the restart');
+      // a luamcp that never saw the old keys fetches them and takes alice's old token
+      await withHttp(APP, ['--auth-resource', srv.url, '--auth-issuer', idp.issuer], async (fresh) => {
+        const ex = await post(fresh, rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } }),
+          { version: null, extra: { Authorization: `Bearer ${alice.provider.tokens_.access_token}` } });
+        assert.equal(ex.status, 200, `a token from before the restart was refused: ${ex.body}`);
+      });
+      // alice's client (registered before) authorizes again in the same browser: session and grant kept, no login form
+      alice.provider.tokens_ = undefined;
+      const again = await (async () => {
+        const transport = new sdk.Transport(new URL(srv.url), { authProvider: alice.provider });
+        const client = new sdk.Client({ name: 'oauth-team-alice', version: '0.0.0' }, sdk.options);
+        await assert.rejects(client.connect(transport), sdk.Unauthorized);
+        const signed = await signIn(alice.provider.opened.at(-1).href, { jar: alice.jar, ...users.alice });
+        await sdk.finish(transport, signed.params);
+        const client2 = new sdk.Client({ name: 'oauth-team-alice', version: '0.0.0' }, sdk.options);
+        await client2.connect(new sdk.Transport(new URL(srv.url), { authProvider: alice.provider }));
+        const me = JSON.parse((await client2.callTool({ name: 'whoami', arguments: {} })).content[0].text);
+        await client2.close();
+        return { forms: signed.forms, me };
+      })();
+      assert.deepEqual(again.forms, [], 'the session was lost across the restart');
+      assert.equal(again.me.subject, 'alice');
+      assert.equal(again.me.scopes.split(' ').sort().join(' '), 'files:read files:write');
+      assert.equal(idp.stderr, '');
+    }, { port: mcpPort });
+  } finally {
+    await stopChild(idp?.child, idp?.exited);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+// }=====================================================

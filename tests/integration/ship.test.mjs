@@ -118,11 +118,12 @@ test('luamcp new --auth: per-user notes behind scopes, tried as made-up callers'
       exits(nobody, 1);
       assert.match(JSON.parse(nobody.stdout).content[0].text, /notes are kept per user and this request names no one/);
     }
-    // the scaffold's own tests: two users' notes apart, no identity no notes
+    // the scaffold's own tests: two users' notes apart, no identity no notes, test.db
     const tests = await run(['test', dir]);
     exits(tests, 0);
     assert.match(tests.stdout, /tests\/notes_test\.lua\n {2}ok {4}two users' notes stay apart/);
     assert.match(tests.stdout, /ok {4}no identity, no notes/);
+    assert.match(tests.stdout, /ok {4}each row is its owner's \(test\.db seeds and reads the table\)/);
     assert.match(readFileSync(path.join(dir, 'README.md'), 'utf8'), /docs\/auth\.md/);
   } finally {
     await removeTemp(root);
@@ -331,29 +332,58 @@ test('luamcp pack packs nothing from outside the app folder: links out refused, 
   try {
     const dir = await packableApp(root);
     const out = path.join(root, 'dist');
-    await sh('mkdir', ['-p', out, path.join(dir, 'data', 'sub')]);
-    await writeFile(path.join(dir, 'data', 'sub', 'kept.txt'), 'kept\n');
-    // mcp.db's files (a --data inside the app folder) are never packed
-    for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm', 'db.sqlite.lock', 'db.sqlite.before-restore']) await writeFile(path.join(dir, 'data', f), 'x');
+    await sh('mkdir', ['-p', out, path.join(dir, 'lib', 'sub')]);
+    await writeFile(path.join(dir, 'lib', 'sub', 'kept.txt'), 'kept\n');
     // cycles: three links back to folders already packed
-    for (const [link, to] of [['data/up', '.'], ['data/sub/root', '..'], ['data/sub/self', '.']]) await symlink(to, path.join(dir, link));
+    for (const [link, to] of [['lib/up', '.'], ['lib/sub/root', '..'], ['lib/sub/self', '.']]) await symlink(to, path.join(dir, link));
     const cyc = await pack(['pack', '--out', out, dir], { limit: WAIT });
     exits(cyc, 0);
     const listing = await sh('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
       path.join(out, 'weather-1.2.3.mcpb')]);
     assert.equal(listing.stdout.split('\n').filter((l) => l.endsWith('kept.txt')).length, 1, listing.stdout);
-    assert.ok(!/db\.sqlite/.test(listing.stdout), `mcp.db's files packed: ${listing.stdout}`);
     // a link out of the folder: refused, its target never read
-    await symlink('/etc/passwd', path.join(dir, 'data', 'secret'));
+    await symlink('/etc/passwd', path.join(dir, 'lib', 'secret'));
     const out1 = await pack(['pack', '--out', out, dir]);
     exits(out1, 1);
-    assert.match(out1.stderr, /data\/secret: leads out of the app folder \(to \/etc\/passwd\): not packed/);
-    await unlink(path.join(dir, 'data', 'secret'));
+    assert.match(out1.stderr, /lib\/secret: leads out of the app folder \(to \/etc\/passwd\): not packed/);
+    await unlink(path.join(dir, 'lib', 'secret'));
     // a Windows separator in a name: a\..\..\evil.txt would land outside the bundle there
-    await writeFile(path.join(dir, 'data', 'a\\..\\..\\evil.txt'), 'x');
+    await writeFile(path.join(dir, 'lib', 'a\\..\\..\\evil.txt'), 'x');
     const out2 = await pack(['pack', '--out', out, dir]);
     exits(out2, 1);
     assert.match(out2.stderr, /a name an unzip elsewhere would not take as one file name/);
+  } finally {
+    await removeTemp(root);
+  }
+});
+
+// issue 31, item 8: an installation's data never ships — data/ (where
+// scripts write; mcp.db's files when --data points inside the app) goes in
+// empty, database files anywhere are left out, and pack says what it left
+test('luamcp pack never bundles the data folder or a database file, and says what it left out', opts, async () => {
+  const root = await tmp();
+  try {
+    const dir = await packableApp(root);
+    const out = path.join(root, 'dist');
+    await sh('mkdir', ['-p', out, path.join(dir, 'data', 'cache'), path.join(dir, 'lib')]);
+    await writeFile(path.join(dir, 'data', 'notes.txt'), 'a user\'s notes\n');
+    await writeFile(path.join(dir, 'data', 'cache', 'page.html'), 'x');
+    for (const f of ['db.sqlite', 'db.sqlite-wal', 'db.sqlite-shm', 'db.sqlite.lock', 'db.sqlite.before-restore']) await writeFile(path.join(dir, 'data', f), 'x');
+    for (const f of ['lib/cities.sqlite3', 'lib/cities.sqlite3-journal', 'scripts/state.db', 'scripts/state.db-wal', 'lib/old.db3']) await writeFile(path.join(dir, f), 'x');
+    await writeFile(path.join(dir, 'lib', 'db.lua'), 'return {}\n'); // a module named like one: packed
+    const r = await pack(['pack', '--out', out, dir], { limit: WAIT });
+    exits(r, 0);
+    const names = (await sh('python3', ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))',
+      path.join(out, 'weather-1.2.3.mcpb')])).stdout.split('\n').filter(Boolean);
+    assert.deepEqual(names.filter((n) => n.startsWith('app/data')), ['app/data/'], `data/ packed with files: ${names}`);
+    assert.deepEqual(names.filter((n) => /\.(sqlite|db)/.test(n)), [], `a database file packed: ${names}`);
+    assert.ok(names.includes('app/lib/db.lua') && names.includes('app/scripts/hello.lua'), names.join(' '));
+    const said = r.stderr.split('\n').filter((l) => l.startsWith('luamcp: pack: left out ')).map((l) => l.split(' ')[4]).sort();
+    assert.deepEqual(said, ['data/', 'lib/cities.sqlite3', 'lib/cities.sqlite3-journal', 'lib/old.db3', 'scripts/state.db', 'scripts/state.db-wal'], r.stderr);
+    // the bundle's app can still write in data/ (the folder is there)
+    const unpacked = path.join(root, 'unpacked');
+    await sh('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', path.join(out, 'weather-1.2.3.mcpb'), unpacked]);
+    assert.ok(statSync(path.join(unpacked, 'app', 'data')).isDirectory());
   } finally {
     await removeTemp(root);
   }

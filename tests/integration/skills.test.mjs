@@ -315,3 +315,28 @@ test('pack bundles skills/ and list shows the skills', opts, async () => {
     await removeTemp(out);
   }
 });
+
+// issue 33, item 7: the number of skills and of folders watched was unbounded
+// (20k folders: 20,004 inotify watches and 6.3 s before the first answer)
+test('bounds: more than 1024 skills is a load error; past 4096 folders hot reload watches no more, and says so', opts, async () => {
+  const many = await tempApp({ 'scripts/x.lua': 'local mcp = require "mcp"\n' });
+  const deep = await tempApp({ 'scripts/x.lua': 'local mcp = require "mcp"\nmcp.tool { name = "t", description = "t", handler = function() return "t" end }\n' });
+  try {
+    for (let i = 0; i <= 1024; i++) {
+      await mkdir(path.join(many, `skills/s${i}`), { recursive: true });
+      await writeFile(path.join(many, `skills/s${i}/SKILL.md`), `---\nname: s${i}\ndescription: Skill ${i}.\n---\nBody.\n`);
+    }
+    const r = await run(['check', many]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /skills: more than 1024 skills/);
+    for (let i = 0; i < 4200; i++) await mkdir(path.join(deep, `scripts/tree/d${i}`), { recursive: true });
+    await withRaw([deep], async (srv) => {
+      await srv.initialize();
+      assert.match(srv.stderr, /hot reload: more than 4096 folders: .* not watched \(SIGHUP reloads\)/);
+      assert.equal(srv.stderr.match(/more than 4096 folders/g).length, 1, 'said once');
+    });
+  } finally {
+    await removeTemp(many);
+    await removeTemp(deep);
+  }
+});

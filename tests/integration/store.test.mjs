@@ -1,8 +1,10 @@
 // store.test.mjs — mcp.store's atomic operations (add, cas, update, keys) on
 // each backend: the read-modify-write a team app does (20 concurrent
-// comments on one ticket) keeps 20 of 20, in memory and on Redis with two
-// instances behind nginx; add and cas answer whether they acted; keys pages
-// through every key under a prefix, and nothing else.
+// comments on one ticket) keeps 20 of 20 on the app's database (the
+// default), in memory and on Redis with two instances behind nginx; add and
+// cas answer whether they acted; keys pages through every key under a
+// prefix, and nothing else (no character of it is special); TTLs expire
+// keys for every operation. On the database, the data survives a restart.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -10,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { APPS, TEST_TIMEOUT } from './helpers.mjs';
+import { APPS, TEST_TIMEOUT, run } from './helpers.mjs';
 import { HttpServer, post, rpc, withHttp } from './http-helpers.mjs';
 import { NGINX, REDIS, startNginx, startRedis, stopChild } from './services.mjs';
 
@@ -56,10 +58,49 @@ async function checks(front, tag) {
   assert.ok(listed.pages >= 2, `${listed.pages} page(s) for 250 keys`);
   const star = JSON.parse(await call(front, 'list', { prefix: `${tag}:p*` }));
   assert.equal(star.keys.length, 3, JSON.stringify(star));
+  await call(front, 'fill', { prefix: `${tag}:p%_`, n: 2 }); // LIKE's wildcards: literal too
+  const like = JSON.parse(await call(front, 'list', { prefix: `${tag}:p%` }));
+  assert.deepEqual(like.keys, [`${tag}:p%_1`, `${tag}:p%_2`]);
+  // the same answers on every backend (Redis words its errors its own way)
+  const edges = JSON.parse(await call(front, 'incr_edges', { key: `${tag}:i` }));
+  assert.equal(edges.big, '9223372036854775807');
+  assert.match(edges.over, /^mcp\.store\.incr: .*overflow/);
+  assert.equal(edges.kept, '9223372036854775807');
+  assert.match(edges.text, /^mcp\.store\.incr: .*not an integer/);
+  assert.match(edges.zero, /^mcp\.store\.incr: .*not an integer/);
+  assert.deepEqual([edges.down, edges.down_again], [-5, -10]);
+  const ttl = JSON.parse(await call(front, 'ttl', { key: `${tag}:t` }));
+  assert.deepEqual(ttl, { short_gone: true, added_again: true, long: 'v', n: 3, n_kept: '2' });
+  assert.deepEqual(JSON.parse(await call(front, 'list', { prefix: `${tag}:t:` })).keys,
+    [`${tag}:t:again`, `${tag}:t:long`, `${tag}:t:n`], 'no expired key listed');
 }
 
-test('in memory: 20 concurrent comments keep 20; add, cas, update and keys', opts, () =>
-  withHttp(APP, ['--no-watch'], (srv) => checks(srv, 'mem')));
+test('in memory (--store memory): 20 concurrent comments keep 20; add, cas, update and keys', opts, () =>
+  withHttp(APP, ['--no-watch', '--store', 'memory'], (srv) => checks(srv, 'mem')));
+
+test('on the app\'s database (the default): 20 concurrent comments keep 20; add, cas, update, keys; all kept across a restart', opts, async () => {
+  const data = await mkdtemp(path.join(tmpdir(), 'luamcp-store-db-'));
+  try {
+    // nothing opened until a script uses the store: check and a listing make no file
+    assert.equal((await run(['check', APP])).code, 0);
+    await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
+      assert.equal((await post(srv, rpc('tools/list', { _meta: META }), { version: REV, extra: { 'Mcp-Method': 'tools/list' } })).status, 200);
+    });
+    assert.ok(!existsSync(path.join(data, 'db.sqlite')), 'no database before the store is used');
+    await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
+      assert.equal(await call(srv, 'get', { key: 'db:none' }), 'nil');
+      await checks(srv, 'db');
+    });
+    await withHttp(APP, ['--no-watch', '--data', data], async (srv) => {
+      assert.equal(await call(srv, 'count', { ticket: 'db' }), '20', 'the comments outlived the server');
+      assert.equal(await call(srv, 'get', { key: 'db:t:long' }), 'v');
+      assert.equal(await call(srv, 'get', { key: 'db:t:short' }), 'nil');
+      assert.equal(JSON.parse(await call(srv, 'list', { prefix: 'db:p:' })).keys.length, 250);
+    });
+  } finally {
+    await rm(data, { recursive: true, force: true });
+  }
+});
 
 const haveServices = existsSync(NGINX) && existsSync(REDIS);
 test('on Redis, two instances behind nginx: 20 concurrent comments keep 20; add, cas, update and keys', { ...opts, skip: !haveServices && 'nginx or redis-server is not installed' }, async () => {
@@ -80,4 +121,10 @@ test('on Redis, two instances behind nginx: 20 concurrent comments keep 20; add,
     if (redis) await stopChild(redis.child);
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('--store takes memory or a Redis URL, nothing else (usage error, exit 2)', opts, async () => {
+  const r = await run(['call', '--store', 'memroy', APP, 'get', '{"key":"k"}']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--store: 'memroy' is not redis:\/\/HOST:PORT\[\/N\] \(nor memory\)/);
 });

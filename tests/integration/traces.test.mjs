@@ -19,7 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { APPS, TEST_TIMEOUT, WAIT } from './helpers.mjs';
+import { APPS, RawServer, TEST_TIMEOUT, WAIT } from './helpers.mjs';
 import { freePort, post, rpc, withHttp } from './http-helpers.mjs';
 import { REDIS, startRedis, stopChild, until } from './services.mjs';
 import { existsSync } from 'node:fs';
@@ -236,6 +236,37 @@ test('a client call with a traceparent is one trace: server span, the script\'s 
   }
 });
 
+test('the waits of threads (mcp.all) are CLIENT spans under the call\'s span, as the handler\'s are', opts, async () => {
+  const rx = await startReceiver();
+  const up = await startUpstream();
+  try {
+    await withHttp(APP, ['--otlp', rx.url], async (srv) => {
+      const client = new Client({ name: 'traces-test', version: '0.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      const traceId = crypto.randomBytes(16).toString('hex'), clientSpan = crypto.randomBytes(8).toString('hex');
+      try {
+        const r = await client.callTool({ name: 'fetch_two', arguments: { url: up.url }, _meta: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+        assert.equal(r.content[0].text, '200 200');
+      } finally {
+        await client.close();
+      }
+      await until(() => rx.spans.filter((s) => s.traceId === traceId).length >= 3, 'the spans exported', WAIT);
+      const mine = rx.spans.filter((s) => s.traceId === traceId);
+      const server = mine.find((s) => s.name === 'tools/call fetch_two');
+      assert.ok(server, JSON.stringify(mine.map((s) => s.name)));
+      const outs = mine.filter((s) => s.kind === SpanKind.SPAN_KIND_CLIENT);
+      assert.equal(outs.length, 2, JSON.stringify(mine.map((s) => s.name)));
+      for (const out of outs) {
+        assert.equal(out.parentSpanId, server.spanId, 'a thread\'s wait hangs under the call\'s span');
+        assert.ok(out.start >= server.start && out.end <= server.end);
+      }
+    });
+  } finally {
+    await rx.close();
+    await up.close();
+  }
+});
+
 test('OTEL_* variables: the endpoint, the service name, sampling off; a collector down or silent costs the calls nothing, the misses are counted', opts, async () => {
   const rx = await startReceiver();
   const silent = http.createServer(() => {}); // accepts, never answers
@@ -345,5 +376,49 @@ test('mcp.redis: a CLIENT span per command and one per pipeline (the command nam
   } finally {
     await stopChild(redis.child, redis.exited);
     await rx.close();
+  }
+});
+
+// issue 33, item 8: spans the full queue refused were counted only when the
+// export that held it up gave up (5 s later); now when they are refused. The
+// collector holds the first batch and notes when luamcp gives up on it: the
+// count must be there before that.
+test('spans dropped on a full queue are counted at once, not when the stuck export gives up', opts, async () => {
+  let gaveUp = false;
+  const held = [];
+  const stuck = http.createServer((req, res) => {
+    held.push(res);
+    req.on('close', () => { gaveUp = true; });
+  });
+  await new Promise((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+  const mport = await freePort();
+  const srv = new RawServer([APP, '--no-watch', '--otlp', `http://127.0.0.1:${stuck.address().port}`,
+    '--metrics', `127.0.0.1:${mport}`, '--shutdown-grace', '0']);
+  const dropped = async () => {
+    const body = await new Promise((resolve, reject) => http.get(`http://127.0.0.1:${mport}/metrics`, (res) => {
+      let t = '';
+      res.on('data', (d) => (t += d)).on('end', () => resolve(t));
+    }).on('error', reject));
+    const m = body.match(/^mcp_otlp_spans_total\{result="dropped"\} (\d+)$/m);
+    return m ? Number(m[1]) : 0;
+  };
+  try {
+    await srv.initialize();
+    // one span first, so that the first batch takes it and waits on the collector
+    srv.send({ jsonrpc: '2.0', id: 'first', method: 'tools/call', params: { name: 'plain', arguments: {} } });
+    await srv.reply('"first"');
+    await until(() => held.length === 1, 'the export held by the collector', WAIT);
+    const N = 5000; // more than the queue's 4,096 spans
+    for (let i = 0; i < N; i++) srv.send({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'plain', arguments: {} } });
+    await srv.reply(String(N - 1));
+    let n = 0;
+    await until(async () => gaveUp || (n = await dropped()) > 0, 'the dropped spans counted', WAIT);
+    assert.ok(n >= N - 4096, `${n} dropped spans counted while the export was held (it had given up: ${gaveUp})`);
+    assert.equal(gaveUp, false, 'counted only once the stuck export gave up');
+  } finally {
+    for (const res of held) res.destroy();
+    stuck.closeAllConnections();
+    stuck.close();
+    await srv.close?.();
   }
 });

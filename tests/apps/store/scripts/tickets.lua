@@ -80,3 +80,56 @@ mcp.tool {
     return mcp.json.encode { keys = list, pages = pages }
   end,
 }
+
+mcp.tool {
+  name = "ttl",
+  description = "TTLs: keys set for 1 ms are gone 20 ms later (to get and add); one set for an hour stays.",
+  input = { key = mcp.string() },
+  handler = function(args, ctx)
+    local k = args.key
+    mcp.store.set(k .. ":short", "v", 0.001)
+    mcp.store.add(k .. ":again", "v", 0.001)
+    mcp.store.set(k .. ":long", "v", 3600)
+    local first = mcp.store.incr(k .. ":n", 1, 3600)
+    ctx:sleep(0.02) -- at least 20 ms: past the short TTLs, whatever the clock's grain
+    return mcp.json.encode {
+      short_gone = mcp.store.get(k .. ":short") == nil,
+      added_again = mcp.store.add(k .. ":again", "w"), -- an expired key is absent
+      long = mcp.store.get(k .. ":long"),
+      n = first + mcp.store.incr(k .. ":n", 1, 0.001), -- the TTL of the first incr stays
+      n_kept = mcp.store.get(k .. ":n"),
+    }
+  end,
+}
+
+mcp.tool {
+  name = "get",
+  description = "A key's value, or 'nil'.",
+  input = { key = mcp.string() },
+  handler = function(args) return tostring(mcp.store.get(args.key)) end,
+}
+
+mcp.tool {
+  name = "incr_edges",
+  description = "incr at the edges: the largest integer, text, a non-canonical number, a negative step.",
+  input = { key = mcp.string() },
+  handler = function(args)
+    local k = args.key
+    local function try(...)
+      local ok, r = pcall(mcp.store.incr, ...)
+      return ok and r or tostring(r):gsub("^.-mcp%.store", "mcp.store")
+    end
+    mcp.store.set(k .. ":big", "9223372036854775806")
+    mcp.store.set(k .. ":text", "abc")
+    mcp.store.set(k .. ":zero", "007")
+    return mcp.json.encode {
+      big = tostring(try(k .. ":big")), -- (JSON numbers past 2^53 are not exact in JavaScript)
+      over = try(k .. ":big"),
+      kept = mcp.store.get(k .. ":big"),
+      text = try(k .. ":text"),
+      zero = try(k .. ":zero"),
+      down = try(k .. ":down", -5),
+      down_again = try(k .. ":down", -5),
+    }
+  end,
+}

@@ -61,3 +61,16 @@ mcp.tool {
     return "done"
   end,
 }
+
+mcp.tool {
+  name = "fetch_two",
+  description = "Two GETs at once, in threads of mcp.all.",
+  input = { url = mcp.string {} },
+  handler = function(args)
+    local a, b = mcp.all {
+      function() return mcp.http.get(args.url .. "?n=1").status end,
+      function() return mcp.http.get(args.url .. "?n=2").status end,
+    }
+    return a .. " " .. b
+  end,
+}

@@ -1,0 +1,1 @@
+return { name = "spawn", version = "1.0.0" }
