@@ -740,7 +740,7 @@ int main(int argc, char **argv) {
   }
   /* luamcp help COMMAND, luamcp COMMAND --help */
   const char *help_of = strcmp(argv[1], "help") == 0 ? (is_help(argv[2]) ? "help" : argv[2]) : NULL;
-  for (int i = 2; !help_of && i < argc; i++)
+  for (int i = 2; !help_of && i < argc && strcmp(argv[i], "--") != 0; i++) /* proxy's COMMAND keeps its own */
     if (is_help(argv[i])) help_of = argv[1];
   if (help_of) {
     const char *text = cli_command_help(help_of);

@@ -50,7 +50,7 @@ static void mo_finish(outlet *o) {
     log_msg(LOG_INFO, "mcp.mount: an upstream's list changed: loading the app again");
     reload_request(srv);
   } else if (!strstr(g, "\"text\":\"same\"")) {
-    log_msg(LOG_WARNING, "mcp.mount: the refresh of mounted upstreams failed: %s", g);
+    log_msg(LOG_WARNING, "mcp.mount: the refresh of mounted upstreams failed: %.600s", g);
   }
   buf_free(&mo->got);
   buf_free(&mo->out.out);
