@@ -123,6 +123,9 @@ local function declare(def, adhoc)
   return d
 end
 
+-- for lua/mount.lua: the declaration of upstream name, or nil
+function I.upstream_decl(name) return decls[name] end
+
 function M.upstream(def)
   while_loading("upstream")
   check_fields("upstream", def, upstream_keys)

@@ -645,6 +645,22 @@ function Client:complete(ref, arg, context) end
 ---@return mcp.Client
 function mcp.client(name) end
 
+---`mcp.mount{...}`: an upstream's tools, resources, templates and prompts served as
+---this app's own (docs/lua-api.md, "Mounting an upstream").
+---@class mcp.MountDef
+---@field upstream string the name of an mcp.upstream declared before
+---@field prefix? string put before each item's name (a resource's URI is kept)
+---@field include? string|string[] name patterns (`*` any run, `?` one character) of the items to mount; default all
+---@field exclude? string|string[] name patterns of the items to leave out
+---@field transform? fun(item: table, kind: "tools"|"resources"|"resourceTemplates"|"prompts"): table? reshape an item (its name prefixed already; set `scopes` too), or nil to leave it out
+---@field scopes? string[] what a caller's token must grant to list and use the mounted items
+
+---Mount an upstream (load time only). Returns how many items this version registered
+---(0 until the refresh after the load has listed the upstream).
+---@param def mcp.MountDef
+---@return integer
+function mcp.mount(def) end
+
 ---A cosocket with luasocket's client API.
 ---@class mcp.Socket
 local Socket = {}

@@ -133,6 +133,8 @@ end
 
 -- {====== other MCP servers: mcp.upstream, mcp.client (lua/client.lua)
 assert(load(core.client_lua, "=client.lua", "t"))(core, I, M, while_loading)
+-- mcp.mount (lua/mount.lua): an upstream's tools as this app's own
+assert(load(core.mount_lua, "=mount.lua", "t"))(core, reg, I, M, while_loading)
 -- }======
 
 -- The file of the first caller outside this file (the script registering).

@@ -730,6 +730,8 @@ void lua_api_push_core(lua_State *L) {
     size_t n;
     const char *src = embedded_source("client", &n); /* lua/client.lua, run by lua/mcp.lua */
     if (src) lua_pushlstring(L, src, n), lua_setfield(L, -2, "client_lua");
+    src = embedded_source("mount", &n); /* lua/mount.lua: mcp.mount */
+    if (src) lua_pushlstring(L, src, n), lua_setfield(L, -2, "mount_lua");
     src = embedded_source("mcp-results", &n); /* what its answers are checked against */
     if (src) lua_pushlstring(L, src, n), lua_setfield(L, -2, "results_json");
     lua_pushstring(L, LUAMCP_VERSION);

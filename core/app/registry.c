@@ -537,6 +537,7 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   if (info_idx && !lua_istable(L, info_idx)) info_idx = 0;
   registry *r = calloc(1, sizeof *r);
   r->middleware = LUA_NOREF;
+  r->mount_refresh = LUA_NOREF;
   r->cursor_key = cursor_new_key();
   r->page_size = page_size ? page_size : SIZE_MAX / 2;
   r->name = info_idx ? dup_field(L, info_idx, "name") : NULL;
@@ -604,6 +605,9 @@ registry *registry_build(lua_State *L, int reg_idx, int info_idx,
   }
   index_tools(r);
   collect_scopes(r, L, info_idx);
+  lua_getfield(L, reg_idx, "mount_refresh");
+  if (lua_isfunction(L, -1)) r->mount_refresh = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
   lua_getfield(L, reg_idx, "middleware");
   if (lua_istable(L, -1) && lua_rawlen(L, -1) > 0) r->middleware = luaL_ref(L, LUA_REGISTRYINDEX);
   else lua_pop(L, 1);
@@ -637,6 +641,7 @@ void registry_free(registry *r, lua_State *L) {
   }
   free(r->scopes);
   if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->middleware);
+  if (L) luaL_unref(L, LUA_REGISTRYINDEX, r->mount_refresh);
   for (int l = 0; l < REG_NLISTS; l++) free(r->entry_hash[l]);
   for (size_t i = 0; i < r->ntools; i++) {
     free(r->tools[i].scopes);

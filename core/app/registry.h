@@ -90,6 +90,7 @@ typedef struct registry {
   bool has_app_only, has_widgets;
   size_t nwidgets; /* of the resources, those that are MCP Apps views */
   reg_scoped scoped[REG_NLISTS];
+  int mount_refresh; /* ref: lua/client.lua's refresh of mcp.mount lists, or LUA_NOREF (no mount) */
   int middleware; /* ref: the list of mcp.use functions, or LUA_NOREF (none: handlers are called directly) */
   uint64_t *entry_hash[REG_NLISTS]; /* each entry's encoding, hashed: what changed for whom */
   char *scopes; /* every scope an item or app.lua's scopes = {...} declares, space-separated

@@ -8,6 +8,7 @@
  *   cmd_new.c     luamcp new: a working app folder
  *   cmd_pack.c    luamcp pack: the .mcpb bundle and server.json
  *   cmd_db.c      luamcp db: backup, restore, migrate, query, shell on mcp.db
+ *   cmd_proxy.c   luamcp proxy: another MCP server through a generated app
  * Exit status everywhere: 0 ok, 1 a problem with the app or an error
  * result, 2 a usage error. */
 #ifndef LUAMCP_CLI_H
@@ -102,6 +103,10 @@ bool cli_migrate(const app *a);
 extern const char cli_usage[];
 /* The help of one command (NULL when there is no such command). */
 const char *cli_command_help(const char *command);
+
+/* cmd_proxy.c: luamcp proxy's command line as serve's, for the app it
+   generated (a temp folder, removed at exit) */
+char **cli_proxy_argv(int argc, char **argv, int *out_argc);
 
 /* cli_client.c */
 int cmd_call(options *o);

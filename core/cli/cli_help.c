@@ -17,6 +17,8 @@ const char cli_usage[] =
     "  luamcp prompt [options] DIR NAME [JSON]  get one prompt, print the result JSON\n"
     "  luamcp list [options] DIR                the app's tools, resources, templates,\n"
     "                                           prompts and widgets at a glance\n"
+    "  luamcp proxy --http PORT -- COMMAND...   serve a stdio MCP server over HTTP (or\n"
+    "  luamcp proxy URL                         an HTTP one over stdio): see proxy --help\n"
     "  luamcp check [options] DIR               load every script, report problems\n"
     "  luamcp new [--widget] [--auth] DIR       make a new app folder that works at once\n"
     "                                           (--auth: per-user data behind OAuth)\n"
@@ -213,6 +215,23 @@ static const struct {
      "\n"
      "Options: the general ones and the Streamable HTTP ones of 'luamcp --help'.\n"
      "Exit status: 0 ended cleanly, 1 the app did not load, 2 a usage error.\n"},
+    {"proxy",
+     "Usage: luamcp proxy --http [HOST:]PORT [serve options] -- COMMAND [ARG...]\n"
+     "       luamcp proxy [serve options] [--upstream-header 'Name: value']... URL\n"
+     "\n"
+     "Serve another MCP server: a stdio server (COMMAND, started on first use and\n"
+     "again when it dies) over Streamable HTTP with everything serve --http has\n"
+     "(--auth-*, scopes, --metrics, --access-log, --otlp); or a Streamable HTTP\n"
+     "server at URL over stdio, for clients that only spawn processes. Its tools,\n"
+     "resources, templates and prompts appear once listed (clients are told\n"
+     "list_changed); SIGHUP lists them again. It is serve of a generated app (a\n"
+     "private temp folder, removed at exit) holding one mcp.upstream and one\n"
+     "mcp.mount: write that app yourself to rename, filter or add middleware.\n"
+     "  --upstream-header H  a header sent upstream with each request (URL only;\n"
+     "                       never our clients' own Authorization)\n"
+     "\n"
+     "Options: serve's (luamcp serve --help).\n"
+     "Exit status: as serve's.\n"},
     {"call",
      "Usage: luamcp call [options] DIR TOOL [JSON]\n"
      "\n"

@@ -30,6 +30,7 @@
 #include "json.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "mount.h"
 #include "reload.h"
 #include "access_log.h"
 #include "metrics_http.h"
@@ -647,6 +648,7 @@ static int cmd_serve(options *o) {
     return 1;
   }
   server *srv = server_new(a, &o->server);
+  mount_attach(srv); /* mcp.mount: list the mounted upstreams once the loop runs */
   bus *b = o->bus ? bus_new(srv, o->bus) : NULL;
   if (o->store && strcmp(o->store, "memory") == 0) store_use_memory();
   else if (o->store) store_use_redis(server_engine(srv), o->store);
@@ -763,7 +765,7 @@ int main(int argc, char **argv) {
   }
   /* luamcp help COMMAND, luamcp COMMAND --help */
   const char *help_of = strcmp(argv[1], "help") == 0 ? (is_help(argv[2]) ? "help" : argv[2]) : NULL;
-  for (int i = 2; !help_of && i < argc; i++)
+  for (int i = 2; !help_of && i < argc && strcmp(argv[i], "--") != 0; i++) /* proxy's COMMAND keeps its own */
     if (is_help(argv[i])) help_of = argv[1];
   if (help_of) {
     const char *text = cli_command_help(help_of);
@@ -772,10 +774,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   static const char *const known[] = {"serve", "call", "read", "prompt", "list",
-                                      "check", "new", "pack", "test", "db"};
+                                      "check", "new", "pack", "test", "db", "proxy"};
   bool found = false;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) found |= !strcmp(argv[1], known[i]);
   if (!found) cli_die_usage("unknown command '%s'", argv[1]);
+  if (strcmp(argv[1], "proxy") == 0) argv = cli_proxy_argv(argc, argv, &argc); /* serve, of its app */
   /* serve: signals are taken by a thread with sigwait, never by a handler
      that could interrupt the Lua VM (blocked here, before any thread);
      the other commands keep the default, so Ctrl-C ends them even while a

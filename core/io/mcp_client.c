@@ -28,6 +28,7 @@
 #include "mcp_client.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -180,6 +181,8 @@ typedef struct kept {
   size_t value_len;
 } kept;
 static kept *kepts;
+/* keep() runs on the engine (handlers) and on a reload's loading thread (mcp.mount) */
+static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* {====== pending requests */
 
@@ -832,32 +835,61 @@ static int client_notify(lua_State *L) {
   return 1;
 }
 
-/* keep(key [, value]) -> the value kept under key (nil: none), after
-   setting it when given (false forgets it) */
-static int client_keep(lua_State *L) {
-  const char *key = luaL_checkstring(L, 1);
+/* Under keep_mu: set key's value when set (v NULL: forget it), then a
+   malloc'd copy of its value in *out (NULL: none). False: out of memory. */
+static bool keep_locked(const char *key, bool set, const char *v, size_t n, char **out, size_t *outn) {
   kept **pp = &kepts;
   while (*pp && strcmp((*pp)->key, key) != 0) pp = &(*pp)->next;
   kept *k = *pp;
-  if (lua_gettop(L) >= 2) {
-    size_t n = 0;
-    const char *v = lua_toboolean(L, 2) ? luaL_checklstring(L, 2, &n) : NULL;
+  *out = NULL;
+  if (set) {
     char *copy = v ? malloc(n + 1) : NULL;
-    if (v && !copy) return luaL_error(L, "out of memory");
+    if (v && !copy) return false;
     if (v) memcpy(copy, v, n + 1);
     if (!k && v) {
       if (!(k = calloc(1, sizeof *k)) || !(k->key = strdup(key))) {
         free(k), free(copy);
-        return luaL_error(L, "out of memory");
+        return false;
       }
       k->next = kepts;
       kepts = k;
     }
     if (k) free(k->value), k->value = copy, k->value_len = n;
   }
-  if (k && k->value) lua_pushlstring(L, k->value, k->value_len);
-  else lua_pushnil(L);
+  if (!(k && k->value)) return true;
+  if (!(*out = malloc(k->value_len + 1))) return false;
+  memcpy(*out, k->value, k->value_len);
+  *outn = k->value_len;
+  return true;
+}
+
+/* keep(key [, value]) -> the value kept under key (nil: none), after
+   setting it when given (false forgets it). Process-wide: it runs on the
+   engine (handlers) and on a reload's loading thread (mcp.mount). */
+static int client_keep(lua_State *L) {
+  const char *key = luaL_checkstring(L, 1);
+  bool set = lua_gettop(L) >= 2;
+  size_t n = 0;
+  const char *v = set && lua_toboolean(L, 2) ? luaL_checklstring(L, 2, &n) : NULL;
+  char *out = NULL;
+  size_t outn = 0;
+  pthread_mutex_lock(&keep_mu);
+  bool ok = keep_locked(key, set, v, n, &out, &outn);
+  pthread_mutex_unlock(&keep_mu);
+  if (!ok) return luaL_error(L, "out of memory");
+  if (!out) return lua_pushnil(L), 1;
+  lua_pushlstring(L, out, outn); /* may raise (memory): out then leaks, once */
+  free(out);
   return 1;
+}
+
+/* reload(): ask the server to load the app again (as SIGHUP does: main.c's
+   signal thread hears it), for mcp.mount's refresh, which found the
+   upstream's lists changed */
+static int client_reload(lua_State *L) {
+  (void)L;
+  kill(getpid(), SIGHUP);
+  return 0;
 }
 
 /* link:pid() -> the child's process id, or nil (for tests and logs) */
@@ -967,6 +999,6 @@ void mcp_client_push(lua_State *L) {
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
-  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {"keep", client_keep}, {"notify", client_notify}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"stdio", client_stdio}, {"span", client_span_new}, {"keep", client_keep}, {"reload", client_reload}, {"notify", client_notify}, {NULL, NULL}};
   luaL_newlib(L, funcs);
 }

@@ -627,6 +627,12 @@ static void handle_subscription(server *srv, inmsg *im, bool subscribe) {
 static void handle_subscribe(server *srv, inmsg *im) { handle_subscription(srv, im, true); }
 static void handle_unsubscribe(server *srv, inmsg *im) { handle_subscription(srv, im, false); }
 
+/* the server's own request (mount.c), for no client */
+static void handle_mount_refresh(server *srv, inmsg *im) {
+  if (im->s->internal && srv->mount_request) srv->mount_request(srv, im);
+  else output_error(srv, im->reply, im->m.id, JSONRPC_METHOD_NOT_FOUND, "Method not found: luamcp/mount/refresh");
+}
+
 typedef void (*method_fn)(server *, inmsg *);
 #define ALL PROTO_2024_11_05, PROTO_LATEST
 #define SESSIONS PROTO_2024_11_05, PROTO_LATEST_SESSION
@@ -665,6 +671,8 @@ static const struct method {
     {"logging/setLevel", handle_set_level, SESSIONS, false},
     {"resources/subscribe", handle_subscribe, SESSIONS, false},
     {"resources/unsubscribe", handle_unsubscribe, SESSIONS, false},
+    /* the server's own (mount.c): -32601 for every client */
+    {"luamcp/mount/refresh", handle_mount_refresh, ALL, true},
 };
 #undef ALL
 #undef SESSIONS

@@ -345,6 +345,7 @@ static void publish(server *srv, app *fresh, double t0) {
   }
   engine_set_vm(srv->e, &fresh->vm); /* the old version closes with its last call */
   reload_set_facts(srv, fresh);
+  if (srv->mount_published) srv->mount_published(srv); /* the mounted upstreams, listed again */
   if (metrics_on) metric_add(metric_at(M_RELOADS, (const char *const[]){"ok"}), 1);
   log_msg(LOG_INFO, "reloaded %s in %.1f ms (%zu tools, %zu resources, %zu templates, %zu prompts)",
           fresh->dir, (clock_now() - t0) * 1000.0, fresh->reg->ntools, fresh->reg->nresources,

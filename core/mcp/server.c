@@ -382,6 +382,7 @@ void server_free(server *srv) {
   }
   free(srv->sessions);
   reload_close(srv);
+  if (srv->mount_close) srv->mount_close(srv);
   mcp_client_close_all(); /* the upstreams' children, whose handles are on the engine's loop */
   engine_free(srv->e);
   pthread_mutex_destroy(&srv->facts_lock);

@@ -208,6 +208,13 @@ struct server {
   /* reload.c */
   uv_async_t reload_async; /* SIGHUP, from any thread */
   uv_timer_t reload_timer; /* the debounce of file changes */
+  /* mount.c (mount_attach, from the command that serves): list the mounted
+     upstreams after each load; pointers, so nothing here calls mount.c */
+  uv_timer_t mount_timer;
+  bool mount_running, mount_again;
+  void (*mount_published)(server *srv);           /* a version was published */
+  void (*mount_request)(server *srv, inmsg *im);  /* luamcp/mount/refresh came */
+  void (*mount_close)(server *srv);
   double reload_at, reload_first;
   uv_async_t reload_done;        /* the loading thread is done */
   struct reload_job *reload_job; /* the load under way on its own thread; NULL: none */

@@ -31,6 +31,7 @@ typedef struct session {
   atomic_int refs;
   atomic_bool ended; /* DELETEd or expired: calls of it are dropped */
   bool ephemeral;    /* one stateless HTTP request: never tracked, gone with it */
+  bool internal;     /* the server's own (mount.c): may send luamcp/mount/refresh */
   char peer[48];     /* the client's address (HTTP, after --trust-proxy); "" over stdio */
   char id[80];       /* its Mcp-Session-Id (HTTP, 2025-11-25); "" otherwise */
   principal *who;    /* its last request's caller (a reference; the engine's holder's), or NULL */

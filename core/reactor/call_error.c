@@ -24,13 +24,14 @@ bool call_has_position(const char *s, size_t n) {
 }
 
 /* The innermost line of the app's own code on co's stack (not C, not the
-   embedded mcp.lua, client.lua, store_db.lua): where error() was called. The stack of a coroutine
+   embedded mcp.lua, client.lua, mount.lua, store_db.lua): where error() was called. The stack of a coroutine
    that died of an error is still there to read. */
 void call_script_position(lua_State *co, buf *out) {
   lua_Debug ar;
   for (int level = 0; lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "Sl", &ar) || ar.currentline <= 0 || strcmp(ar.source, "=mcp.lua") == 0 ||
-        strcmp(ar.source, "=client.lua") == 0 || strcmp(ar.source, "=store_db.lua") == 0)
+        strcmp(ar.source, "=client.lua") == 0 || strcmp(ar.source, "=mount.lua") == 0 ||
+        strcmp(ar.source, "=store_db.lua") == 0)
       continue;
     buf_printf(out, "%s:%d: ", ar.short_src, ar.currentline);
     return;

@@ -18,7 +18,7 @@ const opts = { timeout: TEST_TIMEOUT };
 const read = (rel) => readFileSync(path.join(REPO_ROOT, rel), 'utf8');
 const DLUA = read('lua/mcp.d.lua');
 // the runtime's two chunks: the author's API and its machinery (app.lua's checks)
-const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua') + '\n' + read('lua/client.lua');
+const MCP = read('lua/mcp.lua') + '\n' + read('lua/internal.lua') + '\n' + read('lua/client.lua') + '\n' + read('lua/mount.lua');
 
 /** ---@class NAME followed by ---@field lines (and `function NAME:method`). */
 function classes(text) {
