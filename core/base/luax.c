@@ -1,6 +1,9 @@
 /* luax.c — small Lua helpers the floors share (luax.h). */
 #include "luax.h"
 
+#include <stdarg.h>
+
+#include <lauxlib.h>
 #include <lua.h>
 
 void luax_push_weak_table(lua_State *L, const void *key) {
@@ -19,4 +22,19 @@ int luax_rawfield(lua_State *L, int idx, const char *key) {
   idx = lua_absindex(L, idx);
   lua_pushstring(L, key);
   return lua_rawget(L, idx);
+}
+
+int luax_error_at(lua_State *L, int level) {
+  luaL_where(L, level);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+int luax_raise_at(lua_State *L, int level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return luax_error_at(L, level);
 }

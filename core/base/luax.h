@@ -11,5 +11,9 @@ void luax_push_weak_table(lua_State *L, const void *key);
    script handed us are its own, and a failing __index would run outside
    any protected call. */
 int luax_rawfield(lua_State *L, int idx, const char *key);
+/* luaL_error's, at the stack level given (luaL_where's): never returns. */
+int luax_raise_at(lua_State *L, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with the message already on top of the stack. */
+int luax_error_at(lua_State *L, int level);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "db.h"
 #include "json.h"
+#include "luax.h"
 
 #define BUSY_MS 5000 /* a handler's open transaction, at most */
 
@@ -34,11 +35,9 @@ static int tdb_raise(lua_State *L, const char *fmt, ...) {
     level++;
   va_list ap;
   va_start(ap, fmt);
-  luaL_where(L, level);
   lua_pushvfstring(L, fmt, ap);
   va_end(ap);
-  lua_concat(L, 2);
-  return lua_error(L);
+  return luax_error_at(L, level);
 }
 
 void test_db_close(void) {

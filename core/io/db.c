@@ -33,6 +33,7 @@
 #include "call.h"
 #include "db_internal.h"
 #include "json.h"
+#include "luax.h"
 #include "metrics.h"
 #include "sandbox.h"
 #include "trace.h"
@@ -238,15 +239,6 @@ static bool ensure_started(call *c) {
 
 /* {====================================================== the Lua side */
 
-static int raise_at(lua_State *L, int level, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  luaL_where(L, level);
-  lua_pushvfstring(L, fmt, ap);
-  va_end(ap);
-  lua_concat(L, 2);
-  return lua_error(L);
-}
 
 static int box_gc(lua_State *L) {
   db_box *b = lua_touserdata(L, 1);
@@ -385,19 +377,19 @@ static db_job *new_job(lua_State *L, const char *sql, size_t len, int kind, cons
 static call *parkable(lua_State *L, const char *fname, int level) {
   call *c = call_current(L);
   const char *why = call_cannot_park(L, c);
-  if (why) raise_at(L, level, "%s: %s", fname, why);
+  if (why) luax_raise_at(L, level, "%s: %s", fname, why);
   if (!lua_isyieldable(L))
-    raise_at(L, level, "%s: cannot wait here (inside a C function such as a metamethod or a "
+    luax_raise_at(L, level, "%s: cannot wait here (inside a C function such as a metamethod or a "
              "string.gsub callback)", fname);
-  if (!D.path) raise_at(L, level, "%s: this command has no data folder", fname);
+  if (!D.path) luax_raise_at(L, level, "%s: this command has no data folder", fname);
   /* a transaction belongs to the handler (its guard, its statements in
      order): a thread of mcp.spawn neither opens one nor runs in one */
   if (call_in_thread(L) && (strcmp(fname, "mcp.db.tx") == 0 || D.owner == c))
-    raise_at(L, level, "%s: a thread of mcp.spawn %s", fname,
+    luax_raise_at(L, level, "%s: a thread of mcp.spawn %s", fname,
              D.owner == c ? "cannot use the database while its handler holds a transaction"
                           : "cannot open a transaction: mcp.db.tx belongs to the handler");
   if (D.lost == c)
-    raise_at(L, level, "%s: the transaction was rolled back (by an earlier error): nothing more runs in it",
+    luax_raise_at(L, level, "%s: the transaction was rolled back (by an earlier error): nothing more runs in it",
              fname);
   return c;
 }
@@ -449,13 +441,13 @@ static void box_drop(db_box *b) {
 static db_job *tx_result(lua_State *L, db_box *b) {
   db_job *j = b->job;
   if (!j) {
-    raise_at(L, 2, "mcp.db.tx: the result went missing");
+    luax_raise_at(L, 2, "mcp.db.tx: the result went missing");
     return NULL;
   }
   if (!j->err) return j;
   lua_pushstring(L, j->err);
   box_drop(b);
-  raise_at(L, 2, "mcp.db.tx: %s", lua_tostring(L, -1));
+  luax_raise_at(L, 2, "mcp.db.tx: %s", lua_tostring(L, -1));
   return NULL;
 }
 
@@ -594,7 +586,7 @@ static int db_commit(lua_State *L) {
   call *c = call_current(L);
   if (!tx_current(g) || D.owner != c) {
     tx_drop(g);
-    return raise_at(L, 2, "mcp.db.tx: the transaction was rolled back (by an earlier error)");
+    return luax_raise_at(L, 2, "mcp.db.tx: the transaction was rolled back (by an earlier error)");
   }
   parkable(L, "mcp.db.tx", 2);
   lua_settop(L, 1);

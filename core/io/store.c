@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "redis_conn.h"
+#include "luax.h"
 #include "metrics.h"
 #include "trace.h"
 
@@ -57,11 +58,9 @@ static int store_raise(lua_State *L, const char *fmt, ...) {
     level++;
   va_list ap;
   va_start(ap, fmt);
-  luaL_where(L, level);
   lua_pushvfstring(L, fmt, ap);
   va_end(ap);
-  lua_concat(L, 2);
-  return lua_error(L);
+  return luax_error_at(L, level);
 }
 
 /* }====================================================== */
