@@ -41,6 +41,18 @@ static int on_request(struct mg_connection *conn, void *ud) {
   return s;
 }
 
+/* civetweb's own error answers (a head too slow or malformed): its page
+   builds a Date header with gmtime(), which is not thread-safe, and
+   workers timing out slow connections at once raced on it (TSan). */
+static int civetweb_error(struct mg_connection *conn, int status, const char *msg) {
+  (void)msg;
+  char body[64];
+  int n = snprintf(body, sizeof body, "error %d\n", status);
+  mg_printf(conn, "HTTP/1.1 %d Error\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+            "Connection: close\r\n\r\n%s", status, n, body);
+  return 0;
+}
+
 static int quiet(const struct mg_connection *conn, const char *msg) {
   (void)conn;
   log_msg(LOG_DEBUG, "metrics listener: %s", msg);
@@ -61,6 +73,7 @@ bool metrics_http_start(const char *host, int port, char *why, size_t cap) {
   struct mg_callbacks cb;
   memset(&cb, 0, sizeof cb);
   cb.log_message = quiet;
+  cb.http_error = civetweb_error;
   mg_init_library(0);
   metrics_on = true; /* before the listener: a scrape never sees it off */
   ctx = mg_start(&cb, NULL, opts);
