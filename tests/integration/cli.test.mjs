@@ -42,6 +42,20 @@ test("docs/cli.md's command-line block is the --help text: its usage lines, then
   assert.equal(block, `${usage}\n\n${options}\n`);
 });
 
+// issue 31, item 8: new --help named a widgets/hello.html that --widget never made
+test('new --help names every file luamcp new --widget --auth makes', opts, async () => {
+  const help = (await run(['new', '--help'])).stdout.replace(/\s+/g, ' ');
+  const dir = path.join(tmpdir(), `luamcp-new-help-${process.pid}`);
+  try {
+    const made = await run(['new', '--widget', '--auth', dir]);
+    const files = made.stdout.match(/^made [^:]+: (.*)$/m)[1].split(', ');
+    assert.ok(files.length >= 10, made.stdout);
+    for (const f of files) assert.ok(help.includes(f === 'README.md' ? 'README' : f), `new --help does not name ${f}:\n${help}`);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('luamcp --version: exit 0, prints the version', opts, async () => {
   const r = await run(['--version']);
   exits(r, 0);
