@@ -220,4 +220,10 @@ function test.clock.now() end
 ---@param seconds number
 function test.clock.advance(seconds) end
 
+---What os.getenv answers for the test it is called in (a manifest's user_config
+---reaches an app through the environment): a string, or false as if unset; other
+---names read the real environment. Scripts that read it at load see the real one.
+---@param vars table<string, string|false>
+function test.env(vars) end
+
 return test

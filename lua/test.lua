@@ -183,9 +183,28 @@ end
 local state = {} -- per test: routes, records, what went unmatched
 local function reset_fakes()
   state = { http = {}, exec = {}, peers = {}, unmatched = {}, requests = {}, runs = {}, store = {},
-            misused = {}, redis_commands = {} }
+            misused = {}, redis_commands = {}, env = {} }
   T.http.requests, T.exec.runs, T.redis.commands = state.requests, state.runs, state.redis_commands
 end
+
+-- {=== os.getenv: test.env{ NAME = "value", OTHER = false } for the test it is
+-- called in (false: as if unset); the rest of the environment as it is
+local real_getenv = os.getenv
+os.getenv = function(name)
+  local v = state.env[name]
+  if v ~= nil then return v or nil end
+  return real_getenv(name)
+end
+function T.env(t)
+  if type(t) ~= "table" then fail_here("env{ NAME = value }: a table of names and strings (false: unset)") end
+  for k, v in pairs(t) do
+    if type(k) ~= "string" or (type(v) ~= "string" and v ~= false) then
+      fail_here("env{ NAME = value }: names and values are strings (false: unset)")
+    end
+  end
+  for k, v in pairs(t) do state.env[k] = v end
+end
+-- }===
 
 -- A URL or argv pattern: * matches any run of characters, the rest as is.
 local function glob(pattern, s)

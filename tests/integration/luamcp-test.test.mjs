@@ -191,6 +191,38 @@ test("after it", function() test.eq(app:call("echo").content[1].text, "e") end)
   }
 });
 
+// issue 31, item 8: user_config reaches an app through the environment
+test('test.env fakes os.getenv for the test it is called in; a bad one fails at its line', opts, async () => {
+  const dir = await tempApp({
+    'scripts/x.lua': `local mcp = require "mcp"
+mcp.tool { name = "key", description = "The API key.", handler = function() return tostring(os.getenv("LUAMCP_DOC_TEST_KEY")) end }
+mcp.tool { name = "home", description = "HOME.", handler = function() return tostring(os.getenv("HOME") ~= nil) end }
+`,
+    'tests/env_test.lua': `local test = require "mcp.test"
+local app = test.app()
+test("set", function()
+  test.env { LUAMCP_DOC_TEST_KEY = "k-123" }
+  test.eq(app:call("key").content[1].text, "k-123")
+  test.eq(app:call("home").content[1].text, "true")
+end)
+test("for that test only", function() test.eq(app:call("key").content[1].text, "nil") end)
+test("unset", function()
+  test.env { HOME = false }
+  test.eq(app:call("home").content[1].text, "false")
+end)
+test("bad", function() test.env { N = 5 } end)
+`,
+  });
+  try {
+    const r = await run(["test", dir]);
+    exits(r, 1);
+    for (const name of ['set', 'for that test only', 'unset']) assert.match(r.stdout, new RegExp(`ok {4}${name} `));
+    assert.match(r.stdout, /FAIL {2}bad\n {8}tests\/env_test\.lua:13: env\{ NAME = value \}: names and values are strings/);
+  } finally {
+    await removeTemp(dir);
+  }
+});
+
 test('--junit FILE: what Ant\'s JUnit schema accepts (xmllint), with every result', opts, async () => {
   const xsd = await readFile(XSD);
   assert.equal(createHash('sha256').update(xsd).digest('hex'),
