@@ -269,7 +269,9 @@ static const char readme_md[] =
     "@WIDGET_LINE@"
     "@AUTH_LINE@"
     "- `.luarc.json`: points the Lua language server (LuaLS) at luamcp's annotations,\n"
-    "  so `require \"mcp\"` completes and a misspelt field is flagged as you type\n"
+    "  so `require \"mcp\"` completes every `mcp.*` function and field and shows\n"
+    "  their documentation as you type. LuaLS does not flag a misspelt field in a\n"
+    "  table literal (`args =` on `mcp.tool`): `luamcp check .` does, at its line\n"
     "\n"
     "Saving a file while `luamcp serve` runs reloads the app.\n";
 

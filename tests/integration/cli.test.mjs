@@ -43,7 +43,7 @@ test("docs/cli.md's command-line block is the --help text: its usage lines, then
 });
 
 // issue 31, item 8: new --help named a widgets/hello.html that --widget never made
-test('new --help names every file luamcp new --widget --auth makes', opts, async () => {
+test('new --help names every file luamcp new --widget --auth makes; its README agrees with README.md about LuaLS', opts, async () => {
   const help = (await run(['new', '--help'])).stdout.replace(/\s+/g, ' ');
   const dir = path.join(tmpdir(), `luamcp-new-help-${process.pid}`);
   try {
@@ -51,6 +51,10 @@ test('new --help names every file luamcp new --widget --auth makes', opts, async
     const files = made.stdout.match(/^made [^:]+: (.*)$/m)[1].split(', ');
     assert.ok(files.length >= 10, made.stdout);
     for (const f of files) assert.ok(help.includes(f === 'README.md' ? 'README' : f), `new --help does not name ${f}:\n${help}`);
+    // its README says of LuaLS what README.md says: a misspelt field in a table literal is check's to find
+    const readme = readFileSync(path.join(dir, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    assert.match(readme, /does not flag a misspelt field in a table literal/);
+    assert.match(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' '), /does not flag a misspelt field in a table literal/);
   } finally {
     await removeTemp(dir);
   }
