@@ -107,9 +107,16 @@ static void defaults(options *o) {
   if (o->h.token && !*o->h.token) o->h.token = NULL;
   /* a bundle's user_config reaches luamcp as environment variables only
      (app.lua's user_config = { data = { ..., env = "LUAMCP_DATA" } }): these
-     stand for --data and --store when set and not empty (the option wins) */
-  const char *data = getenv("LUAMCP_DATA"), *store = getenv("LUAMCP_STORE");
+     stand for --data, --store and --db when set and not empty (the option
+     wins; LUAMCP_DB only where --db is taken, so it never fails `luamcp test`) */
+  const char *data = getenv("LUAMCP_DATA"), *store = getenv("LUAMCP_STORE"), *db = getenv("LUAMCP_DB");
   if (data && *data) o->data = data;
+  const char *c = o->command ? o->command : "";
+  if (db && *db && strcmp(c, "test") && strcmp(c, "new") && strcmp(c, "pack") && strcmp(c, "list")) {
+    if (strncmp(db, "postgres://", 11) != 0 && strncmp(db, "postgresql://", 13) != 0)
+      cli_die_usage("%s: needs postgres://USER@HOST:PORT/DB", "LUAMCP_DB");
+    o->db = db;
+  }
   if (store && *store) {
     char why[128];
     if (strcmp(store, "memory") != 0 && !redis_url_parse(store, NULL, why, sizeof why))

@@ -271,6 +271,14 @@ test('the password: refused in the URL; from --db-password-file, PGPASSWORD or t
   await removeTemp(creds);
   assert.equal(cred.code, 0, cred.stderr);
   assert.match(cred.stdout, /\\"u\\":\\"secret\\"/);
+  // a bundle's user_config: LUAMCP_DB stands for --db (and never fails luamcp test)
+  const fromEnv = await runEnv(['call', APP, 'sql', JSON.stringify({ op: 'one', sql: 'SELECT current_user AS u' })],
+    { PGPASSWORD: 'pw', LUAMCP_DB: url });
+  assert.equal(fromEnv.code, 0, fromEnv.stderr);
+  assert.match(fromEnv.stdout, /\\"u\\":\\"secret\\"/);
+  const badEnv = await runEnv(['call', APP, 'sql', '{}'], { LUAMCP_DB: 'mysql://x' });
+  assert.equal(badEnv.code, 2);
+  assert.match(badEnv.stderr, /LUAMCP_DB: needs postgres:\/\//);
   for (const out of [none, file, env, cred]) assert.ok(!/\bpw\b/.test(out.stderr.replace(/password/g, '')), 'the password is never shown');
 });
 
