@@ -342,6 +342,13 @@ const taskOf = async (srv, tool) => {
 };
 const taskGet = (srv, id) => modernCall(srv, 'tasks/get', { taskId: id }, id);
 
+// issue 31, item 1: deploy/nginx/luamcp.conf answers /readyz for the service
+// (an instance that is not ready answers 503 and nginx asks the next)
+test('GET /readyz through nginx: 200 while an instance serves', opts, async () => {
+  const r = await fetch(new URL('/readyz', cluster.nginx.url));
+  assert.equal(r.status, 200, await r.text());
+});
+
 test('tasks across instances: created on a, polled, answered and cancelled through b and c', opts, async () => {
   const [a, b, c] = cluster.instances;
   const id = await taskOf(a, 'ask_later');
