@@ -124,17 +124,22 @@ export function postgresBin() {
     'app'; password authentication for 'secret' (password 'pw'). */
 export async function startPostgres(dir) {
   const bin = postgresBin();
-  const asUser = process.getuid?.() === 0 ? ['runuser', '-u', 'nobody', '--'] : [];
-  if (asUser.length) {
+  // as nobody when we are root (initdb and postgres refuse root), started
+  // directly with its uid, not through runuser: the signal that stops it
+  // must reach postgres itself (runuser does not pass SIGINT on, and a
+  // postgres left behind only ends a minute after its folder is gone)
+  const root = process.getuid?.() === 0;
+  const as = root ? { uid: Number(execFileSync('id', ['-u', 'nobody'])), gid: Number(execFileSync('id', ['-g', 'nobody'])) } : {};
+  if (root) {
     chmodSync(dir, 0o755);
     execFileSync('chown', ['nobody', dir]);
   }
   const pgdata = path.join(dir, 'pgdata');
   const pwfile = path.join(dir, 'pw');
   writeFileSync(pwfile, 'pw\n');
-  if (asUser.length) execFileSync('chown', ['nobody', pwfile]);
-  const run = (cmd, args) => execFileSync(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...args], { stdio: 'pipe' });
-  run(path.join(bin, 'initdb'), ['-D', pgdata, '-U', 'luamcp', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
+  if (root) execFileSync('chown', ['nobody', pwfile]);
+  execFileSync(path.join(bin, 'initdb'), ['-D', pgdata, '-U', 'luamcp', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C'],
+    { stdio: 'pipe', ...as, env: { ...process.env, HOME: dir } });
   writeFileSync(path.join(pgdata, 'pg_hba.conf'), [
     'local all all trust',
     'host all secret 127.0.0.1/32 scram-sha-256',
@@ -146,7 +151,7 @@ export async function startPostgres(dir) {
     const argv = ['-D', pgdata, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off',
       '-c', 'max_connections=50', '-c', 'shared_buffers=16MB'];
     const cmd = path.join(bin, 'postgres');
-    const child = spawn(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...as, env: { ...process.env, HOME: dir } });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     let out = '';
     const ready = await within(new Promise((resolve) => {
